@@ -1,0 +1,32 @@
+# Two commands do everything on a fresh clone (python3 3.11+ and make are all it needs):
+#   make report   set up .venv, then run the main job (sweep + reports into reports/)
+#   make test     set up .venv, then run the test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+STAMP   = $(VENV)/.installed
+
+.PHONY: report sweep test setup clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[all]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+# The main job. Today: the sweep over data/ into reports/sweep/.
+report: sweep
+
+sweep: $(STAMP)
+	$(BIN)/toolsel validate --registry data/registry.json --queries data/queries.jsonl
+	$(BIN)/toolsel sweep --registry data/registry.json --queries data/queries.jsonl \
+		--out reports/sweep --no-progress
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,105 @@
+"""One contract over every scorer, plus parity with the reference implementations."""
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from toolsel import (Bm25Scorer, JaccardScorer, NotFittedError, Tool, available_scorers,
+                     get_scorer, jaccard)
+from toolsel.text import tokenize, tool_text
+
+ALL = ["jaccard", "bm25", "tfidf", "embedding"]
+
+
+def test_every_builtin_is_registered():
+    assert set(ALL) <= set(available_scorers())
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_scorer_contract(name, registry, queries):
+    scorer = get_scorer(name)
+    assert scorer.get_params() == get_scorer(name).get_params()  # constructor only stores
+    assert not scorer.is_fitted()
+    with pytest.raises(NotFittedError, match="call fit"):
+        scorer.score("weather")
+    assert scorer.fit(registry) is scorer
+    texts = [q.query for q in queries]
+    many = scorer.score_many(texts)
+    assert many.shape == (len(queries), len(registry)) and many.dtype == np.float64
+    assert np.isfinite(many).all()
+    one = scorer.score(texts[0])
+    assert one.shape == (len(registry),)
+    np.testing.assert_allclose(one, many[0], rtol=1e-5, atol=1e-6)
+    assert scorer.score_many([]).shape == (0, len(registry))
+    np.testing.assert_array_equal(scorer.score_many(texts), many)  # deterministic
+    clone = scorer.clone()
+    assert not clone.is_fitted() and clone.get_params() == scorer.get_params()
+    with pytest.raises(TypeError):
+        scorer.score_many("one string")
+    with pytest.raises(ValueError, match="no tools"):
+        get_scorer(name).fit([])
+    # a query with no known word scores nothing above a query that matches
+    assert scorer.score("zzzz qqqq").max() <= scorer.score("weather forecast").max()
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_scorer_fields_change_the_index(name):
+    # three tools: with two, BM25's idf of a term in one of them is log(1.5/1.5) = 0
+    tools = [Tool("alpha", "zebra"), Tool("gamma", "pear"), Tool("beta", "apple",
+             {"type": "object", "properties": {"zebraCount": {"type": "integer",
+                                                              "description": "how many"}}})]
+    by_desc = get_scorer(name, fields=["description"]).fit(tools).score("zebra")
+    by_params = get_scorer(name, fields=["param_names"]).fit(tools).score("zebra")
+    assert by_desc.argmax() == 0 and by_params.argmax() == 2
+    with pytest.raises(ValueError, match="unknown field"):
+        get_scorer(name, fields=["nope"]).fit(tools)
+
+
+def test_jaccard_scores_exactly_as_the_article(registry, queries):
+    scorer = JaccardScorer().fit(registry)
+    for q in queries:
+        ref = [jaccard(t, set(tokenize(q.query))) for t in registry]
+        assert scorer.score(q.query).tolist() == ref  # bit-for-bit
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bm25_matches_rank_bm25(registry, queries, seed):
+    scorer = Bm25Scorer(fields=["name", "description"], tokenizer="article").fit(registry)
+    corpus = [tokenize(tool_text(t)) for t in registry]
+    ref = BM25Okapi(corpus)
+    for q in queries:
+        np.testing.assert_allclose(scorer.score(q.query), ref.get_scores(tokenize(q.query)),
+                                   rtol=1e-12, atol=1e-12)
+    # random corpora with heavy term overlap (negative idfs and the epsilon floor)
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(30)]
+    tools = [Tool(f"t{i}", " ".join(rng.choice(words, rng.integers(1, 15))))
+             for i in range(200)]
+    scorer = Bm25Scorer(fields=["description"], tokenizer="article", k1=1.2, b=0.6,
+                        epsilon=0.3).fit(tools)
+    ref = BM25Okapi([t.description.split() for t in tools], k1=1.2, b=0.6, epsilon=0.3)
+    for _ in range(20):
+        query = list(rng.choice(words + ["unknown"], rng.integers(1, 6)))
+        np.testing.assert_allclose(scorer.score(" ".join(query)), ref.get_scores(query),
+                                   rtol=1e-12, atol=1e-12)
+
+
+def test_embedding_scorer_is_semantic(registry):
+    """The real MiniLM model, loaded offline: synonyms that share no token still match."""
+    scorer = get_scorer("embedding").fit(registry)
+    assert scorer.vectors_.shape == (61, 384)
+    np.testing.assert_allclose(np.linalg.norm(scorer.vectors_, axis=1), 1, atol=1e-5)
+    names = registry.names
+    s = scorer.score("I need to crunch some numbers")
+    assert names[int(s.argmax())] == "calculator"
+    s = scorer.score("is it going to be sunny in Lisbon tomorrow")
+    assert names[int(s.argmax())] in {"weather_lookup", "weather_forecast"}
+
+
+def test_get_scorer_errors():
+    with pytest.raises(ValueError, match="unknown scorer 'cosine'; available: "):
+        get_scorer("cosine")
+    with pytest.raises(TypeError):
+        get_scorer(42)
+    with pytest.raises(ValueError, match="unknown tokenizer"):
+        get_scorer("bm25", tokenizer="nltk").fit([Tool("a", "b")])

@@ -1,0 +1,110 @@
+"""The sweep on a hand-checked registry, on the benchmark (the article's misses), and the CLI."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from toolsel import Query, Tool, sweep
+from toolsel.cli import main
+
+
+@pytest.fixture
+def four():
+    return [Tool("weather_lookup", "current weather for a city"),
+            Tool("stock_price", "latest stock price for a ticker"),
+            Tool("translate_text", "translate text into another language"),
+            Tool("calculator", "evaluate a basic arithmetic expression")]
+
+
+def test_sweep_by_hand(four):
+    qs = [Query("a", "translate this text", ("translate_text",)),
+          Query("b", "zzz", ("calculator",)),  # all scores 0: calculator is last, rank 4
+          Query("c", "weather and stock", ("weather_lookup", "stock_price"))]
+    res = sweep(four, qs, ["jaccard"], [1, 2, 3], progress=False)
+    qm = res.query_metrics.set_index(["top_k", "query_id"])
+    assert qm.loc[(1, "a"), "R@k"] == 1.0 and qm.loc[(1, "b"), "RR"] == 0.25
+    assert qm.loc[(1, "c"), "R@k"] == 0.5 and qm.loc[(1, "c"), "Complete@k"] == 0.0
+    assert qm.loc[(2, "c"), "Complete@k"] == 1.0
+    s = res.summary.set_index("top_k")
+    assert s.loc[1, "R@k"] == pytest.approx((1 + 0 + 0.5) / 3)
+    assert s.loc[3, "Success@k"] == pytest.approx(2 / 3)
+    assert s.loc[1, "MRR"] == pytest.approx((1 + 0.25 + 1) / 3)
+    total = sum(len(t.name) + len(t.description) for t in four)
+    assert res.unfiltered["chars"] == total
+    # query b at k=1 sends the first tool in registry order (all ties)
+    assert qm.loc[(1, "b"), "payload_chars"] == len("weather_lookup") + len(four[0].description)
+    miss = res.misses[(res.misses.top_k == 1) & (res.misses.query_id == "b")].iloc[0]
+    assert miss.expected == "calculator" and miss["rank"] == 4
+    assert miss.sent_instead == "weather_lookup"
+    pq = res.per_query.set_index(["query_id", "tool"])
+    assert pq.loc[("c", "stock_price"), "rank"] == 2
+
+
+def test_always_include_never_inflates_recall(four):
+    qs = [Query("a", "zzz", ("calculator", "weather_lookup")),
+          Query("b", "zzz", ("calculator",))]
+    res = sweep(four, qs, ["jaccard"], [1], always_include=["calculator"], progress=False)
+    qm = res.query_metrics.set_index("query_id")
+    # weather_lookup is the only filtered requirement; it ranks first among 3 candidates
+    assert qm.loc["a", "R@k"] == 1.0 and qm.loc["a", "n_always_required"] == 1
+    assert math.isnan(qm.loc["b", "R@k"])  # nothing left to find: excluded
+    assert res.summary.loc[0, "n_queries"] == 1
+    pq = res.per_query.set_index(["query_id", "tool"])
+    assert bool(pq.loc[("a", "calculator"), "always_include"])
+    # always-include payload is sent every turn
+    assert qm.loc["a", "payload_chars"] == (len("calculator") + len(four[3].description)
+                                            + len("weather_lookup") + len(four[0].description))
+
+
+def test_article_misses_reproduce_with_jaccard_at_10(registry, queries):
+    res = sweep(registry, queries, ["jaccard"], [10, 30], progress=False)
+    m = res.misses[res.misses.top_k == 10].set_index("query")
+    bug = m.loc["file a bug report on the backend repo"]
+    assert bug.expected == "github_create_issue" and "github_create_pr" in bug.sent_instead
+    jira = m.loc["mark this jira ticket as in progress"]
+    assert jira.expected == "jira_transition_issue" and "jira_create_issue" in jira.sent_instead
+    calc = m.loc["what's 340 divided by 12"]
+    # zero overlap with "evaluate a basic arithmetic expression": ranked last of the ties
+    assert calc.expected == "calculator" and calc["rank"] > 30
+    s = res.summary.set_index("top_k")
+    assert 0.80 < s.loc[10, "payload_reduction"] < 0.88  # the article: 84%
+
+
+def test_sweep_input_errors(four):
+    qs = [Query("a", "x", ("calculator",))]
+    with pytest.raises(ValueError, match="top_k"):
+        sweep(four, qs, ["jaccard"], [0])
+    with pytest.raises(KeyError, match="'nope'"):
+        sweep(four, [Query("a", "x", ("nope",))], ["jaccard"])
+    with pytest.raises(ValueError, match="unique"):
+        sweep(four, qs, ["bm25", "bm25"])
+
+
+def test_cli_sweep_and_validate(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["validate", "--registry", "data/registry.json", "--queries",
+                 "data/queries.jsonl"]) == 0
+    assert "61 tools" in capsys.readouterr().out
+    assert main(["sweep", "--registry", "data/registry.json", "--queries", "data/queries.jsonl",
+                 "--scorers", "jaccard,bm25", "--top-k", "5,10", "--out", str(out),
+                 "--no-progress"]) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.columns[:9]) == ["scorer", "top_k", "R@k", "Success@k", "Complete@k",
+                                         "MRR", "payload_chars", "payload_reduction",
+                                         "n_queries"]
+    assert len(summary) == 4
+    for name in ("per_query.csv", "misses.csv", "query_metrics.csv"):
+        assert (out / name).stat().st_size > 0
+    first = (out / "summary.csv").read_bytes()
+    main(["sweep", "--registry", "data/registry.json", "--queries", "data/queries.jsonl",
+          "--scorers", "jaccard,bm25", "--top-k", "5,10", "--out", str(out), "--no-progress"])
+    assert (out / "summary.csv").read_bytes() == first  # byte-identical rerun
+
+
+def test_cli_reports_bad_input(tmp_path, capsys):
+    bad = tmp_path / "q.jsonl"
+    bad.write_text('{"id": "q1", "query": "x", "expected": ["calculater"]}\n')
+    assert main(["validate", "--registry", "data/registry.json", "--queries", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "line 1" in err and "'expected'" in err and "did you mean 'calculator'" in err

