@@ -117,6 +117,9 @@ class Selector:
         if not self.scorer.is_fitted() or self.scorer.n_tools_ != len(self.registry):
             self.scorer.fit(self.registry)
         self._always_mask = self._mask(self.always_include)
+        # built once: Registry.names makes a new list per call, which costs more than
+        # scoring a 10,000-tool registry
+        self._names = tuple(self.registry.names)
 
     # -- helpers ------------------------------------------------------------------------------
     def _mask(self, names: Iterable[str]) -> np.ndarray:
@@ -153,7 +156,7 @@ class Selector:
         k = self.top_k if top_k is None else top_k
         n = len(self.registry)
         if n <= k:
-            return list(self.registry.names)
+            return list(self._names)
         keep = self._always_mask.copy()
         pinned = self._check_pinned(pinned)
         if pinned:
@@ -161,7 +164,7 @@ class Selector:
         chosen = top_k_indices(self.scores(query), k, ~keep)
         mask = keep
         mask[chosen] = True
-        names = self.registry.names
+        names = self._names
         return [names[i] for i in np.flatnonzero(mask)]
 
     def select_tools(self, query: str, pinned: Iterable[str] = frozenset(), *,

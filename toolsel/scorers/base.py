@@ -150,7 +150,15 @@ class Scorer:
     # -- scoring ----------------------------------------------------------------------------
     def score(self, query: str) -> np.ndarray:
         """Scores of every tool for ``query``, shape ``(n_tools,)``, registry order."""
-        return self.score_many([query])[0]
+        self._check_fitted()
+        if not isinstance(query, str):
+            raise TypeError(f"query is a {type(query).__name__}, expected str")
+        return np.asarray(self._score_one(query), dtype=np.float64)
+
+    def _score_one(self, query: str) -> np.ndarray:
+        # subclasses with a faster single-query path override this; it must give the same
+        # values as _score_many (the selection of a query and its sweep rank must agree)
+        return self._score_many([query])[0]
 
     def score_many(self, queries: Sequence[str]) -> np.ndarray:
         """Scores of every tool for each query, shape ``(n_queries, n_tools)``."""
@@ -217,6 +225,40 @@ class LexicalScorer(Scorer):
                                     np.asarray(indptr, dtype=np.int64)),
                                    shape=(len(docs), max(len(vocab), 1)))
         return vocab, matrix
+
+    def _query_terms(self, query: str, *, binary: bool) -> tuple[dict[int, int], int]:
+        """Known query terms ``{column: count}`` in first-seen order, and the token count."""
+        toks = self._tokens(query)
+        if binary:
+            toks = list(dict.fromkeys(toks))
+        vocab = self.vocabulary_
+        counts: dict[int, int] = {}
+        for tok in toks:
+            j = vocab.get(tok)
+            if j is not None:
+                counts[j] = counts.get(j, 0) + 1
+        return counts, len(toks)
+
+    def _accumulate(self, terms: dict[int, float], matrix) -> np.ndarray:
+        """``sum(weight * matrix[term])`` over ``terms`` as a dense ``(n_tools,)`` array.
+
+        ``matrix`` is a CSR term × tool matrix. For the handful of terms of one query this
+        gathers their rows and adds them with ``np.bincount``, without building a sparse query
+        row; the additions happen in the same order as scipy's sparse product (the order of
+        ``terms``), so the values are identical to the batch path's, bit for bit.
+        """
+        n = self.n_tools_
+        if not terms:
+            return np.zeros(n)
+        ptr, ind, dat = matrix.indptr, matrix.indices, matrix.data
+        if len(terms) == 1:
+            (j, w), = terms.items()
+            out = np.zeros(n)
+            out[ind[ptr[j]:ptr[j + 1]]] += dat[ptr[j]:ptr[j + 1]] * w  # a row's columns are unique
+            return out
+        cols = np.concatenate([ind[ptr[j]:ptr[j + 1]] for j in terms])
+        vals = np.concatenate([dat[ptr[j]:ptr[j + 1]] * w for j, w in terms.items()])
+        return np.bincount(cols, weights=vals, minlength=n)
 
     def _query_matrix(self, queries: list[str], *, binary: bool):
         """CSR ``(n_queries, vocab)`` of known query terms, and each query's token count."""

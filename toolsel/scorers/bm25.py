@@ -61,6 +61,10 @@ class Bm25Scorer(LexicalScorer):
         w.data = idf[tf.indices] * (f * (self.k1 + 1) / (f + norm[rows]))
         self.matrix_ = w.T.tocsr()  # term × tool
 
+    def _score_one(self, query: str) -> np.ndarray:
+        terms, _ = self._query_terms(query, binary=False)
+        return self._accumulate(terms, self.matrix_)
+
     def _score_many(self, queries: list[str]) -> np.ndarray:
         q, _ = self._query_matrix(queries, binary=False)
         return (q @ self.matrix_).toarray()

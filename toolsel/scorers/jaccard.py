@@ -33,6 +33,14 @@ class JaccardScorer(LexicalScorer):
         self.matrix_ = counts.T.tocsr()  # term × tool, binary
         self.set_sizes_ = np.asarray([len(d) for d in docs], dtype=np.float64)
 
+    def _score_one(self, query: str) -> np.ndarray:
+        terms, q_size = self._query_terms(query, binary=True)
+        inter = self._accumulate(terms, self.matrix_)
+        union = q_size + self.set_sizes_ - inter
+        out = np.zeros_like(inter)
+        np.divide(inter, union, out=out, where=union > 0)
+        return out
+
     def _score_many(self, queries: list[str]) -> np.ndarray:
         q, q_sizes = self._query_matrix(queries, binary=True)
         inter = (q @ self.matrix_).toarray()

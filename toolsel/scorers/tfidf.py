@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -54,6 +55,32 @@ class TfidfScorer(LexicalScorer):
             self.vectorizer_ = None
             x = None
         self.matrix_ = None if x is None else x.T.tocsr()  # term × tool
+
+    def _score_one(self, query: str) -> np.ndarray:
+        if self.vectorizer_ is None:
+            return np.zeros(self.n_tools_)
+        # the query's TF-IDF row as scikit-learn's transform computes it (columns sorted,
+        # log(tf) + 1, times idf, divided by the L2 norm summed in column order), without its
+        # per-call validation overhead; tests check the values are identical
+        vocab = self.vectorizer_.vocabulary_
+        counts: dict[int, int] = {}
+        for tok in self._analyzer()(query):
+            j = vocab.get(tok)
+            if j is not None:
+                counts[j] = counts.get(j, 0) + 1
+        if not counts:
+            return np.zeros(self.n_tools_)
+        cols = np.asarray(sorted(counts), dtype=np.int64)
+        vals = np.asarray([counts[j] for j in cols], dtype=np.float64)
+        if self.sublinear_tf:
+            np.log(vals, vals)
+            vals += 1.0
+        vals *= self.vectorizer_.idf_[cols]
+        norm = 0.0
+        for v in vals.tolist():
+            norm += v * v
+        vals /= math.sqrt(norm)
+        return self._accumulate(dict(zip(cols.tolist(), vals.tolist())), self.matrix_)
 
     def _score_many(self, queries: list[str]) -> np.ndarray:
         if self.vectorizer_ is None:
