@@ -1,0 +1,372 @@
+"""Bring your own registry: import tools from MCP, OpenAI, Anthropic and LangChain definitions.
+
+Every stack exposes at least a name and a description (plus a JSON Schema), so each importer
+maps its format onto :class:`~toolsel.data.Tool` and validates through
+:func:`~toolsel.data.tool_from_record`; a bad entry raises :class:`~toolsel.data.DataError`
+naming the file, the entry (``item 3 (tool 'x')``) and the field.
+
+Accepted inputs
+---------------
+``mcp``
+    A ``tools/list`` result: ``{"tools": [...]}``, the JSON-RPC response around it
+    (``{"jsonrpc": "2.0", "id": 1, "result": {"tools": [...]}}``) or a bare array. Each tool
+    has ``name``, ``description``, ``inputSchema``; ``title``, ``annotations``,
+    ``outputSchema`` and ``_meta`` are kept as metadata. The server name comes from
+    ``--server``, else a top-level ``"server"`` string or ``serverInfo.name``, else the file
+    stem.
+``openai``
+    A tools array in the Chat Completions form ``{"type": "function", "function": {...}}`` or
+    the flat Responses form ``{"type": "function", "name": ..., "parameters": ...}`` (or a
+    request body holding it under ``tools``).
+``anthropic``
+    A Messages API tools array: ``name``, ``description``, ``input_schema``.
+LangChain
+    :func:`from_langchain` takes tool objects (or functions) and reads each one's name,
+    description and argument schema as LangChain itself converts it for a model.
+
+Merging several files (servers)
+-------------------------------
+Names that are unique across all servers are kept as they are. A name two or more servers
+share is qualified on *every* server that has it as ``{server}__{name}`` (e.g.
+``github__create_issue``), and the original name is kept as ``original_name`` metadata. Two
+underscores, not a dot, because OpenAI and Anthropic only accept ``[a-zA-Z0-9_-]`` in tool
+names: a merged registry stays sendable to both APIs as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .data import DataError, Registry, Tool, read_records, tool_from_record
+
+__all__ = ["FORMATS", "SEPARATOR", "from_mcp", "from_openai", "from_anthropic",
+           "from_langchain", "merge_servers", "import_files", "write_registry"]
+
+#: Formats :func:`import_files` and ``toolsel import --from`` accept.
+FORMATS = ("mcp", "openai", "anthropic")
+
+#: Joins a server name and a tool name when two servers define the same tool name.
+SEPARATOR = "__"
+
+# MCP keys kept as metadata, under these names
+_MCP_METADATA = {"title": "title", "annotations": "annotations", "outputSchema": "output_schema",
+                 "_meta": "mcp_meta", "icons": "icons"}
+
+
+def _where(loc: str | None, name: Any) -> str:
+    if not (isinstance(name, str) and name):
+        return loc or "entry"
+    return f"{loc} (tool {name!r})" if loc else f"tool {name!r}"
+
+
+def _require_mapping(entry: Any, *, path, loc) -> Mapping[str, Any]:
+    if not isinstance(entry, Mapping):
+        raise DataError(f"expected a tool object, got {type(entry).__name__}", path=path,
+                        location=loc)
+    return entry
+
+
+def _description(entry: Mapping[str, Any], *, fmt: str, path, loc) -> Any:
+    """The description, with a hint when a format that allows omitting it left it out."""
+    tool_from_record({"name": entry.get("name"), "description": "-"}, path=path, loc=loc)
+    value = entry.get("description")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise DataError(f"missing or empty; {fmt} allows tools without a description but "
+                        "toolsel scores name + description, so write one",
+                        path=path, location=_where(loc, entry.get("name")), field="description")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# one format each
+
+
+def from_mcp(tools: Iterable[Any], *, server: str | None = None, path=None) -> list[Tool]:
+    """Tools of an MCP ``tools/list`` result (the list under ``tools``, as dicts).
+
+    ``server`` is stored as metadata (the tool's domain). Also accepts ``mcp.types.Tool``
+    objects from a live ``ClientSession.list_tools()``. With the MCP SDK installed
+    (``toolsel[mcp]``) every entry is also checked against ``mcp.types.Tool``.
+    """
+    out = []
+    for i, entry in enumerate(_as_list(tools, path=path)):
+        loc = f"item {i}"
+        if hasattr(entry, "model_dump"):  # mcp.types.Tool (pydantic) from the SDK
+            entry = entry.model_dump(mode="json", by_alias=True, exclude_none=True)
+        entry = _require_mapping(entry, path=path, loc=loc)
+        _check_with_mcp_sdk(entry, path=path, loc=loc)
+        rec: dict[str, Any] = {"name": entry.get("name"),
+                               "description": _description(entry, fmt="MCP", path=path, loc=loc)}
+        if "inputSchema" not in entry:
+            raise DataError("missing; an MCP tool needs an object schema (use "
+                            "{\"type\": \"object\"} for no arguments)", path=path,
+                            location=_where(loc, entry.get("name")), field="inputSchema")
+        rec["inputSchema"] = entry["inputSchema"]
+        if server is not None:
+            rec["server"] = server
+        for key, meta_key in _MCP_METADATA.items():
+            if entry.get(key) is not None:
+                rec[meta_key] = entry[key]
+        extra = sorted(set(entry) - {"name", "description", "inputSchema", *_MCP_METADATA})
+        if extra:
+            rec["mcp_extra"] = {k: entry[k] for k in extra}
+        out.append(tool_from_record(rec, path=path, loc=loc))
+    return out
+
+
+def _check_with_mcp_sdk(entry: Mapping[str, Any], *, path, loc) -> None:
+    """Validate one tool against ``mcp.types.Tool`` when the MCP SDK is installed (``toolsel[mcp]``)."""
+    try:
+        from mcp.types import Tool as McpTool
+        from pydantic import ValidationError
+    except ImportError:
+        return
+    try:
+        McpTool.model_validate(dict(entry))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise DataError(f"not a valid MCP tool: {err['msg']}", path=path,
+                        location=_where(loc, entry.get("name")), field=field) from None
+
+
+def from_openai(tools: Iterable[Any], *, path=None) -> list[Tool]:
+    """Tools of an OpenAI tools array, Chat Completions or flat Responses form."""
+    out = []
+    for i, entry in enumerate(_as_list(tools, path=path)):
+        loc = f"item {i}"
+        entry = _require_mapping(entry, path=path, loc=loc)
+        kind = entry.get("type", "function")
+        if kind != "function":
+            raise DataError(f"type {kind!r} is a built-in tool, not a function; only function "
+                            "tools can be imported", path=path,
+                            location=_where(loc, entry.get("name")), field="type")
+        if "function" in entry:  # Chat Completions: {"type": "function", "function": {...}}
+            fn = entry["function"]
+            if not isinstance(fn, Mapping):
+                raise DataError(f"expected an object with name, description and parameters, "
+                                f"got {type(fn).__name__}", path=path, location=loc,
+                                field="function")
+            if "name" in entry:
+                raise DataError("has both 'function' and a top-level 'name'; use the Chat "
+                                "Completions or the Responses form, not both", path=path,
+                                location=_where(loc, entry.get("name")), field="name")
+        else:  # Responses: {"type": "function", "name": ..., "parameters": ...}
+            fn = entry
+        _check_keys(fn, allowed=("name", "description", "parameters", "strict", "type"),
+                    path=path, loc=loc, what="an OpenAI function")
+        rec = {"name": fn.get("name"),
+               "description": _description(fn, fmt="OpenAI", path=path, loc=loc)}
+        if fn.get("parameters") is not None:
+            rec["parameters"] = fn["parameters"]
+        if "strict" in fn:
+            rec["strict"] = fn["strict"]
+        out.append(tool_from_record(rec, path=path, loc=loc))
+    return out
+
+
+def from_anthropic(tools: Iterable[Any], *, path=None) -> list[Tool]:
+    """Tools of an Anthropic Messages API tools array (``name``, ``description``, ``input_schema``)."""
+    out = []
+    for i, entry in enumerate(_as_list(tools, path=path)):
+        loc = f"item {i}"
+        entry = _require_mapping(entry, path=path, loc=loc)
+        kind = entry.get("type", "custom")
+        if kind not in ("custom", None):
+            raise DataError(f"type {kind!r} is a server or client tool of the API, not a custom "
+                            "tool; only custom tools can be imported", path=path,
+                            location=_where(loc, entry.get("name")), field="type")
+        if "input_schema" not in entry:
+            raise DataError("missing; an Anthropic tool needs an object schema", path=path,
+                            location=_where(loc, entry.get("name")), field="input_schema")
+        _check_keys(entry, allowed=("name", "description", "input_schema", "type",
+                                    "cache_control", "defer_loading", "strict",
+                                    "input_examples", "allowed_callers",
+                                    "eager_input_streaming"),
+                    path=path, loc=loc, what="an Anthropic tool")
+        rec = {k: v for k, v in entry.items() if k != "type"}
+        rec["description"] = _description(entry, fmt="Anthropic", path=path, loc=loc)
+        out.append(tool_from_record(rec, path=path, loc=loc))
+    return out
+
+
+def from_langchain(tools: Iterable[Any]) -> list[Tool]:
+    """Tools from LangChain tool objects (``BaseTool``, ``@tool`` functions, plain functions).
+
+    The schema is the one LangChain sends a model (injected arguments such as a
+    ``ToolRuntime`` are not in it). Needs ``langchain-core`` (``pip install toolsel[langchain]``).
+    """
+    try:
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("from_langchain needs langchain-core: pip install "
+                          "'toolsel[langchain]'") from exc
+    out = []
+    for i, obj in enumerate(tools):
+        name = getattr(obj, "name", None) or getattr(obj, "__name__", None)
+        loc = f"item {i}"
+        try:
+            fn = convert_to_openai_tool(obj)["function"]
+        except Exception as exc:  # LangChain raises several types for unconvertible input
+            raise DataError(f"LangChain could not convert it to a tool schema: {exc}",
+                            location=_where(loc, name)) from exc
+        rec = {"name": fn.get("name"),
+               "description": _description(fn, fmt="LangChain", path=None, loc=loc),
+               "parameters": fn.get("parameters") or {"type": "object", "properties": {}}}
+        out.append(tool_from_record(rec, loc=loc))
+    return out
+
+
+def _as_list(tools: Any, *, path) -> list[Any]:
+    if isinstance(tools, Mapping) or isinstance(tools, (str, bytes)):
+        raise DataError("expected a list of tools", path=path)
+    return list(tools)
+
+
+def _check_keys(entry: Mapping[str, Any], *, allowed: Sequence[str], path, loc, what: str):
+    unknown = sorted(set(entry) - set(allowed))
+    if unknown:
+        raise DataError(f"unknown key for {what} (expected some of {', '.join(allowed)})",
+                        path=path, location=_where(loc, entry.get("name")), field=unknown[0])
+
+
+# --------------------------------------------------------------------------------------------
+# merging and files
+
+
+def merge_servers(groups: Sequence[tuple[str, Sequence[Tool]]], *,
+                  separator: str = SEPARATOR) -> Registry:
+    """One registry from several servers' tools, qualifying the names that clash.
+
+    ``groups`` is ``[(server, tools), ...]``, in the order the registry keeps. A name defined
+    by two or more servers becomes ``{server}{separator}{name}`` on every one of them (with
+    ``original_name`` metadata); all other names are kept. A name clash inside one server, a
+    server listed twice, or a qualified name that collides with an existing one is an error.
+    """
+    servers = [s for s, _ in groups]
+    for s in servers:
+        if servers.count(s) > 1:
+            raise DataError(f"server {s!r} is given twice; name each file's server with "
+                            "--server (one per file)", field="server")
+    owners: dict[str, list[str]] = {}
+    for server, tools in groups:
+        seen: set[str] = set()
+        for tool in tools:
+            if tool.name in seen:
+                raise DataError(f"duplicate tool name {tool.name!r} within server {server!r}",
+                                location=f"server {server!r}", field="name")
+            seen.add(tool.name)
+            owners.setdefault(tool.name, []).append(server)
+    merged: list[Tool] = []
+    origin: dict[str, str] = {}
+    for server, tools in groups:
+        for tool in tools:
+            name = tool.name
+            metadata = dict(tool.metadata)
+            if len(owners[name]) > 1:
+                name = f"{server}{separator}{tool.name}"
+                metadata["original_name"] = tool.name
+                metadata.setdefault("server", server)
+            if name in origin:
+                raise DataError(f"qualified name {name!r} from server {server!r} collides "
+                                f"with a tool of server {origin[name]!r}; rename one",
+                                location=f"server {server!r}", field="name")
+            origin[name] = server
+            merged.append(Tool(name, tool.description, tool.parameters, metadata))
+    return Registry(merged)
+
+
+def _read_json(path: Path) -> Any:
+    """The parsed JSON document in ``path`` (``None`` for JSONL), with clear errors."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError("file not found", path=path) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None  # JSONL or broken: read_records reports it with a line number
+
+
+def _server_name(doc: Any, path: Path) -> str:
+    if isinstance(doc, Mapping):
+        if isinstance(doc.get("server"), str) and doc["server"].strip():
+            return doc["server"].strip()
+        info = doc.get("serverInfo")
+        if isinstance(info, Mapping) and isinstance(info.get("name"), str):
+            return info["name"]
+    return path.stem
+
+
+def import_files(paths: Sequence[str | Path], fmt: str, *,
+                 servers: Sequence[str] | None = None) -> Registry:
+    """Read tool files of one format (see :data:`FORMATS`) into one validated registry.
+
+    Parameters
+    ----------
+    paths : list of path
+        One file per server (MCP) or tools array (OpenAI, Anthropic).
+    fmt : {"mcp", "openai", "anthropic"}
+    servers : list of str, optional
+        A server name per file; for MCP the default is the file's ``server`` /
+        ``serverInfo.name`` or the file stem. For OpenAI and Anthropic, names given here are
+        stored as ``server`` metadata, and the file stem qualifies clashing names otherwise.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise ValueError("no input files")
+    if servers and len(servers) != len(paths):
+        raise ValueError(f"got {len(servers)} --server names for {len(paths)} files; give one "
+                         "per file, in the same order")
+    groups: list[tuple[str, list[Tool]]] = []
+    for i, path in enumerate(paths):
+        doc = _read_json(path)
+        records = [rec for _, rec in read_records(path)]
+        if not records:
+            raise DataError("no tools in the file", path=path)
+        given = servers[i] if servers else None
+        if fmt == "mcp":
+            server = given or _server_name(doc, path)
+            tools = from_mcp(records, server=server, path=path)
+        else:
+            server = given or path.stem
+            tools = (from_openai if fmt == "openai" else from_anthropic)(records, path=path)
+            if given:
+                tools = [Tool(t.name, t.description, t.parameters,
+                              {**t.metadata, "server": given}) for t in tools]
+        groups.append((server, tools))
+    try:
+        return merge_servers(groups)
+    except DataError as exc:
+        if len(paths) == 1:  # a clash inside one file: name the file
+            raise DataError(exc.reason, path=paths[0], location=exc.location,
+                            field=exc.field) from None
+        raise
+
+
+def write_registry(registry: Iterable[Tool], path: str | Path) -> Path:
+    """Write ``registry`` as a JSON array that :func:`~toolsel.data.load_registry` reads back.
+
+    Atomic: the file is written to a temporary file in the same folder and renamed over
+    ``path``, so a failed write never leaves a half-written registry.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    records = [t.to_record() for t in registry]
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(records, fh, indent=2, ensure_ascii=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
