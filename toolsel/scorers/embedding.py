@@ -122,17 +122,41 @@ class EmbeddingScorer(Scorer):
         Tool fields embedded as one text.
     batch_size : int
         Texts encoded per model call.
+    cache : bool
+        Keep tool vectors on disk, keyed by model and text (see
+        :mod:`toolsel.scorers.embedding_cache`), so re-fitting an unchanged registry encodes
+        nothing and an edited tool re-encodes only that tool. Query vectors are not cached.
+    cache_dir : path, optional
+        The cache root; default ``$TOOLSEL_CACHE``, else ``~/.cache/toolsel``.
+
+    Attributes
+    ----------
+    n_encoded_ : int
+        How many tool texts the last :meth:`fit` had to encode (the rest came from the cache).
     """
 
     def __init__(self, *, model: str = DEFAULT_MODEL, fields: Sequence[str] | None = None,
-                 batch_size: int = 64):
+                 batch_size: int = 64, cache: bool = True, cache_dir: str | None = None):
         super().__init__(fields=fields)
         self.model = model
         self.batch_size = batch_size
+        self.cache = cache
+        self.cache_dir = cache_dir
 
     def _fit(self, tools) -> None:
         self.encoder_ = load_encoder(self.model)
-        self.vectors_ = self.encoder_.encode(self.texts_, batch_size=self.batch_size)
+
+        def encode(texts):
+            return self.encoder_.encode(texts, batch_size=self.batch_size)
+
+        if self.cache:
+            from .embedding_cache import EmbeddingCache
+            cache = EmbeddingCache(self.encoder_.model_id, self.cache_dir)
+            self.vectors_, self.n_encoded_ = cache.get_or_encode(
+                self.texts_, encode, dim=getattr(self.encoder_, "dim", None))
+        else:
+            self.vectors_ = encode(self.texts_)
+            self.n_encoded_ = len(self.texts_)
 
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
         self._check_fitted()

@@ -1,0 +1,196 @@
+"""An on-disk cache of text embeddings, keyed by model and by the SHA-256 of each text.
+
+Vectors live in shard files ``<cache root>/embeddings/<model id>/<shard>.npz``, each holding
+``hashes`` (``(n, 32)`` uint8: the SHA-256 digests of the texts), ``vectors`` (``(n, dim)``
+float32) and the ``model`` id. A fit looks every tool text up, encodes only the misses and
+writes them as one new shard, so re-fitting an unchanged registry encodes nothing and a
+registry with one edited tool encodes one text.
+
+The cache root is ``cache_dir`` when given, else ``$TOOLSEL_CACHE``, else
+``$XDG_CACHE_HOME/toolsel`` (``~/.cache/toolsel``). Shards are written to a temporary file and
+renamed, so readers never see half a file. A shard that cannot be read, or whose content does
+not check out (zip CRC, shapes, dtype, model id, finite values), is reported with a
+:class:`EmbeddingCacheWarning` naming the file and removed; its texts are simply encoded again.
+Vectors are never taken from a file that failed a check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import warnings
+import zipfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["EmbeddingCache", "EmbeddingCacheWarning", "cache_root", "text_hash"]
+
+#: Merge the shards into one when a model directory holds more than this many.
+MAX_SHARDS = 16
+
+
+class EmbeddingCacheWarning(UserWarning):
+    """A cache file was unreadable or inconsistent and has been discarded."""
+
+
+def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
+    """The cache root: ``cache_dir``, ``$TOOLSEL_CACHE`` or ``~/.cache/toolsel``."""
+    if cache_dir is not None:
+        return Path(cache_dir)
+    env = os.environ.get("TOOLSEL_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "toolsel"
+
+
+def text_hash(text: str) -> bytes:
+    """The 32-byte SHA-256 digest of ``text`` (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def _safe_dirname(model_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "--", model_id).strip(".") or "model"
+
+
+class EmbeddingCache:
+    """Vectors of one model, stored as shards in one directory.
+
+    Parameters
+    ----------
+    model_id : str
+        Identifies the encoder; vectors of different models never mix.
+    cache_dir : path, optional
+        The cache root (see :func:`cache_root`); vectors go to ``<root>/embeddings/<model>/``.
+    """
+
+    def __init__(self, model_id: str, cache_dir: str | os.PathLike | None = None):
+        self.model_id = str(model_id)
+        self.directory = cache_root(cache_dir) / "embeddings" / _safe_dirname(self.model_id)
+
+    def __repr__(self) -> str:
+        return f"EmbeddingCache({self.model_id!r}, directory={str(self.directory)!r})"
+
+    def _shards(self) -> list[Path]:
+        if not self.directory.is_dir():
+            return []
+        return sorted(self.directory.glob("*.npz"))
+
+    def _read_shard(self, path: Path, dim: int | None):
+        """``(hashes, vectors)`` of a shard, or ``None`` after warning if it fails a check."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                hashes = z["hashes"]
+                vectors = z["vectors"]
+                model = str(z["model"])
+            problem = None
+            if hashes.dtype != np.uint8 or hashes.ndim != 2 or hashes.shape[1] != 32:
+                problem = f"'hashes' has dtype {hashes.dtype} and shape {hashes.shape}"
+            elif vectors.dtype != np.float32 or vectors.ndim != 2 or \
+                    len(vectors) != len(hashes):
+                problem = (f"'vectors' has dtype {vectors.dtype} and shape {vectors.shape} "
+                           f"for {len(hashes)} hashes")
+            elif dim is not None and vectors.shape[1] != dim:
+                problem = f"vectors have {vectors.shape[1]} dimensions, the model gives {dim}"
+            elif model != self.model_id:
+                problem = f"it holds vectors of model {model!r}, not {self.model_id!r}"
+            elif not np.isfinite(vectors).all():
+                problem = "it holds non-finite values"
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+        if problem is None:
+            return hashes, vectors
+        warnings.warn(f"embedding cache file {path} is corrupted ({problem}); it is removed and "
+                      "its texts will be encoded again", EmbeddingCacheWarning, stacklevel=4)
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return None
+
+    def load(self, dim: int | None = None) -> dict[bytes, np.ndarray]:
+        """Every cached vector of this model, ``{sha256 digest: vector}``."""
+        table: dict[bytes, np.ndarray] = {}
+        for path in self._shards():
+            shard = self._read_shard(path, dim)
+            if shard is None:
+                continue
+            hashes, vectors = shard
+            table.update(zip(map(bytes, hashes), vectors))
+        return table
+
+    def _write(self, hashes: np.ndarray, vectors: np.ndarray) -> Path:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha256(hashes.tobytes()).hexdigest()[:32]
+        path = self.directory / f"{name}.npz"
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".npz")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, hashes=hashes, vectors=vectors, model=np.asarray(self.model_id))
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    def store(self, texts: Sequence[str], vectors: np.ndarray) -> Path | None:
+        """Add ``vectors`` of ``texts`` as one shard (merging shards when there are many)."""
+        if not len(texts):
+            return None
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        hashes = np.frombuffer(b"".join(text_hash(t) for t in texts),
+                               dtype=np.uint8).reshape(len(texts), 32)
+        path = self._write(hashes, vectors)
+        shards = self._shards()
+        if len(shards) > MAX_SHARDS:
+            self.compact()
+        return path
+
+    def compact(self) -> Path | None:
+        """Merge every shard of this model into one."""
+        shards = self._shards()
+        table = self.load()
+        if not table:
+            return None
+        keys = sorted(table)
+        hashes = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32)
+        merged = self._write(hashes, np.stack([table[k] for k in keys]))
+        for path in shards:
+            if path != merged:
+                path.unlink(missing_ok=True)
+        return merged
+
+    def clear(self) -> None:
+        """Remove every cached vector of this model."""
+        for path in self._shards():
+            path.unlink(missing_ok=True)
+
+    def get_or_encode(self, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray],
+                      *, dim: int | None = None) -> tuple[np.ndarray, int]:
+        """Vectors for ``texts`` (rows in order), encoding only those not cached.
+
+        ``encode`` takes a list of texts and returns their float32 vectors; ``dim``, when
+        known, is checked against every cached shard. Returns the vectors and how many texts
+        were encoded.
+        """
+        table = self.load(dim)
+        digests = [text_hash(t) for t in texts]
+        missing: dict[bytes, str] = {}
+        for d, t in zip(digests, texts):
+            if d not in table and d not in missing:
+                missing[d] = t
+        if missing:
+            todo = list(missing.values())
+            fresh = np.asarray(encode(todo), dtype=np.float32)
+            if fresh.shape[0] != len(todo):
+                raise ValueError(f"the encoder returned {fresh.shape[0]} vectors for "
+                                 f"{len(todo)} texts")
+            self.store(todo, fresh)
+            table.update(zip(missing, fresh))
+        if not digests:
+            return np.zeros((0, 0), dtype=np.float32), 0
+        return np.stack([table[d] for d in digests]), len(missing)
