@@ -1,0 +1,193 @@
+"""Why a required tool missed the cut: classifying misses, and hints for repairing descriptions.
+
+A *miss* is a required tool that was not among the ``top_k`` tools sent for a query (one row
+of :attr:`toolsel.sweep.SweepResult.misses`). Each miss gets exactly one failure mode, checked
+in this order:
+
+``same-domain confusion``
+    A sibling (another tool of the expected tool's domain) was sent instead, and the query
+    shares at least one content term with the expected tool: the scorer found the right
+    neighbourhood and picked the wrong neighbour (the article's ``github_create_pr`` for
+    "file a bug report on the backend repo").
+``short generic query``
+    The query has at most ``short_max_terms`` (3) content terms and shares at most
+    ``gap_max_shared`` (1) of them with the expected tool ("what's 340 divided by 12").
+``vocabulary gap``
+    A longer query that shares at most ``gap_max_shared`` (1) content term with the expected
+    tool: the user's words are not the description's words (synonyms, paraphrase).
+``other``
+    Everything else: the terms overlap, yet other tools score higher.
+
+Terms are compared on *content terms*: the words of :func:`toolsel.text.split_identifier`,
+without a short list of English function words (:data:`STOPWORDS`), with a trailing plural
+``s`` removed (``emails`` matches ``email``). The tool's text is its name split into words,
+its description and its parameter descriptions. A tool's domain is its ``domain`` metadata,
+or the part of its name before the first ``_`` when it has none.
+
+The *repair hint* of a miss lists the query's content terms missing from the expected tool's
+text (numbers left out): words a description could add so that requests phrased this way
+find the tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .data import Registry, Tool
+from .text import split_identifier, tool_text
+
+__all__ = ["MODES", "SAME_DOMAIN", "SHORT_GENERIC", "VOCABULARY_GAP", "OTHER", "STOPWORDS",
+           "Miss", "content_terms", "tool_terms", "tool_domain", "classify_miss",
+           "classify_misses", "mode_counts"]
+
+SAME_DOMAIN = "same-domain confusion"
+SHORT_GENERIC = "short generic query"
+VOCABULARY_GAP = "vocabulary gap"
+OTHER = "other"
+#: Failure modes, in the order they are checked (and shown in tables and charts).
+MODES = (SAME_DOMAIN, SHORT_GENERIC, VOCABULARY_GAP, OTHER)
+
+#: English function words that carry no meaning about which tool is wanted.
+STOPWORDS = frozenset("""
+a about above after again all also am an and any are as at be been being below between both
+but by can could did do does doing down during each else few for from further get got had
+has have having he her here hers him his how i if in into is it its it's just let me more
+most my myself no nor not now of off on once only or other our ours out over own please s
+same she should so some such than that the their theirs them then there these they this
+those through to too under until up us very was we were what when where which while who
+whom why will with would you your yours yourself d ll m re t ve
+""".split())
+
+_TOOL_FIELDS = ("name_words", "description", "param_descriptions")
+
+
+def _normalize(term: str) -> str:
+    # a light plural fold, enough for emails/email, numbers/number; not a stemmer
+    if len(term) > 3 and term.endswith("s") and not term.endswith("ss"):
+        return term[:-1]
+    return term
+
+
+def content_terms(text: str) -> list[str]:
+    """Content terms of ``text``, in order of first appearance, without repeats.
+
+    >>> content_terms("What's 340 divided by 12?")
+    ['340', 'divided', '12']
+    """
+    out: dict[str, None] = {}
+    for tok in split_identifier(text):
+        if tok in STOPWORDS:
+            continue
+        out.setdefault(_normalize(tok), None)
+    return list(out)
+
+
+def tool_terms(tool: Tool) -> frozenset[str]:
+    """Content terms of a tool's name words, description and parameter descriptions."""
+    return frozenset(content_terms(tool_text(tool, _TOOL_FIELDS)))
+
+
+def tool_domain(tool: Tool) -> str:
+    """The tool's ``domain`` metadata, else its name up to the first ``_``."""
+    return tool.domain or tool.name.split("_", 1)[0].lower()
+
+
+@dataclass(frozen=True)
+class Miss:
+    """One classified miss: the mode and the evidence for it."""
+
+    mode: str
+    shared_terms: tuple[str, ...]
+    """Query content terms found in the expected tool's text."""
+    missing_terms: tuple[str, ...]
+    """Query content terms absent from the expected tool's text, numbers left out (the hint)."""
+    siblings_sent: tuple[str, ...]
+    """Tools of the expected tool's domain that were sent instead, best first."""
+    n_query_terms: int
+
+
+def classify_miss(query: str, expected: Tool, sent: Sequence[Tool], *,
+                  short_max_terms: int = 3, gap_max_shared: int = 1) -> Miss:
+    """Classify one miss: ``expected`` was required for ``query`` but ``sent`` went instead.
+
+    Parameters
+    ----------
+    query : str
+        The user turn.
+    expected : Tool
+        The required tool that was not sent.
+    sent : sequence of Tool
+        The tools the filter sent instead, best first.
+    short_max_terms : int
+        A query with this many content terms or fewer counts as short.
+    gap_max_shared : int
+        At most this many shared content terms counts as "no or almost no" overlap.
+    """
+    q_terms = content_terms(query)
+    t_terms = tool_terms(expected)
+    shared = tuple(t for t in q_terms if t in t_terms)
+    missing = tuple(t for t in q_terms if t not in t_terms and not t.isdigit())
+    domain = tool_domain(expected)
+    siblings = tuple(t.name for t in sent
+                     if t.name != expected.name and tool_domain(t) == domain)
+    if siblings and shared:
+        mode = SAME_DOMAIN
+    elif len(shared) <= gap_max_shared and len(q_terms) <= short_max_terms:
+        mode = SHORT_GENERIC
+    elif len(shared) <= gap_max_shared:
+        mode = VOCABULARY_GAP
+    else:
+        mode = OTHER
+    return Miss(mode, shared, missing, siblings, len(q_terms))
+
+
+def classify_misses(misses: pd.DataFrame, registry: Sequence[Tool], *,
+                    short_max_terms: int = 3, gap_max_shared: int = 1) -> pd.DataFrame:
+    """Classify every row of a sweep's ``misses`` table.
+
+    ``misses`` needs the columns ``query``, ``expected`` and ``sent_instead`` (names joined by
+    ``;``, best first), as :func:`toolsel.sweep.sweep` writes them. Returns a copy with the
+    columns ``mode``, ``shared_terms``, ``missing_terms`` (the repair hint) and
+    ``siblings_sent`` added (terms and names joined by spaces / ``;``), rows in input order.
+    """
+    reg = registry if isinstance(registry, Registry) else Registry(registry)
+    for col in ("query", "expected", "sent_instead"):
+        if col not in misses.columns:
+            raise KeyError(f"misses table has no column {col!r}; expected the sweep's misses")
+    rows = []
+    for query, expected, sent in zip(misses["query"], misses["expected"],
+                                     misses["sent_instead"]):
+        tool = reg[reg.index(expected)]
+        names = [n for n in str(sent).split(";") if n] if isinstance(sent, str) else []
+        m = classify_miss(query, tool, [reg[reg.index(n)] for n in names],
+                          short_max_terms=short_max_terms, gap_max_shared=gap_max_shared)
+        rows.append({"mode": m.mode, "shared_terms": " ".join(m.shared_terms),
+                     "missing_terms": " ".join(m.missing_terms),
+                     "siblings_sent": ";".join(m.siblings_sent)})
+    out = misses.reset_index(drop=True).copy()
+    extra = pd.DataFrame(rows, columns=["mode", "shared_terms", "missing_terms",
+                                        "siblings_sent"])
+    return pd.concat([out, extra], axis=1)
+
+
+def mode_counts(classified: pd.DataFrame, *, by: str | Iterable[str] = "scorer",
+                scorers: Iterable[str] | None = None) -> pd.DataFrame:
+    """Misses per ``by`` × failure mode: one row per group, one column per mode (zeros kept).
+
+    ``scorers`` fixes the row order (and keeps scorers without misses as rows of zeros) when
+    ``by`` is ``"scorer"``. A ``total`` column is appended.
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    counts = (classified.groupby(by + ["mode"], sort=False).size()
+              .unstack("mode", fill_value=0)
+              .reindex(columns=list(MODES), fill_value=0))
+    if scorers is not None and by == ["scorer"]:
+        counts = counts.reindex(list(scorers), fill_value=0)
+    counts = counts.astype(int)
+    counts["total"] = counts.sum(axis=1)
+    counts.columns.name = None
+    return counts
+

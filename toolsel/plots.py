@@ -1,0 +1,186 @@
+"""The report's figures, from the sweep's tables: one function per figure, each returning a Figure.
+
+All figures label their axes with units, carry a legend, and mark the cut-off K at each
+point. :func:`save_figure` writes PNG and SVG reproducibly (fixed SVG hash salt, no date
+metadata), so rerunning a notebook rewrites identical files. matplotlib is imported lazily:
+it is an optional (``notebooks``) dependency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["setup_style", "save_figure", "plot_metric_vs_payload", "plot_recall_vs_payload",
+           "plot_complete_vs_payload", "plot_failure_modes", "plot_escape_hatch",
+           "SCORER_COLORS"]
+
+#: Stable colours per scorer name (others cycle through the default palette).
+SCORER_COLORS = {"jaccard": "#d62728", "bm25": "#1f77b4", "tfidf": "#2ca02c",
+                 "embedding": "#9467bd", "fusion": "#ff7f0e", "default": "#ff7f0e"}
+
+_MARKERS = "osD^vP*X"
+
+
+def _plt():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - installed with the notebooks extra
+        raise ImportError("figures need matplotlib: pip install 'toolsel[notebooks]'") from None
+    return plt
+
+
+def setup_style() -> None:
+    """Reproducible SVG output and a readable default size."""
+    import matplotlib
+    matplotlib.rcParams["svg.hashsalt"] = "toolsel"
+    matplotlib.rcParams["figure.dpi"] = 100
+    matplotlib.rcParams["savefig.dpi"] = 120
+    matplotlib.rcParams["axes.grid"] = True
+    matplotlib.rcParams["grid.alpha"] = 0.3
+
+
+def save_figure(fig, out_dir: str | Path, name: str) -> list[Path]:
+    """Write ``name.png`` and ``name.svg`` into ``out_dir``; return the paths."""
+    import matplotlib
+    matplotlib.rcParams["svg.hashsalt"] = "toolsel"
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    png, svg = out / f"{name}.png", out / f"{name}.svg"
+    fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    return [png, svg]
+
+
+def _color(scorer: str, i: int) -> str | None:
+    return SCORER_COLORS.get(scorer, f"C{i % 10}")
+
+
+def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
+                           intervals: pd.DataFrame | None = None,
+                           scorers: Sequence[str] | None = None,
+                           payload: str = "payload_reduction", title: str | None = None,
+                           annotate: Sequence[str] | None = None, ax=None):
+    """A curve per scorer: ``metric`` (%) against payload reduction (%), each point labeled K.
+
+    ``summary`` is a sweep summary (``scorer, top_k, <metric>, payload_reduction``).
+    ``intervals`` (from :func:`toolsel.stats.bootstrap_intervals`) adds 95% error bars.
+    K labels are written next to the points of the scorers in ``annotate`` (default: the
+    first scorer), so labels of overlapping curves do not pile up.
+    """
+    plt = _plt()
+    for col in ("scorer", "top_k", metric, payload):
+        if col not in summary.columns:
+            raise KeyError(f"summary has no column {col!r}")
+    names = list(dict.fromkeys(summary["scorer"])) if scorers is None else list(scorers)
+    annotate = names[:1] if annotate is None else list(annotate)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(8, 5.5))
+    else:
+        fig = ax.figure
+    for i, name in enumerate(names):
+        g = summary[summary["scorer"] == name].sort_values("top_k")
+        x = 100 * g[payload].to_numpy(float)
+        y = 100 * g[metric].to_numpy(float)
+        color = _color(name, i)
+        yerr = None
+        if intervals is not None:
+            iv = (intervals[(intervals["scorer"] == name) & (intervals["metric"] == metric)]
+                  .set_index("top_k").reindex(g["top_k"]))
+            yerr = [y - 100 * iv["low"].to_numpy(float), 100 * iv["high"].to_numpy(float) - y]
+        ax.errorbar(x, y, yerr=yerr, color=color, marker=_MARKERS[i % len(_MARKERS)],
+                    markersize=6, linewidth=1.8, capsize=3, elinewidth=0.8, alpha=0.95,
+                    label=name)
+        if name in annotate:
+            for xx, yy, k in zip(x, y, g["top_k"]):
+                ax.annotate(f"K={k}", (xx, yy), textcoords="offset points", xytext=(6, -12),
+                            fontsize=8.5, color=color)
+    ax.set_xlabel("payload reduction vs sending all tools (%, name + description chars)")
+    ax.set_ylabel(f"{metric} (% of queries)" if metric != "R@k"
+                  else "R@k: required tools sent (%)")
+    ax.set_ylim(0, 105)
+    ax.invert_xaxis()  # left: little saved, big K; right: much saved, small K
+    ax.legend(title="scorer (bars: 95% bootstrap CI)" if intervals is not None else "scorer",
+              loc="lower left")
+    ax.set_title(title or f"{metric} against payload reduction, one point per cut-off K")
+    fig.tight_layout()
+    return fig
+
+
+def plot_recall_vs_payload(summary: pd.DataFrame, **kwargs):
+    """R@k against payload reduction (see :func:`plot_metric_vs_payload`)."""
+    return plot_metric_vs_payload(summary, "R@k", **kwargs)
+
+
+def plot_complete_vs_payload(summary: pd.DataFrame, **kwargs):
+    """Complete@k against payload reduction (see :func:`plot_metric_vs_payload`)."""
+    return plot_metric_vs_payload(summary, "Complete@k", **kwargs)
+
+
+def plot_failure_modes(counts: pd.DataFrame, *, top_k: int | None = None, ax=None):
+    """Grouped bars: misses per scorer (rows of ``counts``) and failure mode (its columns).
+
+    ``counts`` is :func:`toolsel.failure_modes.mode_counts` output; a ``total`` column is
+    ignored.
+    """
+    plt = _plt()
+    import numpy as np
+    data = counts.drop(columns=[c for c in ("total",) if c in counts.columns])
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(8, 4.8))
+    else:
+        fig = ax.figure
+    n_modes = data.shape[1]
+    width = 0.8 / max(n_modes, 1)
+    x = np.arange(len(data))
+    mode_colors = ["#e377c2", "#bcbd22", "#17becf", "#7f7f7f", "#8c564b"]
+    for j, mode in enumerate(data.columns):
+        vals = data[mode].to_numpy(int)
+        bars = ax.bar(x + (j - (n_modes - 1) / 2) * width, vals, width, label=mode,
+                      color=mode_colors[j % len(mode_colors)])
+        ax.bar_label(bars, labels=[str(v) if v else "" for v in vals], fontsize=8, padding=1)
+    ax.set_xticks(x, [str(i) for i in data.index])
+    ax.set_xlabel("scorer")
+    ax.set_ylabel("misses (required tools not sent)")
+    ax.set_title("Misses by failure mode" + (f" at K={top_k}" if top_k is not None else ""))
+    ax.legend(title="failure mode")
+    ax.grid(axis="x", visible=False)
+    fig.tight_layout()
+    return fig
+
+
+def plot_escape_hatch(summary: pd.DataFrame, *, ax=None):
+    """Per scorer: misses, and how many one ``discover`` call recovers in each variant.
+
+    ``summary`` is :attr:`toolsel.scenario.EscapeHatch.summary`.
+    """
+    plt = _plt()
+    import numpy as np
+    cols = [("misses", "misses at K", "#7f7f7f")]
+    cols += [(c, label, color) for c, label, color in (
+        ("recovered_literal", "recovered: literal query", "#d62728"),
+        ("recovered_literal_unseen", "recovered: literal query, unseen tools only", "#ff7f0e"),
+        ("recovered_search_term", "recovered: short search term", "#2ca02c"))
+        if c in summary.columns]
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(8, 4.8))
+    else:
+        fig = ax.figure
+    x = np.arange(len(summary))
+    width = 0.8 / len(cols)
+    for j, (col, label, color) in enumerate(cols):
+        vals = summary[col].to_numpy(int)
+        bars = ax.bar(x + (j - (len(cols) - 1) / 2) * width, vals, width, label=label,
+                      color=color)
+        ax.bar_label(bars, fontsize=8, padding=1)
+    k = summary["top_k"].iloc[0] if len(summary) else None
+    ax.set_xticks(x, summary["scorer"].tolist())
+    ax.set_xlabel("scorer (filter and discover use the same one)")
+    ax.set_ylabel("required tools (count)")
+    ax.set_title(f"What one discover call recovers at K={k}")
+    ax.legend(loc="upper right", fontsize=8.5)
+    ax.grid(axis="x", visible=False)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,277 @@
+"""The escape hatch, measured without an LLM: a scripted conversation, and the labeled set.
+
+Two things live here.
+
+- :func:`run_scenario` plays a scripted conversation through a :class:`~toolsel.Selector`
+  session with a ``discover_tools`` tool injected (sent on every turn, outside the filter and
+  outside ``top_k``). The script says what the user writes and, where the model would call
+  ``discover_tools``, what it searches for; the session pins what the search finds.
+  :func:`article_scenario` is the article's 3-turn, 4-tool conversation: ``top_k=1``, no
+  always-include; the model sees 2, 2 and 3 tools and the pinned state ends as
+  ``['calculator']``.
+- :func:`escape_hatch` runs over a labeled query set: for every query whose required tools
+  did not all survive the filter, one ``discover`` call (with the literal query, and with the
+  query's ``search_term`` where the file gives one) — how many misses it recovers, and what
+  the hatch costs in extra calls and payload.
+
+The model is idealized: it calls ``discover_tools`` exactly when a required tool is missing,
+once, and the follow-up request carries the pinned hit. Real models call it less (they may
+not notice) or more (they may search when they need not); the numbers here are the hatch's
+ceiling for one call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .data import Query, Registry, Tool
+from .metrics import payload_chars, payload_reduction
+from .ranking import ranks_of, top_k_indices
+from .scorers.base import Scorer
+from .selection import Selector
+
+__all__ = ["DISCOVER_TOOL", "ARTICLE_TOOLS", "ARTICLE_TURNS", "Turn", "TurnResult",
+           "run_scenario", "article_scenario", "scenario_table", "EscapeHatch", "escape_hatch",
+           "DISCOVER_VARIANTS"]
+
+#: The injected escape-hatch tool (the model calls it; it is never scored or filtered).
+DISCOVER_TOOL = Tool(
+    "discover_tools",
+    "Search the full tool registry when none of the tools you can see fits the task. The best "
+    "match is returned and stays available for the rest of the conversation.",
+    parameters={"type": "object",
+                "properties": {"query": {"type": "string",
+                                         "description": "A few words describing the tool "
+                                                        "you need."}},
+                "required": ["query"]})
+
+#: The article's four tools, in registry order.
+ARTICLE_TOOLS = ("weather_lookup", "stock_price", "translate_text", "calculator")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One scripted user turn; ``discover_query`` is what the model searches for, if it does."""
+
+    user: str
+    discover_query: str | None = None
+
+
+#: The article's three turns. Turn 2 shares no content word with the calculator's text; the
+#: model searches for "calculator".
+ARTICLE_TURNS = (
+    Turn("what's the weather in Paris right now?"),
+    Turn("I need to crunch some numbers but don't see a tool for that, can you check?",
+         discover_query="calculator"),
+    Turn("translate hello to French"),
+)
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """What happened on one turn."""
+
+    turn: int
+    user: str
+    sent: tuple[str, ...]
+    """Tools the model sees on the turn's first request, sorted by name (as the article lists
+    them); ``discover_tools`` included."""
+    discover_query: str | None
+    discovered: str | None
+    """The tool ``discover_tools`` found and pinned, or ``None`` (not called, or no match)."""
+    tool_result: str | None
+    """The text ``discover_tools`` returns to the model."""
+    pinned: tuple[str, ...]
+    """The conversation's pins after the turn."""
+    requests: int
+    """Model requests on the turn: 1, or 2 when ``discover_tools`` was called."""
+    payload_chars: int
+    """Name + description characters of every request of the turn."""
+
+
+def run_scenario(tools: Sequence[Tool], turns: Iterable[Turn], *,
+                 scorer: str | Scorer = "jaccard", top_k: int = 1,
+                 always_include: Iterable[str] = (),
+                 discover_tool: Tool = DISCOVER_TOOL) -> list[TurnResult]:
+    """Play ``turns`` as one conversation; return what the model saw and did on each.
+
+    ``tools`` is the registry the selector filters; ``discover_tool`` is added to every
+    request outside it.
+    """
+    selector = Selector(tools, scorer, top_k=top_k, always_include=list(always_include))
+    if discover_tool.name in selector.registry:
+        raise ValueError(f"the registry already has a tool named {discover_tool.name!r}; the "
+                         "escape hatch is injected, not selected")
+    chat = selector.session()
+    reg = selector.registry
+    out = []
+    for n, turn in enumerate(turns, start=1):
+        names = chat.select(turn.user)
+        first = [reg.get(x) for x in names] + [discover_tool]
+        chars = payload_chars(first)
+        hit_name, result, requests = None, None, 1
+        if turn.discover_query is not None:
+            hit = chat.discover(turn.discover_query)
+            requests = 2
+            if hit is None:
+                result = f"No tool matches {turn.discover_query!r}."
+                chars += payload_chars(first)
+            else:
+                hit_name = hit.name
+                result = (f"Found {hit.name!r}: {hit.description} It is now available for "
+                          "the rest of this conversation.")
+                second = {t.name: t for t in first}
+                second[hit.name] = hit
+                chars += payload_chars(second.values())
+        out.append(TurnResult(n, turn.user, tuple(sorted(t.name for t in first)),
+                              turn.discover_query, hit_name, result, tuple(chat.pinned),
+                              requests, chars))
+    return out
+
+
+def article_scenario(registry: Sequence[Tool], *, scorer: str | Scorer = "jaccard",
+                     turns: Iterable[Turn] = ARTICLE_TURNS) -> list[TurnResult]:
+    """The article's conversation over its four tools, taken from ``registry``.
+
+    ``top_k=1``, no always-include, ``discover_tools`` injected.
+    """
+    reg = registry if isinstance(registry, Registry) else Registry(registry)
+    tools = [reg[reg.index(name)] for name in ARTICLE_TOOLS]
+    return run_scenario(tools, turns, scorer=scorer, top_k=1, always_include=())
+
+
+def scenario_table(results: Sequence[TurnResult]) -> pd.DataFrame:
+    """The turns as a table: one row each, names joined by ``, ``."""
+    return pd.DataFrame([{
+        "turn": r.turn, "user": r.user, "n_tools_seen": len(r.sent),
+        "tools_seen": ", ".join(r.sent), "discover_query": r.discover_query or "",
+        "discovered": r.discovered or "", "pinned_after": ", ".join(r.pinned),
+        "requests": r.requests, "payload_chars": r.payload_chars} for r in results])
+
+
+# --------------------------------------------------------------------------------------------
+# over a labeled query set
+
+
+@dataclass
+class EscapeHatch:
+    """Misses recovered by one ``discover`` call, and the cost, for one or more scorers.
+
+    ``misses``: one row per scorer × required tool not sent: the query, the tool, its rank,
+    and for each way of calling ``discover`` (:data:`DISCOVER_VARIANTS`) the tool found and
+    whether that recovered the miss. ``summary``: one row per scorer: counts, Complete@k before
+    and after the call, extra calls, mean payload per query with the hatch, payload reduction.
+    """
+
+    misses: pd.DataFrame
+    summary: pd.DataFrame
+
+
+#: How the model calls ``discover`` after a miss:
+#: ``literal``: the user's words, the article's ``discover`` (best tool of the full registry);
+#: ``literal_unseen``: the user's words, searching only tools the model cannot already see;
+#: ``search_term``: the query's short ``search_term``, the article's ``discover``.
+DISCOVER_VARIANTS = ("literal", "literal_unseen", "search_term")
+
+
+def _best(scores: np.ndarray, allowed: np.ndarray) -> int | None:
+    """Index of the best allowed tool scoring above zero (ties: earlier), or ``None``."""
+    hits = top_k_indices(scores, 1, allowed & (scores > 0))
+    return int(hits[0]) if len(hits) else None
+
+
+def escape_hatch(registry: Sequence[Tool], queries: Sequence[Query],
+                 scorers: Sequence[str | Scorer] = ("jaccard",), top_k: int = 10, *,
+                 always_include: Iterable[str] = (),
+                 discover_tool: Tool = DISCOVER_TOOL) -> EscapeHatch:
+    """One ``discover`` call per query that missed a required tool, for each scorer.
+
+    ``discover`` uses the same scorer as the filter. Called with the user's literal words it
+    can never recover a miss: the best tool of the full registry is the filter's own first
+    pick, already sent; so the ``literal_unseen`` variant searches only the tools not sent,
+    and ``search_term`` uses the query's short search phrase (queries without one count as
+    not recovered, with no extra call). Payload is name + description characters per query:
+    the filtered tools and ``discover_tools`` on every request, plus, for a query with a miss,
+    a second request carrying them again with the pinned hit. Reductions are against sending
+    the whole registry without a hatch. Required tools that are always-include count as
+    available, not as misses.
+    """
+    reg = registry if isinstance(registry, Registry) else Registry(registry)
+    always = sorted(reg.check_names(always_include, what="always_include"), key=reg.index)
+    unfiltered = payload_chars(reg)
+    d_chars = payload_chars([discover_tool])
+    always_mask = np.zeros(len(reg), dtype=bool)
+    always_mask[[reg.index(n) for n in always]] = True
+    if isinstance(scorers, (str, Scorer)):
+        scorers = [scorers]
+    everything = np.ones(len(reg), dtype=bool)
+    miss_rows, summary_rows = [], []
+    for sc in scorers:
+        selector = Selector(reg, sc, top_k=top_k, always_include=always)
+        label = sc if isinstance(sc, str) else selector.scorer.name
+        n = len(queries)
+        n_miss_q = n_miss = complete = 0
+        base = 0
+        recovered = dict.fromkeys(DISCOVER_VARIANTS, 0)
+        after = dict.fromkeys(DISCOVER_VARIANTS, 0)
+        payload = dict.fromkeys(DISCOVER_VARIANTS, 0)
+        calls = dict.fromkeys(DISCOVER_VARIANTS, 0)
+        for q in queries:
+            sent = selector.select(q.query)
+            sent_mask = np.zeros(len(reg), dtype=bool)
+            sent_mask[[reg.index(x) for x in sent]] = True
+            sent_chars = payload_chars(reg[i] for i in np.flatnonzero(sent_mask))
+            base += sent_chars
+            for v in DISCOVER_VARIANTS:
+                payload[v] += sent_chars + d_chars
+            missed = [t for t in q.expected if not sent_mask[reg.index(t)]]
+            if not missed:
+                complete += 1
+                for v in DISCOVER_VARIANTS:
+                    after[v] += 1
+                continue
+            n_miss_q += 1
+            scores = selector.scores(q.query)
+            hits = {"literal": _best(scores, everything),
+                    "literal_unseen": _best(scores, ~sent_mask),
+                    "search_term": (_best(selector.scores(q.search_term), everything)
+                                    if q.search_term else None)}
+            names = {v: ("" if i is None else reg[i].name) for v, i in hits.items()}
+            for v, i in hits.items():
+                if v == "search_term" and not q.search_term:
+                    continue
+                calls[v] += 1
+                extra = 0 if i is None or sent_mask[i] else payload_chars([reg[i]])
+                payload[v] += sent_chars + d_chars + extra
+                after[v] += all(sent_mask[reg.index(t)] or t == names[v] for t in q.expected)
+            ranks = ranks_of(scores, [reg.index(t) for t in missed], ~always_mask)
+            for t, rank in zip(missed, ranks):
+                n_miss += 1
+                row = {"scorer": label, "top_k": top_k, "query_id": q.id, "query": q.query,
+                       "expected": t, "rank": int(rank), "search_term": q.search_term or ""}
+                for v in DISCOVER_VARIANTS:
+                    recovered[v] += names[v] == t
+                    row[f"{v}_hit"] = names[v]
+                    row[f"{v}_recovered"] = names[v] == t
+                miss_rows.append(row)
+        summary = {"scorer": label, "top_k": top_k, "n_queries": n,
+                   "queries_with_miss": n_miss_q, "misses": n_miss,
+                   "discover_tool_chars": d_chars, "Complete@k": complete / n,
+                   "payload_chars": base / n,
+                   "payload_reduction": payload_reduction(base / n, unfiltered)}
+        for v in DISCOVER_VARIANTS:
+            summary[f"recovered_{v}"] = recovered[v]
+            summary[f"Complete_after_{v}"] = after[v] / n
+            summary[f"extra_calls_{v}"] = calls[v]
+            summary[f"payload_chars_{v}"] = payload[v] / n
+            summary[f"payload_reduction_{v}"] = payload_reduction(payload[v] / n, unfiltered)
+        summary_rows.append(summary)
+    miss_cols = ["scorer", "top_k", "query_id", "query", "expected", "rank", "search_term"]
+    miss_cols += [f"{v}_{c}" for v in DISCOVER_VARIANTS for c in ("hit", "recovered")]
+    return EscapeHatch(pd.DataFrame(miss_rows, columns=miss_cols),
+                       pd.DataFrame(summary_rows, columns=list(summary_rows[0]) if summary_rows
+                                    else None))

@@ -1,0 +1,178 @@
+"""Uncertainty for small query sets: bootstrap intervals and paired comparisons of scorers.
+
+With 30 queries one miss moves recall by 3.3 points, so every mean gets an interval and every
+difference between scorers a test. Both work on the per-query table of a sweep
+(:attr:`toolsel.sweep.SweepResult.query_metrics`: one row per scorer × top_k × query).
+
+- :func:`bootstrap_intervals`: percentile bootstrap over queries (resampling queries with
+  replacement), one interval per scorer × top_k × metric. The same resampled query sets are
+  used for every scorer and cut-off, so intervals are comparable.
+- :func:`paired_comparison`: for every pair of scorers at every cut-off, the mean per-query
+  difference, a paired bootstrap interval for it, how many queries each scorer wins, and an
+  exact two-sided sign test on the queries where they differ (McNemar's exact test when the
+  metric is 0/1), Holm-adjusted over the pairs compared at one cut-off. A difference is
+  called *real* when the adjusted p-value is below ``alpha``.
+
+Everything is deterministic for a given ``seed``. Queries whose metric is ``nan`` (no required
+tool left after always-include) are dropped, as in the sweep's means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["bootstrap_intervals", "paired_comparison", "sign_test", "holm"]
+
+_KEYS = ["scorer", "top_k", "query_id"]
+
+
+def _check(query_metrics: pd.DataFrame, metrics: Sequence[str]) -> None:
+    missing = [c for c in [*_KEYS, *metrics] if c not in query_metrics.columns]
+    if missing:
+        raise KeyError(f"query_metrics has no column(s) {missing}; expected a sweep's "
+                       "query_metrics table")
+
+
+def _wide(query_metrics: pd.DataFrame, metric: str, scorers: Sequence[str]) -> pd.DataFrame:
+    """``(top_k, query_id)`` rows × scorer columns of one metric, queries in first-seen order."""
+    qm = query_metrics[query_metrics["scorer"].isin(scorers)]
+    wide = qm.pivot_table(index=["top_k", "query_id"], columns="scorer", values=metric,
+                          sort=False, dropna=False)
+    return wide.reindex(columns=list(scorers))
+
+
+def _scorers(query_metrics: pd.DataFrame, scorers: Iterable[str] | None) -> list[str]:
+    present = list(dict.fromkeys(query_metrics["scorer"]))
+    if scorers is None:
+        return present
+    scorers = list(scorers)
+    unknown = [s for s in scorers if s not in present]
+    if unknown:
+        raise ValueError(f"scorer(s) {unknown} not in the table; it has {present}")
+    return scorers
+
+
+def bootstrap_intervals(query_metrics: pd.DataFrame,
+                        metrics: Sequence[str] = ("R@k", "Complete@k"), *,
+                        n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Percentile bootstrap intervals of the mean of each metric, per scorer × top_k.
+
+    Returns one row per ``scorer, top_k, metric`` with ``mean, low, high, n_queries``, rows in
+    the table's scorer and top_k order.
+    """
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    _check(query_metrics, metrics)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}")
+    query_ids = list(dict.fromkeys(query_metrics["query_id"]))
+    rng = np.random.default_rng(seed)
+    # one set of resampled queries shared by every scorer, cut-off and metric
+    draws = rng.integers(0, len(query_ids), size=(n_boot, len(query_ids)))
+    pos = {q: i for i, q in enumerate(query_ids)}
+    alpha = (1 - level) / 2
+    rows = []
+    for (scorer, k), g in query_metrics.groupby(["scorer", "top_k"], sort=False):
+        idx = g["query_id"].map(pos).to_numpy()
+        for metric in metrics:
+            values = np.full(len(query_ids), np.nan)
+            values[idx] = g[metric].to_numpy(dtype=float)
+            sample = values[draws]
+            valid = ~np.isnan(sample)
+            counts = valid.sum(axis=1)
+            means = np.where(counts > 0, np.nansum(sample, axis=1) / np.maximum(counts, 1),
+                             np.nan)
+            means = means[~np.isnan(means)]
+            n = int((~np.isnan(values)).sum())
+            mean = float(np.nanmean(values)) if n else float("nan")
+            low, high = ((float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha)))
+                         if len(means) else (float("nan"), float("nan")))
+            rows.append({"scorer": scorer, "top_k": int(k), "metric": metric, "mean": mean,
+                         "low": low, "high": high, "n_queries": n})
+    return pd.DataFrame(rows, columns=["scorer", "top_k", "metric", "mean", "low", "high",
+                                       "n_queries"])
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Exact two-sided sign test: p-value of ``wins`` vs ``losses`` under a fair coin.
+
+    Ties are left out before calling. With 0/1 outcomes this is McNemar's exact test.
+    """
+    from scipy.stats import binomtest
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    return float(binomtest(wins, n, 0.5, alternative="two-sided").pvalue)
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjustment of a family of p-values (same order as given)."""
+    p = np.asarray(p_values, dtype=float)
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    adjusted = np.empty(m)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def paired_comparison(query_metrics: pd.DataFrame, metric: str = "R@k", *,
+                      scorers: Iterable[str] | None = None, top_k: Iterable[int] | None = None,
+                      n_boot: int = 2000, level: float = 0.95, alpha: float = 0.05,
+                      seed: int = 0) -> pd.DataFrame:
+    """Compare every pair of scorers on the same queries, at each cut-off.
+
+    Returns one row per ``top_k`` × pair (``a``, ``b`` in the given scorer order) with
+    ``mean_a, mean_b, diff`` (a − b), the paired bootstrap interval ``diff_low, diff_high``,
+    ``a_wins, b_wins, ties`` (queries where a is better, worse, equal), the sign-test
+    ``p_value``, its Holm adjustment ``p_holm`` over the pairs at that cut-off, and ``real``
+    (``p_holm < alpha``). Only queries scored by both (metric not ``nan``) count.
+    """
+    _check(query_metrics, [metric])
+    names = _scorers(query_metrics, scorers)
+    if len(names) < 2:
+        raise ValueError("paired_comparison needs at least two scorers")
+    wide = _wide(query_metrics, metric, names)
+    ks = list(dict.fromkeys(wide.index.get_level_values("top_k")))
+    if top_k is not None:
+        wanted = [int(k) for k in top_k]
+        unknown = [k for k in wanted if k not in ks]
+        if unknown:
+            raise ValueError(f"top_k {unknown} not in the table; it has {ks}")
+        ks = wanted
+    rng = np.random.default_rng(seed)
+    q = (1 - level) / 2
+    rows = []
+    for k in ks:
+        block = wide.xs(k, level="top_k")
+        draws = rng.integers(0, len(block), size=(n_boot, len(block)))
+        k_rows = []
+        for a, b in combinations(names, 2):
+            va, vb = block[a].to_numpy(float), block[b].to_numpy(float)
+            both = ~(np.isnan(va) | np.isnan(vb))
+            d = va - vb
+            boot = np.where(both[draws], d[draws], 0.0).sum(axis=1) / np.maximum(
+                both[draws].sum(axis=1), 1)
+            wins, losses = int((d[both] > 0).sum()), int((d[both] < 0).sum())
+            k_rows.append({
+                "top_k": int(k), "metric": metric, "a": a, "b": b,
+                "mean_a": float(va[both].mean()), "mean_b": float(vb[both].mean()),
+                "diff": float(d[both].mean()),
+                "diff_low": float(np.quantile(boot, q)),
+                "diff_high": float(np.quantile(boot, 1 - q)),
+                "a_wins": wins, "b_wins": losses, "ties": int(both.sum()) - wins - losses,
+                "p_value": sign_test(wins, losses)})
+        adjusted = holm([r["p_value"] for r in k_rows])
+        for r, p in zip(k_rows, adjusted):
+            r["p_holm"] = float(p)
+            r["real"] = bool(p < alpha)
+        rows.extend(k_rows)
+    return pd.DataFrame(rows, columns=["top_k", "metric", "a", "b", "mean_a", "mean_b", "diff",
+                                       "diff_low", "diff_high", "a_wins", "b_wins", "ties",
+                                       "p_value", "p_holm", "real"])
