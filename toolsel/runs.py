@@ -49,7 +49,7 @@ from .data import DataError, Query, Registry, load_queries, query_from_record, r
 __all__ = [
     "Exchange", "Search", "Call", "Run", "RunSet", "RunsReport",
     "load_runs", "evaluate_runs", "format_stage_table",
-    "TASK_COLUMNS", "STAGE_COLUMNS", "LABELS_FILE",
+    "plot_cost_split", "TASK_COLUMNS", "STAGE_COLUMNS", "LABELS_FILE",
 ]
 
 #: The label file looked up beside the transcripts (same format as the query files).
@@ -842,3 +842,35 @@ def format_stage_table(stages: pd.DataFrame) -> str:
     lines.append(fmt(names))
     lines.extend(fmt(b) for b in body)
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# figure
+
+
+def plot_cost_split(report: RunsReport, ax=None):
+    """Stacked bars of input tokens per task and run: uncached, cache write, cache read.
+
+    Every request of the task is counted. Returns the matplotlib Axes.
+    """
+    import matplotlib.pyplot as plt
+
+    df = report.tasks
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 0.45 * len(df) + 1.5))
+    labels = [f"{t} · {r}" for t, r in zip(df["task_id"], df["run"])]
+    y = np.arange(len(df))[::-1]
+    left = np.zeros(len(df))
+    parts = [("input_uncached", "uncached input", "#d62728"),
+             ("cache_write", "cache write", "#ff7f0e"),
+             ("cache_read", "cache read", "#1f77b4")]
+    for col, name, color in parts:
+        values = df[col].to_numpy(dtype=float)
+        ax.barh(y, values, left=left, color=color, label=name)
+        left += values
+    ax.set_yticks(y, labels)
+    ax.set_xlabel("input tokens, summed over every request of the task (tokens)")
+    ax.set_ylabel("task · run")
+    ax.set_title("Where the input of each recorded run went")
+    ax.legend(loc="lower right")
+    return ax
