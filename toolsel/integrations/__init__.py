@@ -1,0 +1,9 @@
+"""Adapters to agent stacks, each behind its own optional extra.
+
+- :mod:`toolsel.integrations.anthropic` (``toolsel[anthropic]``): a Messages API ``tools``
+  array with tool search and deferred loading, and a client-side search handler.
+- :mod:`toolsel.integrations.langchain` (``toolsel[langchain]``): a LangChain v1 agent
+  middleware that filters tools per model call and gives the model a ``discover_tools`` tool.
+
+Nothing here is imported by ``import toolsel``; import the submodule you need.
+"""
