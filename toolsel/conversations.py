@@ -1,0 +1,457 @@
+"""Labeled multi-turn conversations, and replaying them turn by turn with a selection strategy.
+
+A conversation is a list of user turns, each labeled with the tools it needs. Replaying one
+with :func:`replay` produces what a middleware would send, request by request:
+
+- ``eager``: every tool on every request (no filter, no ``discover``).
+- ``filtered``: a :class:`~toolsel.selection.Session` re-chooses the top-K from the latest user
+  message every turn (plus always-include and pinned tools, plus the ``discover_tools`` tool);
+  the tools block changes from turn to turn.
+- ``deferred``: the tools block holds only the always-include tools and ``discover_tools``,
+  and never changes; each ``discover`` call loads its hits (up to ``discover_limit``) by
+  appending their definitions to the message history, where they stay.
+
+**Discover simulation.** When a required tool is not visible, the model calls ``discover``
+with the turn's ``search_terms`` in order (the turn text when it has none), one call per
+term, until every required tool is visible or the terms run out. Each call is one more
+request. ``filtered`` pins the hits (``discover_limit`` 1 by default: the article's
+``discover``); ``deferred`` loads them (``discover_limit`` 5 by default, the server-side tool
+search's default).
+
+**Context policy** (``filtered`` only; a middleware sees only the latest user message):
+
+- ``"latest"``: select from the latest user message alone.
+- ``"carry_if_dependent"`` (default): when :func:`looks_context_dependent` flags the message
+  ("do it", "same for Bob", "and MSFT?"), the tools visible on the previous turn stay visible.
+- ``"carry_if_labeled"``: the same, using the turn's ``context_dependent`` label (an oracle:
+  an upper bound for a detector).
+
+**Message history** (for token counting): each turn appends the user message; each discover
+call appends the call (JSON) and its result (``filtered``: the names found; ``deferred``: the
+JSON definitions loaded); the turn ends with one assistant message naming the tools it called.
+The calls that do the turn's work and their results are folded into that message: they are
+the same under every strategy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .data import DataError, Registry, Tool, _text_field, read_records, suggest_names
+from .metrics import count_tokens, definition_json
+from .selection import Selector
+from .text import tokenize
+
+__all__ = ["Turn", "Conversation", "load_conversations", "conversation_from_record",
+           "DISCOVER_TOOL", "STRATEGIES", "POLICIES", "looks_context_dependent",
+           "ModelRequest", "TurnResult", "Replay", "replay", "replay_table", "replay_summary"]
+
+STRATEGIES = ("eager", "filtered", "deferred")
+POLICIES = ("latest", "carry_if_dependent", "carry_if_labeled")
+
+#: The escape hatch as the model sees it (sent with ``filtered`` and ``deferred``).
+DISCOVER_TOOL = Tool(
+    "discover_tools",
+    "Search the full tool catalog when none of the visible tools fits the task. Tools found "
+    "become available for the rest of the conversation.",
+    {"type": "object",
+     "properties": {"query": {"type": "string",
+                              "description": "What the tool should do, in a few words."}},
+     "required": ["query"]})
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One user message and the tools needed to serve it.
+
+    ``expected`` may be empty (a "thanks" needs no tool). ``search_terms`` are the phrases a
+    model would pass to ``discover``, in order; ``context_dependent`` labels a message that
+    only makes sense with the previous turns ("do it", "same for Bob").
+    """
+
+    user: str
+    expected: tuple[str, ...] = ()
+    search_terms: tuple[str, ...] = ()
+    context_dependent: bool = False
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A labeled multi-turn conversation."""
+
+    id: str
+    turns: tuple[Turn, ...]
+    title: str | None = None
+    split: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+
+# --------------------------------------------------------------------------------------------
+# loading
+
+_CONV_KEYS = {"id", "turns", "title", "split", "tags"}
+_TURN_KEYS = {"user", "expected", "search_terms", "context_dependent"}
+
+
+def _str_list(value, *, path, loc, field_name, allow_empty=True) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise DataError("expected a list of non-empty strings", path=path, location=loc,
+                        field=field_name)
+    if not allow_empty and not value:
+        raise DataError("is empty; expected at least one", path=path, location=loc,
+                        field=field_name)
+    return value
+
+
+def _turn_from_record(rec: Any, *, path, loc: str, registry: Registry | None) -> Turn:
+    if not isinstance(rec, Mapping):
+        raise DataError(f"expected a turn object, got {type(rec).__name__}", path=path,
+                        location=loc)
+    unknown = sorted(set(rec) - _TURN_KEYS)
+    if unknown:
+        raise DataError(f"unknown key; a turn has {sorted(_TURN_KEYS)}", path=path,
+                        location=loc, field=unknown[0])
+    user = _text_field(rec, "user", path=path, loc=loc)
+    if "expected" not in rec:
+        raise DataError("missing; expected a list of tool names ([] for none)", path=path,
+                        location=loc, field="expected")
+    expected = _str_list(rec["expected"], path=path, loc=loc, field_name="expected")
+    if len(set(expected)) != len(expected):
+        dup = next(n for n in expected if expected.count(n) > 1)
+        raise DataError(f"names {dup!r} twice", path=path, location=loc, field="expected")
+    if registry is not None:
+        for name in expected:
+            if name not in registry:
+                raise DataError(f"{name!r} is not a tool in the registry"
+                                f"{suggest_names(name, registry.names)}", path=path,
+                                location=loc, field="expected")
+    terms = _str_list(rec.get("search_terms", []), path=path, loc=loc,
+                      field_name="search_terms")
+    dependent = rec.get("context_dependent", False)
+    if not isinstance(dependent, bool):
+        raise DataError("expected true or false", path=path, location=loc,
+                        field="context_dependent")
+    return Turn(user, tuple(expected), tuple(terms), dependent)
+
+
+def conversation_from_record(rec: Any, *, path=None, loc: str | None = None,
+                             registry: Registry | None = None) -> Conversation:
+    """Build a :class:`Conversation` from one record, validating every turn.
+
+    Errors name the file, the line, the conversation id, the turn (1-based) and the field,
+    e.g. ``data/conversations.jsonl, line 4 (conversation 'c04'), turn 2: field 'expected':
+    'calendar_move_event' is not a tool in the registry; did you mean ...?``
+    """
+    if not isinstance(rec, Mapping):
+        raise DataError(f"expected a conversation object, got {type(rec).__name__}",
+                        path=path, location=loc)
+    cid = rec.get("id")
+    if isinstance(cid, int) and not isinstance(cid, bool):
+        cid = str(cid)
+    if not isinstance(cid, str) or not cid.strip():
+        raise DataError("missing or empty; expected a string or integer id", path=path,
+                        location=loc, field="id")
+    loc = f"{loc} (conversation {cid!r})" if loc else f"conversation {cid!r}"
+    unknown = sorted(set(rec) - _CONV_KEYS)
+    if unknown:
+        raise DataError(f"unknown key; a conversation has {sorted(_CONV_KEYS)}", path=path,
+                        location=loc, field=unknown[0])
+    turns = rec.get("turns")
+    if not isinstance(turns, list) or not turns:
+        raise DataError("expected a non-empty list of turn objects", path=path, location=loc,
+                        field="turns")
+    parsed = tuple(_turn_from_record(t, path=path, loc=f"{loc}, turn {i}", registry=registry)
+                   for i, t in enumerate(turns, start=1))
+    split = _text_field(rec, "split", path=path, loc=loc, required=False)
+    if split is not None and split not in ("dev", "test"):
+        raise DataError(f"expected 'dev' or 'test', got {split!r}", path=path, location=loc,
+                        field="split")
+    tags = _str_list(rec.get("tags", []), path=path, loc=loc, field_name="tags")
+    return Conversation(cid, parsed, _text_field(rec, "title", path=path, loc=loc,
+                                                 required=False), split, tuple(tags))
+
+
+def load_conversations(path: str | Path, registry: Registry | None = None
+                       ) -> list[Conversation]:
+    """Load and validate labeled conversations (JSONL, one conversation a line).
+
+    Format: ``{"id", "turns": [{"user", "expected", "search_terms"?, "context_dependent"?}],
+    "title"?, "split"?, "tags"?}`` (see ``data/README.md``). With ``registry`` every expected
+    name must be one of its tools. Raises :class:`~toolsel.data.DataError` naming the file,
+    line, conversation, turn and field.
+    """
+    records = read_records(path)
+    if not records:
+        raise DataError("no conversations in the file", path=path)
+    out: list[Conversation] = []
+    seen: dict[str, str] = {}
+    for loc, rec in records:
+        conv = conversation_from_record(rec, path=path, loc=loc, registry=registry)
+        if conv.id in seen:
+            raise DataError(f"duplicate conversation id {conv.id!r} (first at {seen[conv.id]})",
+                            path=path, location=loc, field="id")
+        seen[conv.id] = loc
+        out.append(conv)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the context detector
+
+_LEADS = {"and", "also", "same", "now", "then", "ok", "okay", "do", "try", "yes", "actually"}
+_REFERS = {"it", "that", "them", "those", "there", "both", "her", "him"}
+_DUMMY_IT = {"is", "was", "s"}  # "is it going to rain", "what time is it": no referent
+
+
+def looks_context_dependent(text: str, *, max_tokens: int = 3) -> bool:
+    """Whether a user message probably refers back to the conversation.
+
+    True when it has at most ``max_tokens`` tokens, starts with a continuation word ("and",
+    "same", "now", "do", "ok", ...), starts with "what about"/"how about", or refers to
+    something by a pronoun ("it", "that", "them", ...; not the "it" of "is it", "what time is
+    it"). A cheap rule a middleware can run;
+    it errs towards carrying tools over (a false positive only sends a few more).
+    """
+    tokens = tokenize(text)
+    if len(tokens) <= max_tokens:
+        return True
+    if tokens[0] in _LEADS or tokens[:2] in (["what", "about"], ["how", "about"]):
+        return True
+    return any(t in _REFERS and not (t == "it" and i and tokens[i - 1] in _DUMMY_IT)
+               for i, t in enumerate(tokens))
+
+
+# --------------------------------------------------------------------------------------------
+# replay
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One request to the model: its tools block and its message history (texts, in order).
+
+    ``step`` is 0 for the turn's first request and ``i`` for the request after its ``i``-th
+    discover call.
+    """
+
+    turn: int
+    step: int
+    tools: tuple[str, ...]
+    messages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """What one turn needed and got."""
+
+    turn: int
+    user: str
+    expected: tuple[str, ...]
+    required: tuple[str, ...]          # expected minus always-include
+    context_dependent: bool
+    carried: bool                      # previous turn's tools kept visible
+    visible_at_start: tuple[str, ...]  # required tools visible before any discover call
+    discover_calls: int
+    discovered: tuple[str, ...]        # tools pinned/loaded by this turn's discover calls
+    available: tuple[str, ...]         # required tools visible at the end of the turn
+    pins: int                          # pinned (filtered) or loaded (deferred) so far
+
+
+@dataclass
+class Replay:
+    """The requests and per-turn results of replaying one conversation with one strategy."""
+
+    conversation: Conversation
+    strategy: str
+    policy: str | None
+    registry: Registry
+    requests: list[ModelRequest]
+    turns: list[TurnResult]
+
+
+def _names_in_order(registry: Registry, names: Iterable[str]) -> tuple[str, ...]:
+    names = set(names)
+    return tuple(n for n in registry.names if n in names)
+
+
+def replay(conversation: Conversation, selector: Selector, strategy: str = "filtered", *,
+           policy: str = "carry_if_dependent", discover_limit: int | None = None,
+           max_discover_calls: int = 3) -> Replay:
+    """Replay ``conversation`` turn by turn; see the module docstring for the model.
+
+    Parameters
+    ----------
+    selector : Selector
+        Registry, scorer, ``top_k`` and always-include set. A fresh session per replay, so
+        pins never leak between conversations.
+    strategy : ``"eager"``, ``"filtered"`` or ``"deferred"``
+    policy : context policy for ``filtered`` (ignored otherwise)
+    discover_limit : int, optional
+        Tools a discover call returns: default 1 for ``filtered``, 5 for ``deferred``.
+    max_discover_calls : int
+        At most this many discover calls per turn.
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    if discover_limit is None:
+        discover_limit = 5 if strategy == "deferred" else 1
+    if discover_limit < 1:
+        raise ValueError(f"discover_limit must be >= 1, got {discover_limit}")
+    reg = selector.registry
+    always = selector.always_include
+    session = selector.session()
+    loaded: list[str] = []           # deferred: definitions appended to the history
+    messages: list[str] = []
+    requests: list[ModelRequest] = []
+    results: list[TurnResult] = []
+    previous: set[str] = set()       # filtered: tools visible on the previous turn
+
+    for ti, turn in enumerate(conversation.turns, start=1):
+        required = tuple(t for t in turn.expected if t not in always)
+        carried = False
+        if strategy == "eager":
+            def visible() -> set[str]:
+                return set(reg.names)
+            tools = tuple(reg.names)
+        elif strategy == "filtered":
+            dependent = (looks_context_dependent(turn.user) if policy == "carry_if_dependent"
+                         else turn.context_dependent if policy == "carry_if_labeled" else False)
+            carried = dependent and bool(previous)
+            base = set(session.select(turn.user)) | (previous if carried else set())
+
+            def visible() -> set[str]:
+                return base | set(session.pinned)
+        else:
+            def visible() -> set[str]:
+                return set(always) | set(loaded)
+
+        def tools_block() -> tuple[str, ...]:
+            if strategy == "eager":
+                return tuple(reg.names)
+            if strategy == "filtered":
+                return _names_in_order(reg, visible()) + (DISCOVER_TOOL.name,)
+            return _names_in_order(reg, always) + (DISCOVER_TOOL.name,)
+
+        messages.append(turn.user)
+        requests.append(ModelRequest(ti, 0, tools_block(), tuple(messages)))
+        at_start = tuple(t for t in required if t in visible())
+        calls, found = 0, []
+        terms = list(turn.search_terms) or [turn.user]
+        if strategy != "eager":
+            for term in terms:
+                if all(t in visible() for t in required) or calls >= max_discover_calls:
+                    break
+                calls += 1
+                hits = [t.name for t in selector.search(term, limit=discover_limit)]
+                messages.append(json.dumps({"tool_use": DISCOVER_TOOL.name,
+                                            "input": {"query": term}}))
+                if strategy == "filtered":
+                    new = [h for h in hits if h not in visible()]
+                    for h in hits:
+                        session.pin(h)
+                    messages.append(json.dumps({"tool_result": {"found": hits}}) if hits
+                                    else json.dumps({"tool_result": "no matching tool"}))
+                else:
+                    new = [h for h in hits if h not in always and h not in loaded]
+                    loaded.extend(new)
+                    messages.append(json.dumps(
+                        {"tool_result": [json.loads(definition_json(reg.get(h))) for h in new]}
+                        if new else {"tool_result": "no new tool"}))
+                found.extend(h for h in new if h not in found)
+                requests.append(ModelRequest(ti, calls, tools_block(), tuple(messages)))
+        vis = visible()
+        available = tuple(t for t in required if t in vis)
+        messages.append(f"Called {', '.join(turn.expected)}." if turn.expected else "OK.")
+        if strategy == "filtered":
+            previous = vis - set(always) - set(session.pinned)
+        pins = len(session.pinned) if strategy == "filtered" else len(loaded)
+        results.append(TurnResult(ti, turn.user, turn.expected, required,
+                                  turn.context_dependent, carried, at_start, calls,
+                                  tuple(found), available, pins))
+    return Replay(conversation, strategy, policy if strategy == "filtered" else None, reg,
+                  requests, results)
+
+
+def replay_table(replays: Sequence[Replay], *, encoding: str = "cl100k_base") -> pd.DataFrame:
+    """One row per conversation × turn: availability, discover calls, pins, payload.
+
+    ``tools_tokens`` sums the JSON-definition tokens of the tools blocks of the turn's
+    requests (plus, for ``deferred``, the definitions loaded by its discover calls);
+    ``all_tools_tokens`` is the same number of turns sending every registry tool once.
+    ``recovered`` is 1/0 for turns where a required tool was missing at the start, else
+    empty.
+    """
+    rows = []
+    cache: dict[str, int] = {}
+
+    def tokens(name: str, reg: Registry) -> int:
+        if name not in cache:
+            tool = DISCOVER_TOOL if name == DISCOVER_TOOL.name else reg.get(name)
+            cache[name] = count_tokens(definition_json(tool), encoding)
+        return cache[name]
+
+    for rp in replays:
+        reg = rp.registry
+        all_tokens = sum(tokens(n, reg) for n in reg.names)
+        for tr in rp.turns:
+            reqs = [r for r in rp.requests if r.turn == tr.turn]
+            sent = sum(tokens(n, reg) for r in reqs for n in r.tools)
+            if rp.strategy == "deferred":
+                sent += sum(tokens(n, reg) for n in tr.discovered)
+            missing_at_start = len(tr.required) - len(tr.visible_at_start)
+            rows.append({
+                "strategy": rp.strategy, "policy": rp.policy or "",
+                "conversation_id": rp.conversation.id, "split": rp.conversation.split,
+                "turn": tr.turn, "user": tr.user,
+                "context_dependent": tr.context_dependent, "carried": tr.carried,
+                "n_expected": len(tr.expected), "n_required": len(tr.required),
+                "available_at_start": (float(missing_at_start == 0) if tr.required
+                                       else float("nan")),
+                "discover_calls": tr.discover_calls,
+                "recovered": (float(len(tr.available) == len(tr.required))
+                              if missing_at_start else float("nan")),
+                "available": float(len(tr.available) == len(tr.required)) if tr.required
+                else float("nan"),
+                "pins": tr.pins, "n_requests": len(reqs),
+                "tools_sent": len(reqs[0].tools), "tools_tokens": sent,
+                "all_tools_tokens": all_tokens,
+            })
+    return pd.DataFrame(rows)
+
+
+def replay_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy (and policy): turn availability, discover calls, recovery, pins, payload.
+
+    ``tools_tokens`` is the total over all conversations; ``reduction`` compares it with
+    sending every tool on every turn (``all_tools_tokens``).
+    """
+    rows = []
+    for (strategy, policy), g in table.groupby(["strategy", "policy"], sort=False):
+        needs = g["n_required"] > 0
+        last = g.groupby("conversation_id", sort=False)["pins"].last()
+        tools = int(g["tools_tokens"].sum())
+        everything = int(g["all_tools_tokens"].sum())
+        rows.append({
+            "strategy": strategy, "policy": policy,
+            "n_conversations": g["conversation_id"].nunique(), "n_turns": len(g),
+            "available_at_start": g.loc[needs, "available_at_start"].mean(),
+            "available": g.loc[needs, "available"].mean(),
+            "discover_calls": int(g["discover_calls"].sum()),
+            "turns_missing": int((g["available_at_start"] == 0).sum()),
+            "recovered": int((g["recovered"] == 1).sum()),
+            "pins_per_conversation": float(last.mean()),
+            "n_requests": int(g["n_requests"].sum()),
+            "tools_tokens": tools, "all_tools_tokens": everything,
+            "reduction": 1 - tools / everything if everything else 0.0,
+        })
+    return pd.DataFrame(rows)
