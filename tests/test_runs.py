@@ -373,3 +373,22 @@ def test_cli_reports_malformed_input(tmp_path, capsys):
     rc = main(["runs", str(path), "--registry", str(ROOT / "data" / "registry.json")])
     assert rc == 2
     assert "line 1, response: field 'usage': missing" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None,
+                    reason="figures need the notebooks extra")
+def test_cost_split_figure(report):
+    import matplotlib
+    matplotlib.use("Agg")
+    from toolsel.runs import plot_cost_split
+    ax = plot_cost_split(report)
+    assert "tokens" in ax.get_xlabel()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "uncached input", "cache write", "cache read"]
+    # one stacked bar per task x run: its length is the run's whole input
+    widths = {}
+    for patch in ax.patches:
+        y = round(patch.get_y(), 6)
+        widths[y] = widths.get(y, 0) + patch.get_width()
+    assert sorted(widths.values()) == sorted(report.tasks["input_total"].astype(float))
+    matplotlib.pyplot.close(ax.figure)
