@@ -35,6 +35,7 @@ the response blocks and usage too; plain JSON works without it.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -532,19 +533,20 @@ def _usage(response: Mapping[str, Any], p: _Parser, where: str) -> dict[str, int
     return out
 
 
-def _sdk_types() -> dict[str, Any] | None:
+@functools.cache
+def _sdk_types() -> dict[str, Any]:
+    """The SDK's response models by block type, imported on first use; empty without it."""
     try:
         from anthropic import types as t
     except ImportError:
-        return None
+        return {}
     return {"tool_use": t.ToolUseBlock, "server_tool_use": t.ServerToolUseBlock,
             "tool_search_tool_result": t.ToolSearchToolResultBlock, "usage": t.Usage}
 
 
 def _sdk_check(kind: str, value: Mapping[str, Any], p: _Parser, where: str, at: str) -> None:
     """Validate against the ``anthropic`` SDK's response types, when the SDK is installed."""
-    types = _SDK_TYPES if _SDK_TYPES is not None else {}
-    model = types.get(kind)
+    model = _sdk_types().get(kind)
     if model is None:
         return
     import pydantic
@@ -556,8 +558,6 @@ def _sdk_check(kind: str, value: Mapping[str, Any], p: _Parser, where: str, at: 
         raise p.error(where, at, f"does not match the anthropic SDK's {model.__name__}: "
                       f"{err['msg']}", loc or None) from None
 
-
-_SDK_TYPES = _sdk_types()
 
 
 # --------------------------------------------------------------------------------------------
