@@ -392,3 +392,18 @@ def test_cost_split_figure(report):
         widths[y] = widths.get(y, 0) + patch.get_width()
     assert sorted(widths.values()) == sorted(report.tasks["input_total"].astype(float))
     matplotlib.pyplot.close(ax.figure)
+
+
+def test_plain_json_without_the_sdk():
+    """The loader needs no anthropic SDK: the same figures with the import blocked."""
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['anthropic'] = None\n"
+            "from toolsel.runs import load_runs, evaluate_runs, _sdk_types\n"
+            f"r = evaluate_runs(load_runs({str(RUNS)!r}))\n"
+            "assert _sdk_types() == {}\n"
+            "print(r.stages.to_csv(index=False))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout
+    here = evaluate_runs(load_runs(RUNS)).stages.to_csv(index=False)
+    assert out.strip() == here.strip()
