@@ -813,7 +813,8 @@ def format_stage_table(stages: pd.DataFrame) -> str:
         body.append([
             str(r["run"]), str(r["tasks"]),
             pct(r["discovery_recall"]),
-            f"{r['discovered_required']}/{r['deferred_required']}",
+            f"{r['discovered_required']}/{r['deferred_required']}" if r["deferred_required"]
+            else "-",
             pct(r["all_available"]), str(r["empty_search_misses"]),
             str(r["tasks_available"]), pct(r["selection_given_discovery"]),
             pct(r["wrong_operation_rate"]), pct(r["success"]),
