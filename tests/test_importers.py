@@ -215,3 +215,16 @@ def test_cli_import_error_names_file_entry_and_field(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "tools.json, item 0 (tool 'w'): field 'parameters.required'" in err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_core_import_stays_light():
+    """``import toolsel`` and the CLI (with ``toolsel import``) load no integration SDK."""
+    import subprocess
+    import sys
+    code = ("import sys, toolsel, toolsel.cli, toolsel.importers_cli\n"
+            "toolsel.cli.build_parser()\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('anthropic', 'langchain', 'langchain_core', 'langgraph', 'mcp'))\n"
+            "print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
