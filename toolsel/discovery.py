@@ -127,7 +127,8 @@ def summarize_requests(per_request: pd.DataFrame, by: str | Sequence[str] = "cat
     ``n_requests`` counts requests with at least one filtered required tool (the ones the
     means are over); ``n_always_only`` counts those needing only always-include tools;
     ``n_always_required`` sums the always-include required tools set apart. Groups keep the
-    order they first appear in; use ``by=[]`` for one row per scorer × top_k.
+    order they first appear in (numeric groups, like ``n_required``, are sorted); use
+    ``by=[]`` for one row per scorer × top_k.
     """
     by = [by] if isinstance(by, str) else list(by)
     rows = []
@@ -147,7 +148,14 @@ def summarize_requests(per_request: pd.DataFrame, by: str | Sequence[str] = "cat
             "n_always_required": int(g["n_always_required"].sum()),
         })
         rows.append(row)
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    numeric = [c for c in by if pd.api.types.is_numeric_dtype(per_request[c])]
+    if numeric:  # e.g. n_required: 0, 1, 2, 3 within each scorer × top_k
+        order = {s: i for i, s in enumerate(dict.fromkeys(per_request["scorer"]))}
+        out = out.sort_values(["scorer", "top_k", *numeric], key=lambda c: c.map(order)
+                              if c.name == "scorer" else c, kind="stable")
+        out = out.reset_index(drop=True)
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,174 @@
+"""Run the same labeled suite on two versions of a registry and list what changed.
+
+The use case is description repair: a catalog owner reads the misses on ``dev``, rewrites a
+few descriptions (kept as a small patch file, :func:`load_repairs`, applied in memory with
+:func:`apply_repairs`), and proves on ``test`` that the change finds more required tools
+without losing any. :func:`compare_registries` scores both versions with the same scorer and
+cut-off and reports, per query and required tool, whether it was found or lost and how its
+rank moved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .data import DataError, Query, Registry, Tool, suggest_names
+from .sweep import sweep
+
+__all__ = ["load_repairs", "apply_repairs", "Comparison", "compare_registries"]
+
+
+def load_repairs(path: str | Path, registry: Registry | None = None) -> dict[str, str]:
+    """Load a description patch: a JSON object ``{tool name: new description}``.
+
+    With ``registry``, every name must be one of its tools and every description must differ
+    from the current one. Errors name the file, the tool and what was expected.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError("file not found", path=path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"invalid JSON: {exc.msg}", path=path,
+                        location=f"line {exc.lineno}, column {exc.colno}") from None
+    if not isinstance(data, Mapping) or not data:
+        raise DataError("expected a non-empty JSON object {tool name: new description}",
+                        path=path)
+    for name, desc in data.items():
+        loc = f"tool {name!r}"
+        if not isinstance(desc, str) or not desc.strip():
+            raise DataError("expected a non-empty description string", path=path,
+                            location=loc, field="description")
+        if registry is not None:
+            if name not in registry:
+                raise DataError(f"{name!r} is not a tool in the registry"
+                                f"{suggest_names(name, registry.names)}", path=path,
+                                location=loc, field="name")
+            if registry.get(name).description == desc:
+                raise DataError("is the current description; a repair must change it",
+                                path=path, location=loc, field="description")
+    return dict(data)
+
+
+def apply_repairs(registry: Sequence[Tool], repairs: Mapping[str, str]) -> Registry:
+    """A new registry with the descriptions in ``repairs`` replaced (order, names, schemas and
+    metadata unchanged). ``registry`` is not modified."""
+    reg = registry if isinstance(registry, Registry) else Registry(registry)
+    for name in repairs:
+        if name not in reg:
+            raise KeyError(f"repair for {name!r}, which is not in the registry"
+                           f"{suggest_names(name, reg.names)}")
+    tools = [dataclasses.replace(t, description=repairs[t.name]) if t.name in repairs else t
+             for t in reg]
+    return Registry(tools, source=f"{reg.source or 'registry'} + {len(repairs)} repairs")
+
+
+@dataclass
+class Comparison:
+    """Tables comparing registry ``a`` with registry ``b`` on one suite."""
+
+    summary: pd.DataFrame     # one row per registry version: R@k, Complete@k, MRR, counts
+    per_tool: pd.DataFrame    # one row per query × required tool: ranks, hits, change
+    per_query: pd.DataFrame   # one row per query: R@k and Complete@k in a and b, change
+
+    def changed(self) -> pd.DataFrame:
+        """The per-tool rows whose hit changed (``found`` or ``lost``)."""
+        return self.per_tool[self.per_tool["change"].isin(["found", "lost"])]
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        from .discovery import write_table
+        out = Path(out_dir)
+        return [write_table(getattr(self, n), out / f"compare_{n}.csv")
+                for n in ("summary", "per_tool", "per_query")]
+
+
+def compare_registries(registry_a: Sequence[Tool], registry_b: Sequence[Tool],
+                       queries: Sequence[Query], scorer="bm25", top_k: int = 5, *,
+                       always_include: Iterable[str] | None = None,
+                       labels: tuple[str, str] = ("a", "b")) -> Comparison:
+    """Score ``queries`` against both registries with the same scorer and ``top_k``.
+
+    Parameters
+    ----------
+    registry_a, registry_b
+        Two versions of a catalog; every expected tool must be in both.
+    always_include : iterable of str, optional
+        Sent every turn, outside the filter; ``None`` takes the tools ``registry_a`` marks.
+        Required tools among them are left out of the comparison (they are visible anyway).
+    labels
+        Names of the two versions in the tables (e.g. ``("v1", "v2")``).
+
+    ``change`` per tool is ``found`` (missed in a, sent in b), ``lost`` (the reverse),
+    ``kept`` or ``missed``; ``rank_move`` is ``rank_a - rank_b`` (positive: moved up). Per
+    query, ``change`` is ``fixed`` (Complete@k 0 → 1), ``broken`` (1 → 0) or ``same``.
+    """
+    reg_a = registry_a if isinstance(registry_a, Registry) else Registry(registry_a)
+    reg_b = registry_b if isinstance(registry_b, Registry) else Registry(registry_b)
+    if always_include is None:
+        always = sorted(reg_a.always_include, key=reg_a.index)
+    else:
+        always = [always_include] if isinstance(always_include, str) else list(always_include)
+    for label, reg in zip(labels, (reg_a, reg_b)):
+        for q in queries:
+            for name in q.expected:
+                if name not in reg:
+                    raise KeyError(f"query {q.id!r} expects {name!r}, which is not in registry "
+                                   f"{label!r}{suggest_names(name, reg.names)}")
+    a, b = labels
+    runs = {}
+    for label, reg in zip(labels, (reg_a, reg_b)):
+        runs[label] = sweep(reg, queries, {"scorer": scorer}, [top_k],
+                            always_include=always, progress=False)
+    pt = []
+    ra = runs[a].per_query
+    rb = runs[b].per_query
+    ra = ra[~ra["always_include"]]
+    rb = rb[~rb["always_include"]]
+    merged = ra[["query_id", "query", "tool", "rank", f"hit@{top_k}"]].merge(
+        rb[["query_id", "tool", "rank", f"hit@{top_k}"]], on=["query_id", "tool"],
+        suffixes=(f"_{a}", f"_{b}"), validate="one_to_one")
+    for _, r in merged.iterrows():
+        ha, hb = int(r[f"hit@{top_k}_{a}"]), int(r[f"hit@{top_k}_{b}"])
+        change = {(0, 1): "found", (1, 0): "lost", (1, 1): "kept", (0, 0): "missed"}[(ha, hb)]
+        pt.append({"query_id": r["query_id"], "query": r["query"], "tool": r["tool"],
+                   f"rank_{a}": int(r[f"rank_{a}"]), f"rank_{b}": int(r[f"rank_{b}"]),
+                   f"hit_{a}": ha, f"hit_{b}": hb, "change": change,
+                   "rank_move": int(r[f"rank_{a}"]) - int(r[f"rank_{b}"])})
+    per_tool = pd.DataFrame(pt, columns=["query_id", "query", "tool", f"rank_{a}", f"rank_{b}",
+                                         f"hit_{a}", f"hit_{b}", "change", "rank_move"])
+    qa = runs[a].query_metrics.set_index("query_id")
+    qb = runs[b].query_metrics.set_index("query_id")
+    pq = []
+    for q in queries:
+        ca, cb = qa.at[q.id, "Complete@k"], qb.at[q.id, "Complete@k"]
+        if pd.isna(ca):
+            continue
+        change = "fixed" if (ca, cb) == (0, 1) else "broken" if (ca, cb) == (1, 0) else "same"
+        pq.append({"query_id": q.id, "query": q.query, "category": q.category,
+                   "split": q.split, f"R@k_{a}": qa.at[q.id, "R@k"],
+                   f"R@k_{b}": qb.at[q.id, "R@k"], f"Complete@k_{a}": ca,
+                   f"Complete@k_{b}": cb, "change": change})
+    per_query = pd.DataFrame(pq)
+    rows = []
+    for label in labels:
+        s = runs[label].summary.iloc[0]
+        rows.append({"registry": label, "scorer": str(scorer), "top_k": top_k,
+                     "R@k": s["R@k"], "Complete@k": s["Complete@k"], "MRR": s["MRR"],
+                     "n_queries": int(s["n_queries"]),
+                     "tools_sent": int(per_tool[f"hit_{label}"].sum()),
+                     "payload_json_tokens": s["payload_json_tokens"]})
+    summary = pd.DataFrame(rows)
+    counts = per_tool["change"].value_counts()
+    summary["found"] = [0, int(counts.get("found", 0))]
+    summary["lost"] = [0, int(counts.get("lost", 0))]
+    qcounts = per_query["change"].value_counts() if len(per_query) else pd.Series(dtype=int)
+    summary["queries_fixed"] = [0, int(qcounts.get("fixed", 0))]
+    summary["queries_broken"] = [0, int(qcounts.get("broken", 0))]
+    return Comparison(summary, per_tool, per_query)

@@ -1,0 +1,69 @@
+"""``toolsel conversations``: replay labeled conversations; availability, pins and cache cost."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .cli import command, csv_list
+from .data import load_registry
+
+
+def _args(p: argparse.ArgumentParser) -> None:
+    from .conversations import POLICIES, STRATEGIES
+    p.add_argument("--registry", required=True, type=Path)
+    p.add_argument("--conversations", required=True, type=Path, help="labeled conversations")
+    p.add_argument("--scorer", default="bm25")
+    p.add_argument("--top-k", type=int, default=10)
+    p.add_argument("--strategies", type=csv_list, default=list(STRATEGIES),
+                   help="comma-separated: eager, filtered, deferred")
+    p.add_argument("--policy", choices=POLICIES, default="carry_if_dependent",
+                   help="context policy of the filtered strategy")
+    p.add_argument("--split", choices=["dev", "test", "all"], default="all")
+    p.add_argument("--min-cacheable", type=int, default=1024,
+                   help="shortest prefix the cache stores, in tokens (default 1024)")
+    p.add_argument("--cache-write", type=float, default=1.25,
+                   help="price of a cache-write token relative to base input (default 1.25)")
+    p.add_argument("--cache-read", type=float, default=0.1,
+                   help="price of a cache-read token relative to base input (default 0.1)")
+    p.add_argument("--out", type=Path, help="folder for the CSV tables")
+
+
+@command("conversations", "replay labeled conversations: availability, discover calls, pins, "
+         "payload and prompt-cache-aware cost per strategy", _args)
+def _run(args: argparse.Namespace) -> int:
+    from .conversations import STRATEGIES, load_conversations, replay, replay_summary, replay_table
+    from .cost import Prices, cost_table, cost_totals
+    from .discovery import write_table
+    from .selection import Selector
+    bad = [s for s in args.strategies if s not in STRATEGIES]
+    if bad:
+        raise ValueError(f"unknown strategy {bad[0]!r}; choose from {', '.join(STRATEGIES)}")
+    reg = load_registry(args.registry)
+    convs = load_conversations(args.conversations, reg)
+    if args.split != "all":
+        convs = [c for c in convs if c.split == args.split]
+        if not convs:
+            raise ValueError(f"no conversations in split {args.split!r}")
+    selector = Selector(reg, args.scorer, top_k=args.top_k)
+    replays = [replay(c, selector, s, policy=args.policy) for s in args.strategies
+               for c in convs]
+    turns = replay_table(replays)
+    summary = replay_summary(turns)
+    costs = cost_table(replays, prices=Prices(cache_write=args.cache_write,
+                                              cache_read=args.cache_read),
+                       min_cacheable=args.min_cacheable)
+    totals = cost_totals(costs)
+    fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
+    print(f"{len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns; scorer "
+          f"{args.scorer}, top_k={args.top_k}, policy={args.policy}")
+    print(summary.to_string(**fmt))
+    print(f"\ninput tokens and cost (cache write x{args.cache_write}, read x{args.cache_read}, "
+          f"min cacheable {args.min_cacheable} tokens):")
+    print(totals.to_string(**fmt))
+    if args.out:
+        for name, df in (("turns", turns), ("replay_summary", summary),
+                         ("requests_cost", costs), ("cost_totals", totals)):
+            write_table(df, args.out / f"{name}.csv")
+        print(f"\nwrote 4 tables to {args.out}")
+    return 0

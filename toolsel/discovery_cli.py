@@ -1,0 +1,57 @@
+"""``toolsel discovery``: multi-tool recall and recall vs loaded noise on a labeled split."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .cli import command, csv_list, int_list
+from .data import load_queries, load_registry
+
+
+def _args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--registry", required=True, type=Path)
+    p.add_argument("--queries", required=True, type=Path, help="labeled requests (JSONL)")
+    p.add_argument("--scorers", type=csv_list, default=["jaccard", "bm25", "tfidf", "embedding"],
+                   help="comma-separated scorer names")
+    p.add_argument("--top-k", type=int_list, default=[1, 3, 5, 10], help="filter cut-offs")
+    p.add_argument("--limits", type=int_list, default=list(range(1, 11)),
+                   help="discover/search result limits (default 1..10)")
+    p.add_argument("--split", choices=["dev", "test", "all"], default="test",
+                   help="which split to report (default: test)")
+    p.add_argument("--query-field", choices=["query", "search_term"], default="query",
+                   help="search with the request text or its search_term (noise curve)")
+    p.add_argument("--out", type=Path, help="folder for the CSV tables")
+
+
+@command("discovery", "multi-tool R@k vs Complete@k by category, and recall vs loaded noise",
+         _args)
+def _run(args: argparse.Namespace) -> int:
+    from .discovery import (filter_split, multi_tool_metrics, noise_curve, summarize_noise,
+                            summarize_requests, write_table)
+    reg = load_registry(args.registry)
+    queries = filter_split(load_queries(args.queries, reg), args.split)
+    per_request = multi_tool_metrics(reg, queries, args.scorers, args.top_k)
+    by_cat = summarize_requests(per_request, "category")
+    by_n = summarize_requests(per_request, "n_required")
+    curve = noise_curve(reg, queries, args.scorers, args.limits, query_field=args.query_field)
+    noise = summarize_noise(curve)
+    fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
+    k = 5 if 5 in args.top_k else args.top_k[0]
+    print(f"split={args.split}: {len(queries)} requests; always-include required tools are "
+          "counted apart (n_always_required), never in R@k")
+    print(f"\nby number of filtered required tools, top_k={k}:")
+    print(by_n[by_n["top_k"] == k].to_string(**fmt))
+    print(f"\nby category, top_k={k}:")
+    print(by_cat[by_cat["top_k"] == k][["scorer", "category", "n_requests", "R@k",
+                                         "Complete@k"]].to_string(**fmt))
+    print("\nrecall vs loaded noise (search limit n):")
+    print(noise[["scorer", "limit", "R@n", "Complete@n", "irrelevant",
+                 "irrelevant_tokens"]].to_string(**fmt))
+    if args.out:
+        for name, df in (("per_request", per_request), ("by_category", by_cat),
+                         ("by_n_required", by_n), ("noise_per_request", curve),
+                         ("noise", noise)):
+            write_table(df, args.out / f"{name}.csv")
+        print(f"\nwrote 5 tables to {args.out}")
+    return 0
