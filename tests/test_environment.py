@@ -22,7 +22,7 @@ def test_environment_yml_matches_pyproject_pins():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     reqs = list(project["dependencies"])
     for name, extra in project["optional-dependencies"].items():
-        if name in ("notebooks", "test"):
+        if name in ("notebooks", "test", "mcp", "anthropic", "langchain"):
             reqs += extra
     pip_pins = _pins(reqs)
     # every requirement of the default route is pinned exactly
