@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: report sweep test setup clean
+.PHONY: report sweep test setup clean benchmark
 
 setup: $(STAMP)
 
@@ -27,6 +27,12 @@ sweep: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Speed and memory at 61/1k/4k/10k tools and sweep timings into reports/benchmarks/
+# (about 5 minutes; not part of `make report`: timings are not byte-stable).
+benchmark: $(STAMP)
+	$(BIN)/python benchmarks/bench_scale.py --out reports/benchmarks
+	$(BIN)/python benchmarks/bench_sweep.py --out reports/benchmarks
 
 clean:
 	rm -rf $(VENV) .pytest_cache
