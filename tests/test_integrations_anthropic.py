@@ -138,3 +138,14 @@ def test_round_trip_through_the_sdks_request_code():
     client.messages.create(model="claude-test", max_tokens=64, messages=messages, tools=tools)
     assert seen[1]["messages"][-1]["content"] == [result]
     assert seen[1]["tools"] == tools  # the tools list never changes: the prompt cache holds
+
+
+def test_describe_tools_counts_loaded_and_deferred():
+    from toolsel.integrations.anthropic import describe_tools
+    tools = build_tools(ARTICLE, selected=["calculator"], always_include=())
+    table = describe_tools(tools)
+    assert list(table["name"]) == ["tool_search_tool_bm25", *[t.name for t in ARTICLE]]
+    assert list(table["kind"]) == ["search", "custom", "custom", "custom", "custom"]
+    assert list(table["deferred"]) == [False, True, True, True, False]
+    assert table["definition_chars"].iloc[0] == len(
+        '{"name":"tool_search_tool_bm25","type":"tool_search_tool_bm25_20251119"}')

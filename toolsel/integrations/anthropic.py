@@ -40,7 +40,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     _sdk = None
 
 __all__ = ["SEARCH_TOOLS", "MAX_DEFERRED", "ToolSearchError", "build_tools", "check_tools",
-           "custom_search_tool", "sdk_type_for", "ToolSearchHandler", "validate_tools", "validate_tool_result"]
+           "custom_search_tool", "sdk_type_for", "describe_tools", "ToolSearchHandler", "validate_tools", "validate_tool_result"]
 
 #: The server-side search tools, exactly as the SDK types spell them.
 SEARCH_TOOLS: dict[str, dict[str, str]] = {
@@ -190,6 +190,22 @@ def _input_schema(tool: Tool) -> dict[str, Any]:
     if tool.parameters is None:
         return {"type": "object", "properties": {}}
     return dict(tool.parameters)
+
+
+def describe_tools(tools: Sequence[Mapping[str, Any]]):
+    """A pandas DataFrame, one row per ``tools`` entry: ``name``, ``kind`` (``"search"`` or
+    ``"custom"``), ``deferred`` and ``definition_chars`` (compact JSON of the entry: what a
+    loaded definition costs, and what a deferred one costs once a search loads it)."""
+    import json
+
+    import pandas as pd
+    rows = [{"name": t.get("name"),
+             "kind": "search" if t.get("type") in {s["type"] for s in SEARCH_TOOLS.values()}
+             else "custom",
+             "deferred": bool(t.get("defer_loading", False)),
+             "definition_chars": len(json.dumps(t, separators=(",", ":"), sort_keys=True))}
+            for t in tools]
+    return pd.DataFrame(rows, columns=["name", "kind", "deferred", "definition_chars"])
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,150 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Integrations: bring your own registry, plug into real stacks
+#
+# Three things, all offline:
+#
+# 1. **Import → evaluate.** Dumped MCP `tools/list` results (here two servers, GitHub and
+#    Linear, that both define `create_issue` and `search_issues`) become one toolsel registry
+#    with `toolsel import`, and `toolsel sweep` evaluates it against labeled queries.
+# 2. **Anthropic tool search.** From a registry and a first-turn selection, the Messages API
+#    `tools` array: the search tool and a few tools loaded, everything else
+#    `defer_loading: true`; then a client-side search that answers with `tool_reference`
+#    blocks. Both are checked against the `anthropic` SDK's own types.
+# 3. **LangChain middleware.** The article's 3-turn scenario through a real `create_agent`
+#    loop (middleware, tool node, checkpointer) with a scripted model standing in for the LLM.
+
+# %% tags=["parameters"]
+mcp_dumps: list[str] = ["../data/integrations/mcp_github.json",
+                        "../data/integrations/mcp_linear.json"]  # MCP tools/list dumps, one per server
+queries: str = "../data/integrations/queries.jsonl"  # labeled queries for the imported registry
+scorers: list[str] = ["jaccard", "bm25"]  # scorers to sweep
+top_k: list[int] = [1, 3, 5]  # cut-offs to sweep
+registry: str = "../data/registry.json"  # registry for the Anthropic request
+first_turn: str = "file a bug report on the backend repo"  # user turn that picks the loaded tools
+loaded_k: int = 3  # tools loaded up front besides always-include
+search_query: str = "move a jira ticket to in progress"  # what the model searches for
+out_dir: str = "../reports/10_integrations"  # where tables and figures go
+
+# %%
+import json
+from pathlib import Path
+
+import pandas as pd
+from IPython.display import Markdown, display
+
+from toolsel import Selector, load_registry
+from toolsel.cli import main as toolsel
+
+out = Path(out_dir)
+out.mkdir(parents=True, exist_ok=True)
+
+# %% [markdown]
+# ## 1. Import an MCP dump, then evaluate it
+#
+# Same as on the command line:
+#
+# ```bash
+# toolsel import --from mcp mcp_github.json mcp_linear.json --out registry.json
+# toolsel sweep --registry registry.json --queries queries.jsonl --out sweep/
+# ```
+#
+# Names that only one server defines are kept; a name two servers share is qualified on both
+# as `server__name` (two underscores: OpenAI and Anthropic accept only `[a-zA-Z0-9_-]` in
+# tool names, so the merged registry can be sent to either API as it is).
+
+# %%
+imported = out / "registry.json"
+assert toolsel(["import", "--from", "mcp", *mcp_dumps, "--out", str(imported)]) == 0
+reg = load_registry(imported)
+display(pd.DataFrame([{"name": t.name, "server": t.metadata.get("server"),
+                       "original_name": t.metadata.get("original_name", ""),
+                       "read_only": t.metadata.get("annotations", {}).get("readOnlyHint", "")}
+                      for t in reg]))
+assert "github__create_issue" in reg and "linear__create_issue" in reg
+
+# %%
+assert toolsel(["sweep", "--registry", str(imported), "--queries", queries,
+                "--scorers", ",".join(scorers), "--top-k", ",".join(map(str, top_k)),
+                "--out", str(out / "sweep"), "--no-progress"]) == 0
+summary = pd.read_csv(out / "sweep" / "summary.csv")
+assert set(summary["scorer"]) == set(scorers)
+
+# %% [markdown]
+# ## 2. Anthropic tool search: what is loaded, what is deferred
+#
+# The always-include tools and the first turn's top-3 are loaded; every other tool is
+# deferred and costs nothing until a search finds it. The server-side search tool (BM25
+# variant here; `search="regex"` for the regex one) is never deferred.
+
+# %%
+from toolsel.integrations.anthropic import (ToolSearchHandler, build_tools, describe_tools,
+                                            validate_tool_result)
+
+big = load_registry(registry)
+selector = Selector(big, "bm25", top_k=loaded_k)
+loaded = selector.select(first_turn)
+tools = build_tools(big, selected=loaded, search="bm25")  # validated against the SDK types
+table = describe_tools(tools)
+display(table[~table["deferred"]])
+cost = table.groupby("deferred")["definition_chars"].agg(["count", "sum"])
+cost.index = cost.index.map({False: "loaded", True: "deferred"})
+display(cost)
+(out / "anthropic_tools.json").write_text(json.dumps(tools, indent=2) + "\n")
+assert tools[0] == {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+assert int(table["deferred"].sum()) == len(big) - len(loaded)
+display(Markdown(f"**{len(loaded)} of {len(big)} tools loaded** for *{first_turn}*; the "
+                 f"loaded definitions are {cost.loc['loaded', 'sum']:,} of "
+                 f"{table['definition_chars'].sum():,} JSON characters."))
+
+# %% [markdown]
+# ### Client-side search with a toolsel scorer
+#
+# With `search="custom"` the request carries a normal `search_tools` tool instead; when the
+# model calls it, `ToolSearchHandler` scores the *deferred* tools and answers with a
+# `tool_result` whose content is `tool_reference` blocks. The `tools` list itself never
+# changes, so the prompt cache survives the search.
+
+# %%
+custom_tools = build_tools(big, selected=loaded, search="custom")
+handler = ToolSearchHandler(big, custom_tools, scorer="bm25", limit=3)
+result = handler({"type": "tool_use", "id": "toolu_01", "name": "search_tools",
+                  "input": {"query": search_query}})
+validate_tool_result(result)
+print(json.dumps(result, indent=2))
+assert all(block["type"] == "tool_reference" for block in result["content"])
+assert "jira_transition_issue" in [block["tool_name"] for block in result["content"]]
+
+# %% [markdown]
+# ## 3. The LangChain middleware through a real agent loop
+#
+# `ToolSelectionMiddleware` filters the tools before every model call (latest human message
+# as the query), adds `discover_tools`, and keeps pins in the agent's state, per thread. Four
+# tools, `top_k=1`, no always-include, as in the article. Thread `B` asks the same as `A`'s
+# third turn, after `A` pinned the calculator.
+
+# %%
+from toolsel.integrations.langchain_scenario import run_article_scenario
+
+run = run_article_scenario(scorer="jaccard", top_k=1)
+calls = run.table()
+display(calls)
+calls.to_csv(out / "middleware_calls.csv", index=False)
+first = calls[~calls["after_tool"]]
+assert list(first[first["thread"] == "A"]["n_tools"]) == [2, 2, 3]
+assert run.pinned == {"A": ["calculator"], "B": []}
+display(Markdown(f"Pinned state per thread: `{run.pinned}`"))
