@@ -228,3 +228,16 @@ def test_core_import_stays_light():
             "print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_cli_server_names_per_file_qualify_openai_clashes(tmp_path, capsys):
+    src = EXAMPLES / "openai_tools.json"
+    reg = tmp_path / "reg.json"
+    assert main(["import", "--from", "openai", str(src), str(src), "--server", "prod",
+                 "--server", "staging", "--out", str(reg)]) == 0
+    names = load_registry(reg).names
+    assert names[:4] == ["prod__weather_lookup", "prod__stock_price", "prod__translate_text",
+                         "prod__calculator"] and names[4] == "staging__weather_lookup"
+    capsys.readouterr()
+    assert main(["import", "--from", "openai", str(src), str(src), "--out", str(reg)]) == 2
+    assert "given twice" in capsys.readouterr().err  # same stem: ask for --server
