@@ -8,7 +8,7 @@ from toolsel import (Bm25Scorer, JaccardScorer, NotFittedError, Tool, available_
                      get_scorer, jaccard)
 from toolsel.text import tokenize, tool_text
 
-ALL = ["jaccard", "bm25", "tfidf", "embedding"]
+ALL = ["jaccard", "bm25", "tfidf", "embedding", "default"]
 
 
 def test_every_builtin_is_registered():

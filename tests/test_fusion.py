@@ -1,0 +1,124 @@
+"""The fusion family and the default scorer: clauses, normalisation, weighting, real rankings."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from toolsel import Bm25Scorer, Tool, get_scorer, load_queries, load_registry
+from toolsel.ranking import rank_order
+from toolsel.scorers.fusion import (DefaultScorer, FusionScorer, informativeness,
+                                    normalize_scores, split_clauses)
+
+STYLES = Path(__file__).resolve().parents[1] / "data" / "styles"
+
+
+@pytest.mark.parametrize("query, clauses", [
+    ("Find flights to Rome, and book a hotel near the Colosseum",
+     ["Find flights to Rome", "book a hotel near the Colosseum"]),
+    ("rock and roll music", ["rock and roll music"]),  # a short side stays joined
+    ("weather in Paris", ["weather in Paris"]),
+    ("Hi! What's the weather in Lisbon? Then convert 20 euros to dollars.",
+     ["Hi! What's the weather in Lisbon?", "convert 20 euros to dollars."]),
+    ("post the summary on slack then email it to the board; also file a ticket",
+     ["post the summary on slack", "email it to the board;", "file a ticket"]),
+    ("", [""]),
+])
+def test_split_clauses(query, clauses):
+    assert split_clauses(query) == clauses
+
+
+def test_normalize_scores_by_hand():
+    out = normalize_scores(np.array([[1.0, 2.0, 3.0], [5.0, 5.0, 5.0], [0.0, 0.0, 4.0]]))
+    np.testing.assert_allclose(out[0], [-1.0, 0.0, 1.0])      # mean 2, best 3
+    np.testing.assert_array_equal(out[1], [0.0, 0.0, 0.0])    # flat: no evidence
+    np.testing.assert_allclose(out[2], [-0.5, -0.5, 1.0])     # mean 4/3, best 4
+
+
+def test_informativeness_by_hand():
+    norm = np.array([[1.0, 0.9, 0.8, -1.0], [1.0, -0.2, -0.4, -0.4], [0.0, 0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(informativeness(norm, k=2), [0.1, 1.0, 0.0])
+
+
+def test_lexical_only_fusion_ranks_as_bm25_on_one_clause():
+    """Normalising is a per-query affine map, so one signal alone keeps BM25's ranking."""
+    reg = load_registry(STYLES / "api" / "registry.json")
+    fields = ("name_words", "name_words", "description", "param_names")
+    fused = FusionScorer(semantic=None, clauses=False, stop_words=False,
+                         whole_bonus=0.0).fit(reg)
+    bm25 = Bm25Scorer(fields=fields).fit(reg)
+    for q in ["convert currency amount", "hourly forecast lat lon", "remove image background"]:
+        np.testing.assert_array_equal(rank_order(fused.score(q)), rank_order(bm25.score(q)))
+
+
+def test_ties_keep_registry_order():
+    tools = [Tool("message_send", "chat"), Tool("send_message", "chat")] + [
+        Tool(f"other_{w}", f"{w} things") for w in ("alpha", "beta", "gamma", "delta")]
+    s = FusionScorer(semantic=None).fit(tools).score("send a message")
+    assert s[0] == s[1] and list(rank_order(s))[:2] == [0, 1]
+
+
+def test_fusion_parameter_errors():
+    tools = [Tool("a", "b"), Tool("c", "d")]
+    with pytest.raises(ValueError, match="at least one of lexical and semantic"):
+        FusionScorer(lexical=None, semantic=None).fit(tools)
+    with pytest.raises(ValueError, match="weights must be"):
+        FusionScorer(semantic=None, weights=(1.0, -1.0)).fit(tools)
+    with pytest.raises(ValueError, match="unknown scorer"):
+        FusionScorer(lexical="bm99", semantic=None).fit(tools)
+
+
+def test_default_is_registered_and_is_the_fusion_defaults():
+    assert isinstance(get_scorer("default"), DefaultScorer)
+    assert get_scorer("default").get_params() == FusionScorer().get_params()
+
+
+@pytest.fixture(scope="module")
+def api():
+    reg = load_registry(STYLES / "api" / "registry.json")
+    return reg, load_queries(STYLES / "api" / "queries.jsonl", reg)
+
+
+def test_default_finds_every_tool_of_multi_intent_requests(api):
+    """Each clause's best tool rises: both tools of these two-part requests are in the top 5."""
+    reg, _ = api
+    scorer = get_scorer("default").fit(reg)
+    names = reg.names
+    cases = {
+        "Translate 'where is the train station' into Portuguese and tell me what language "
+        "this is: 'Dziękuję bardzo'": {"lingvo.translateText", "lingvo.detectLanguage"},
+        "Text my wife that I'll be home late, and email the landlord that the heater is "
+        "broken.": {"notifyhub.sendSms", "notifyhub.sendEmail"},
+    }
+    for query, wanted in cases.items():
+        top = {names[i] for i in rank_order(scorer.score(query))[:5]}
+        assert wanted <= top, (query, top)
+
+
+def test_clauses_help_complete_at_10_on_dev_multi_tool_requests(api):
+    """On the API style's dev requests needing several tools, splitting into clauses
+    makes every required tool available at least as often as scoring the request whole."""
+    reg, queries = api
+    multi = [q for q in queries if q.split == "dev" and len(q.expected) > 1]
+    index = {n: i for i, n in enumerate(reg.names)}
+
+    def complete(scorer):
+        s = scorer.fit(reg).score_many([q.query for q in multi])
+        out = 0
+        for q, row in zip(multi, s):
+            top = set(rank_order(row)[:10].tolist())
+            out += all(index[t] in top for t in q.expected)
+        return out
+
+    with_clauses = complete(FusionScorer())
+    assert with_clauses >= complete(FusionScorer(clauses=False))
+    assert with_clauses >= 0.9 * len(multi)
+
+
+def test_discover_threshold_keeps_meaning():
+    """The fused score is a weighted sum: a tool both signals rank first scores higher than
+    the best tool for a query no word of which is in the registry."""
+    reg = load_registry(Path(__file__).resolve().parents[1] / "data" / "registry.json")
+    scorer = get_scorer("default").fit(reg)
+    assert scorer.score("zzzz qqqq").max() <= 0.6 + scorer.whole_bonus + 1e-9
+    assert scorer.score("weather forecast for the next days").max() > 0.9
