@@ -241,3 +241,10 @@ def test_cli_server_names_per_file_qualify_openai_clashes(tmp_path, capsys):
     capsys.readouterr()
     assert main(["import", "--from", "openai", str(src), str(src), "--out", str(reg)]) == 2
     assert "given twice" in capsys.readouterr().err  # same stem: ask for --server
+
+
+def test_a_jsonrpc_error_dump_is_named(tmp_path):
+    path = _write(tmp_path, "err.json", {"jsonrpc": "2.0", "id": 1,
+                                         "error": {"code": -32601, "message": "Method not found"}})
+    with pytest.raises(DataError, match="JSON-RPC error response.*Method not found"):
+        import_files([path], "mcp")

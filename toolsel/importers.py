@@ -328,6 +328,9 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
     groups: list[tuple[str, list[Tool]]] = []
     for i, path in enumerate(paths):
         doc = _read_json(path)
+        if isinstance(doc, Mapping) and "error" in doc and "result" not in doc:
+            raise DataError("holds a JSON-RPC error response, not a tools/list result: "
+                            f"{json.dumps(doc['error'])[:200]}", path=path, field="error")
         records = [rec for _, rec in read_records(path)]
         if not records:
             raise DataError("no tools in the file", path=path)
