@@ -21,9 +21,10 @@ them. The agent's tool node keeps every tool, so a pinned tool can be called at 
 # tool is a closure built in ``ToolSelectionMiddleware.__init__``; LangChain finds its injected
 # ``runtime: ToolRuntime`` parameter by resolving annotations with ``typing.get_type_hints``
 # against the *module globals*. Postponed (string) annotations of a closure whose types are
-# local names, or imported under TYPE_CHECKING, do not resolve: the parameter is then either
-# a NameError when the tool is built, or (with an explicit ``args_schema``) silently not
-# injected and the tool fails at call time. Live annotation objects need no resolution.
+# local names, or imported under TYPE_CHECKING, do not resolve: building the tool then fails
+# with a NameError, or (with an explicit ``args_schema``, as here) the tool builds with a
+# correct-looking schema but ``runtime`` is not recognized as injected, and ``create_agent``
+# fails later with a NameError. Live annotation objects need no resolution.
 # tests/test_integrations_langchain.py::test_postponed_annotations_pitfall shows both sides.
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
