@@ -17,8 +17,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
-# The main job. Today: the sweep over data/ into reports/sweep/.
+# The main job: the sweep over data/ into reports/sweep/, then every notebook executed with
+# papermill into reports/ (executed notebook, HTML without code, figures, CSVs) and
+# reports/README.md. Timing benchmarks stay outside it (`make benchmark`).
 report: sweep
+	$(BIN)/toolsel report --notebooks notebooks --out reports
 
 sweep: $(STAMP)
 	$(BIN)/toolsel validate --registry data/registry.json --queries data/queries.jsonl

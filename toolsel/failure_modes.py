@@ -10,8 +10,9 @@ in this order:
     neighbourhood and picked the wrong neighbour (the article's ``github_create_pr`` for
     "file a bug report on the backend repo").
 ``short generic query``
-    The query has at most ``short_max_terms`` (3) content terms and shares at most
-    ``gap_max_shared`` (1) of them with the expected tool ("what's 340 divided by 12").
+    The query has at most ``short_max_terms`` (2) content words, numbers not counted, and
+    shares at most ``gap_max_shared`` (1) of them with the expected tool ("what's 340
+    divided by 12", "I need to crunch some numbers").
 ``vocabulary gap``
     A longer query that shares at most ``gap_max_shared`` (1) content term with the expected
     tool: the user's words are not the description's words (synonyms, paraphrase).
@@ -41,7 +42,7 @@ from .text import split_identifier, tool_text
 
 __all__ = ["MODES", "SAME_DOMAIN", "SHORT_GENERIC", "VOCABULARY_GAP", "OTHER", "STOPWORDS",
            "Miss", "content_terms", "tool_terms", "tool_domain", "classify_miss",
-           "classify_misses", "mode_counts"]
+           "classify_misses", "mode_counts", "repair_hints"]
 
 SAME_DOMAIN = "same-domain confusion"
 SHORT_GENERIC = "short generic query"
@@ -59,6 +60,7 @@ most my myself no nor not now of off on once only or other our ours out over own
 same she should so some such than that the their theirs them then there these they this
 those through to too under until up us very was we were what when where which while who
 whom why will with would you your yours yourself d ll m re t ve
+much many need want going anyone someone something anything like
 """.split())
 
 _TOOL_FIELDS = ("name_words", "description", "param_descriptions")
@@ -107,10 +109,11 @@ class Miss:
     siblings_sent: tuple[str, ...]
     """Tools of the expected tool's domain that were sent instead, best first."""
     n_query_terms: int
+    """Content terms of the query, numbers not counted."""
 
 
 def classify_miss(query: str, expected: Tool, sent: Sequence[Tool], *,
-                  short_max_terms: int = 3, gap_max_shared: int = 1) -> Miss:
+                  short_max_terms: int = 2, gap_max_shared: int = 1) -> Miss:
     """Classify one miss: ``expected`` was required for ``query`` but ``sent`` went instead.
 
     Parameters
@@ -122,7 +125,7 @@ def classify_miss(query: str, expected: Tool, sent: Sequence[Tool], *,
     sent : sequence of Tool
         The tools the filter sent instead, best first.
     short_max_terms : int
-        A query with this many content terms or fewer counts as short.
+        A query with this many content terms or fewer (numbers not counted) is short.
     gap_max_shared : int
         At most this many shared content terms counts as "no or almost no" overlap.
     """
@@ -130,22 +133,23 @@ def classify_miss(query: str, expected: Tool, sent: Sequence[Tool], *,
     t_terms = tool_terms(expected)
     shared = tuple(t for t in q_terms if t in t_terms)
     missing = tuple(t for t in q_terms if t not in t_terms and not t.isdigit())
+    n_words = sum(not t.isdigit() for t in q_terms)
     domain = tool_domain(expected)
     siblings = tuple(t.name for t in sent
                      if t.name != expected.name and tool_domain(t) == domain)
     if siblings and shared:
         mode = SAME_DOMAIN
-    elif len(shared) <= gap_max_shared and len(q_terms) <= short_max_terms:
+    elif len(shared) <= gap_max_shared and n_words <= short_max_terms:
         mode = SHORT_GENERIC
     elif len(shared) <= gap_max_shared:
         mode = VOCABULARY_GAP
     else:
         mode = OTHER
-    return Miss(mode, shared, missing, siblings, len(q_terms))
+    return Miss(mode, shared, missing, siblings, n_words)
 
 
 def classify_misses(misses: pd.DataFrame, registry: Sequence[Tool], *,
-                    short_max_terms: int = 3, gap_max_shared: int = 1) -> pd.DataFrame:
+                    short_max_terms: int = 2, gap_max_shared: int = 1) -> pd.DataFrame:
     """Classify every row of a sweep's ``misses`` table.
 
     ``misses`` needs the columns ``query``, ``expected`` and ``sent_instead`` (names joined by
@@ -191,3 +195,29 @@ def mode_counts(classified: pd.DataFrame, *, by: str | Iterable[str] = "scorer",
     counts.columns.name = None
     return counts
 
+
+
+def repair_hints(classified: pd.DataFrame) -> pd.DataFrame:
+    """Per expected tool: its misses and the query terms its text lacks, most asked first.
+
+    ``classified`` is :func:`classify_misses` output (any scorers and cut-offs; a query that
+    misses the tool under several scorers counts once per scorer). Returns one row per tool,
+    most-missed first (ties by name): ``expected, misses, query_ids, scorers, missing_terms``
+    where ``missing_terms`` reads ``"term (count)"``.
+    """
+    rows = []
+    for tool, g in classified.groupby("expected", sort=True):
+        counts: dict[str, int] = {}
+        for terms in g["missing_terms"].fillna(""):
+            for t in str(terms).split():
+                counts[t] = counts.get(t, 0) + 1
+        ordered = sorted(counts, key=lambda t: -counts[t])  # stable: first seen wins ties
+        rows.append({"expected": tool, "misses": len(g),
+                     "query_ids": " ".join(dict.fromkeys(g["query_id"])) if "query_id" in g
+                     else "",
+                     "scorers": " ".join(dict.fromkeys(g["scorer"])) if "scorer" in g else "",
+                     "missing_terms": ", ".join(f"{t} ({counts[t]})" for t in ordered)})
+    out = pd.DataFrame(rows, columns=["expected", "misses", "query_ids", "scorers",
+                                      "missing_terms"])
+    return out.sort_values(["misses", "expected"], ascending=[False, True],
+                           kind="stable").reset_index(drop=True)

@@ -91,17 +91,16 @@ def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
                   .set_index("top_k").reindex(g["top_k"]))
             yerr = [y - 100 * iv["low"].to_numpy(float), 100 * iv["high"].to_numpy(float) - y]
         ax.errorbar(x, y, yerr=yerr, color=color, marker=_MARKERS[i % len(_MARKERS)],
-                    markersize=6, linewidth=1.8, capsize=3, elinewidth=0.8, alpha=0.95,
+                    markersize=6, linewidth=1.8, capsize=2.5, elinewidth=0.8, alpha=0.95,
                     label=name)
         if name in annotate:
             for xx, yy, k in zip(x, y, g["top_k"]):
-                ax.annotate(f"K={k}", (xx, yy), textcoords="offset points", xytext=(6, -12),
-                            fontsize=8.5, color=color)
+                ax.annotate(f"K={k}", (xx, yy), textcoords="offset points", xytext=(-8, -14),
+                            ha="right", fontsize=9, color=color, fontweight="bold")
     ax.set_xlabel("payload reduction vs sending all tools (%, name + description chars)")
     ax.set_ylabel(f"{metric} (% of queries)" if metric != "R@k"
                   else "R@k: required tools sent (%)")
     ax.set_ylim(0, 105)
-    ax.invert_xaxis()  # left: little saved, big K; right: much saved, small K
     ax.legend(title="scorer (bars: 95% bootstrap CI)" if intervals is not None else "scorer",
               loc="lower left")
     ax.set_title(title or f"{metric} against payload reduction, one point per cut-off K")
