@@ -50,6 +50,7 @@ from .text import tokenize
 
 __all__ = ["Turn", "Conversation", "load_conversations", "conversation_from_record",
            "DISCOVER_TOOL", "STRATEGIES", "POLICIES", "looks_context_dependent",
+           "detector_agreement",
            "ModelRequest", "TurnResult", "Replay", "replay", "replay_table", "replay_summary"]
 
 STRATEGIES = ("eager", "filtered", "deferred")
@@ -228,6 +229,26 @@ def looks_context_dependent(text: str, *, max_tokens: int = 3) -> bool:
         return True
     return any(t in _REFERS and not (t == "it" and i and tokens[i - 1] in _DUMMY_IT)
                for i, t in enumerate(tokens))
+
+
+def detector_agreement(conversations: Iterable[Conversation], **kwargs) -> dict[str, float]:
+    """How :func:`looks_context_dependent` agrees with the turns' ``context_dependent`` labels.
+
+    Returns counts (``true_pos``, ``false_pos``, ``false_neg``, ``true_neg``) and
+    ``precision``/``recall`` of the detector (first turns included; ``kwargs`` go to the
+    detector).
+    """
+    tp = fp = fn = tn = 0
+    for conv in conversations:
+        for turn in conv.turns:
+            got = looks_context_dependent(turn.user, **kwargs)
+            tp += got and turn.context_dependent
+            fp += got and not turn.context_dependent
+            fn += (not got) and turn.context_dependent
+            tn += (not got) and not turn.context_dependent
+    return {"true_pos": tp, "false_pos": fp, "false_neg": fn, "true_neg": tn,
+            "precision": tp / (tp + fp) if tp + fp else float("nan"),
+            "recall": tp / (tp + fn) if tp + fn else float("nan")}
 
 
 # --------------------------------------------------------------------------------------------

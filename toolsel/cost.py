@@ -41,7 +41,7 @@ from .metrics import count_tokens, definition_json
 
 __all__ = ["Block", "Prices", "CacheUsage", "DEFAULT_SYSTEM_PROMPT", "prefix_cache_usage",
            "request_blocks", "cost_table", "cost_totals", "fewer_tokens_cost_more",
-           "plot_cost"]
+           "cost_sensitivity", "plot_cost", "plot_conversation_requests"]
 
 #: A plain agent system prompt (about 60 tokens), the same for every strategy.
 DEFAULT_SYSTEM_PROMPT = (
@@ -212,6 +212,63 @@ def fewer_tokens_cost_more(table: pd.DataFrame, baseline: str = "eager") -> pd.D
     return pd.DataFrame(rows, columns=["conversation_id", "strategy", "policy", "input_tokens",
                                        f"{baseline}_input_tokens", "cost", f"{baseline}_cost",
                                        "token_saving", "extra_cost"])
+
+
+def cost_sensitivity(replays: Sequence[Replay], *, prices: Sequence[Prices] = (Prices(),),
+                     min_cacheable: Sequence[int] = (1024,),
+                     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+                     encoding: str = "cl100k_base") -> pd.DataFrame:
+    """Totals per strategy under several price ratios and minimum cacheable lengths.
+
+    One row per setting × strategy/policy, with ``cache_write_ratio``, ``cache_read_ratio``,
+    ``min_cacheable`` and ``cost_vs_eager`` (cost relative to the eager strategy under the
+    same setting, when eager is among the replays).
+    """
+    frames = []
+    for m in min_cacheable:
+        table = cost_table(replays, system_prompt=system_prompt, min_cacheable=m,
+                           encoding=encoding)
+        for p in prices:
+            t = table.copy()
+            t["cost"] = [p.cost(u, w, r) for u, w, r in zip(t["uncached"], t["cache_write"],
+                                                            t["cache_read"])]
+            t["cost_no_cache"] = t["input_tokens"] * p.input
+            tot = cost_totals(t)
+            eager = tot.loc[tot["strategy"] == "eager", "cost"]
+            tot["cost_vs_eager"] = tot["cost"] / eager.iloc[0] if len(eager) else float("nan")
+            tot.insert(0, "min_cacheable", m)
+            tot.insert(0, "cache_read_ratio", p.cache_read)
+            tot.insert(0, "cache_write_ratio", p.cache_write)
+            frames.append(tot)
+    return pd.concat(frames, ignore_index=True)
+
+
+def plot_conversation_requests(table: pd.DataFrame, conversation_id: str, *, axes=None):
+    """One panel per strategy: each request's input tokens stacked by cache treatment."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    conv = table[table["conversation_id"] == conversation_id]
+    groups = list(conv.groupby(["strategy", "policy"], sort=False))
+    if axes is None:
+        _, axes = plt.subplots(1, len(groups), figsize=(4 * len(groups), 3.8), sharey=True,
+                               squeeze=False)
+        axes = axes[0]
+    for ax, ((strategy, policy), g) in zip(axes, groups):
+        x = np.arange(len(g))
+        bottom = np.zeros(len(g))
+        for col, color in (("uncached", "#d62728"), ("cache_write", "#ff7f0e"),
+                           ("cache_read", "#2ca02c")):
+            vals = g[col].to_numpy(dtype=float)
+            ax.bar(x, vals, 0.7, bottom=bottom, color=color, label=col.replace("_", " "))
+            bottom += vals
+        ax.set_xticks(x, [f"t{t}" + (f".{s}" if s else "") for t, s in zip(g["turn"], g["step"])],
+                      fontsize=7)
+        ax.set_xlabel("request (turn.discover step)")
+        ax.set_title(f"{strategy} {policy}".strip() + f": cost {g['cost'].sum():,.0f}",
+                     fontsize=9)
+    axes[0].set_ylabel("input tokens per request")
+    axes[0].legend(fontsize=7)
+    return axes[0].figure
 
 
 def plot_cost(totals: pd.DataFrame, *, ax=None, label: str = "strategy"):

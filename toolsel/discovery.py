@@ -32,7 +32,7 @@ from .sweep import _scorer_items, sweep
 
 __all__ = ["assign_splits", "filter_split", "multi_tool_metrics", "summarize_requests",
            "noise_curve", "summarize_noise", "plot_noise_curve", "plot_multi_tool",
-           "save_figure", "write_table", "FLOAT_FORMAT"]
+           "write_table", "FLOAT_FORMAT"]
 
 FLOAT_FORMAT = "%.6f"
 
@@ -256,27 +256,16 @@ def write_table(df: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
-def save_figure(fig, stem: str | Path) -> list[Path]:
-    """Save ``fig`` as ``stem.png`` and a reproducible ``stem.svg`` (no date, fixed hash salt)."""
-    import matplotlib
-    matplotlib.rcParams["svg.hashsalt"] = "toolsel"
-    stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
-    fig.savefig(png, dpi=110, bbox_inches="tight", metadata={"Software": None})
-    fig.savefig(svg, bbox_inches="tight", metadata={"Date": None})
-    return [png, svg]
-
-
 def plot_noise_curve(summary: pd.DataFrame, *, ax=None, recall: str = "R@n"):
     """Share of required tools found against irrelevant definitions loaded, one line per scorer;
     each point is a result limit ``n`` (labeled at both ends)."""
     import matplotlib.pyplot as plt
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4.5))
-    for label, g in summary.groupby("scorer", sort=False):
+    from .plots import _color
+    for i, (label, g) in enumerate(summary.groupby("scorer", sort=False)):
         g = g.sort_values("limit")
-        ax.plot(g["irrelevant"], g[recall], marker="o", label=label)
+        ax.plot(g["irrelevant"], g[recall], marker="o", label=label, color=_color(label, i))
         for _, r in g.iloc[[0, -1]].iterrows():
             ax.annotate(f"n={int(r['limit'])}", (r["irrelevant"], r[recall]), fontsize=7,
                         textcoords="offset points", xytext=(3, -9))
@@ -299,13 +288,13 @@ def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int =
         _, ax = plt.subplots(figsize=(max(7, 1.3 * len(groups)), 4.5))
     width = 0.8 / max(len(scorers), 1)
     x = np.arange(len(groups))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    from .plots import _color
     for j, s in enumerate(scorers):
         g = data[data["scorer"] == s].set_index(data[data["scorer"] == s][by].astype(str))
         r = [g["R@k"].get(k, np.nan) for k in groups]
         c = [g["Complete@k"].get(k, np.nan) for k in groups]
         pos = x - 0.4 + width * (j + 0.5)
-        color = colors[j % len(colors)]
+        color = _color(s, j)
         ax.bar(pos, r, width, color=color, alpha=0.35)
         ax.bar(pos, c, width * 0.6, color=color, label=s)
     ax.set_xticks(x, groups, rotation=20, ha="right")
