@@ -1,0 +1,243 @@
+"""Every scorer on every registry style: R@5, Complete@10, MRR with bootstrap intervals.
+
+The evaluation registries under ``data/styles/`` differ in kind, not only in size: ``api``
+(camelCase endpoints with parameter schemas and terse descriptions), ``plugin`` (marketing
+blurbs, brand names, no parameters) and ``pooled`` (many servers with near-duplicate tools).
+:func:`compare_styles` sweeps each scorer over each style's queries of one split and returns
+per-query metrics, bootstrap intervals, and per-query latency; :func:`versus_best` asks, per
+style and metric, whether a candidate (the ``default`` scorer) is at least as good as the best
+single scorer there, with a paired bootstrap interval of the difference;
+:func:`plot_style_comparison` draws the table.
+
+Metrics are per request over the whole registry (no always-include set: every tool competes):
+``R@5`` share of required tools in the top 5, ``Complete@10`` 1 if every required tool is in
+the top 10, ``MRR`` mean reciprocal rank of the first required tool. Means, intervals and
+verdicts are deterministic for a seed; latency (wall clock) is kept apart from the tables.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .data import Query, Registry, load_queries, load_registry
+from .scorers.base import get_scorer
+from .stats import bootstrap_intervals, paired_comparison
+from .sweep import sweep
+
+__all__ = ["STYLES", "SINGLE_SCORERS", "METRICS", "style_dir", "load_style", "load_styles",
+           "StyleComparison", "compare_styles", "versus_best", "plot_style_comparison"]
+
+#: The evaluation registry styles shipped in ``data/styles``.
+STYLES = ("api", "plugin", "pooled")
+#: The single-signal scorers the default must match.
+SINGLE_SCORERS = ("jaccard", "bm25", "tfidf", "embedding")
+#: Metric columns of the comparison, and the sweep cut-off each is read at.
+METRICS = {"R@5": ("R@k", 5), "Complete@10": ("Complete@k", 10), "MRR": ("RR", 10)}
+_FLOAT_FORMAT = "%.6f"
+_DATA = Path(__file__).resolve().parents[1] / "data" / "styles"
+
+
+def style_dir(style: str, root: str | Path | None = None) -> Path:
+    """The directory of one style (``root`` defaults to the repository's ``data/styles``)."""
+    base = _DATA if root is None else Path(root)
+    path = base / style
+    if not (path / "registry.json").exists():
+        known = sorted(p.name for p in base.iterdir() if (p / "registry.json").exists()) \
+            if base.is_dir() else []
+        raise FileNotFoundError(f"no style {style!r}: {path / 'registry.json'} does not exist"
+                                f" (styles in {base}: {', '.join(known) or 'none'})")
+    return path
+
+
+def load_style(style: str, root: str | Path | None = None, *,
+               split: str | None = None) -> tuple[Registry, list[Query]]:
+    """``(registry, queries)`` of one style; ``split`` keeps only ``dev`` or ``test`` queries."""
+    path = style_dir(style, root)
+    registry = load_registry(path / "registry.json")
+    queries = load_queries(path / "queries.jsonl", registry)
+    if split is not None:
+        if split not in ("dev", "test"):
+            raise ValueError(f"split must be 'dev', 'test' or None, got {split!r}")
+        queries = [q for q in queries if q.split == split]
+        if not queries:
+            raise ValueError(f"{path / 'queries.jsonl'}: no queries with split {split!r}")
+    return registry, queries
+
+
+def load_styles(styles: Sequence[str] = STYLES, root: str | Path | None = None, *,
+                split: str | None = "test") -> dict[str, tuple[Registry, list[Query]]]:
+    """:func:`load_style` for each style, in order."""
+    return {s: load_style(s, root, split=split) for s in styles}
+
+
+@dataclass
+class StyleComparison:
+    """Tables of :func:`compare_styles`.
+
+    ``query_metrics``: one row per style × scorer × query with ``R@5, Complete@10, MRR`` and
+    ``n_required``. ``summary``: one row per style × scorer × metric with ``mean, low, high,
+    n_queries`` (percentile bootstrap, 95%). ``latency``: per-query milliseconds per style ×
+    scorer (wall clock: shown, never written with the tables).
+    """
+
+    query_metrics: pd.DataFrame
+    summary: pd.DataFrame
+    latency: pd.DataFrame
+
+    def table(self) -> pd.DataFrame:
+        """The summary as one row per style × scorer, ``metric``, ``metric_low``, ``metric_high``."""
+        rows = []
+        for (style, scorer), g in self.summary.groupby(["style", "scorer"], sort=False):
+            row = {"style": style, "scorer": scorer}
+            for r in g.itertuples():
+                row[r.metric] = r.mean
+                row[f"{r.metric}_low"] = r.low
+                row[f"{r.metric}_high"] = r.high
+            row["n_queries"] = int(g["n_queries"].iloc[0])
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        """Write ``style_summary.csv`` (long), ``style_table.csv`` (wide) and
+        ``style_query_metrics.csv``; deterministic (no timings)."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for name, frame in (("style_summary", self.summary), ("style_table", self.table()),
+                            ("style_query_metrics", self.query_metrics)):
+            path = out / f"{name}.csv"
+            frame.to_csv(path, index=False, float_format=_FLOAT_FORMAT, lineterminator="\n")
+            paths.append(path)
+        return paths
+
+
+def _per_query(result, style: str) -> pd.DataFrame:
+    qm = result.query_metrics
+    frames = []
+    for metric, (column, k) in METRICS.items():
+        part = qm.loc[qm["top_k"] == k, ["scorer", "query_id", "n_required", column]]
+        frames.append(part.rename(columns={column: metric}).set_index(
+            ["scorer", "query_id"]))
+    wide = frames[0]
+    for f in frames[1:]:
+        wide = wide.join(f.drop(columns="n_required"))
+    wide = wide.reset_index()
+    wide.insert(0, "style", style)
+    return wide
+
+
+def _latency(scorers: Sequence[str], registry: Registry, queries: Sequence[Query],
+             n: int) -> list[float]:
+    out = []
+    texts = [q.query for q in queries][:n]
+    for name in scorers:
+        scorer = get_scorer(name).fit(registry)
+        scorer.score(texts[0])  # warm-up: model load, caches
+        t0 = time.perf_counter()
+        for text in texts:
+            scorer.score(text)
+        out.append((time.perf_counter() - t0) / max(len(texts), 1) * 1000)
+    return out
+
+
+def compare_styles(styles: Mapping[str, tuple[Sequence, Sequence[Query]]],
+                   scorers: Sequence[str] = (*SINGLE_SCORERS, "default"), *,
+                   n_boot: int = 2000, seed: int = 0,
+                   latency_queries: int = 20) -> StyleComparison:
+    """Sweep every scorer over every style; bootstrap the means per style.
+
+    Parameters
+    ----------
+    styles : mapping ``{style: (registry, queries)}``
+        E.g. :func:`load_styles` (test split by default).
+    scorers : scorer names
+    n_boot, seed : bootstrap resamples and seed (same resamples for every scorer of a style)
+    latency_queries : int
+        Requests timed one at a time per style × scorer (0 skips timing).
+    """
+    if not styles:
+        raise ValueError("no styles to compare")
+    scorers = list(scorers)
+    per_query, summaries, latency = [], [], []
+    for style, (registry, queries) in styles.items():
+        result = sweep(registry, queries, scorers, top_k=sorted({k for _, k in
+                                                                  METRICS.values()}))
+        pq = _per_query(result, style)
+        per_query.append(pq)
+        ci = bootstrap_intervals(pq.assign(top_k=0), metrics=list(METRICS), n_boot=n_boot,
+                                 seed=seed)
+        summaries.append(ci.drop(columns="top_k").assign(style=style))
+        if latency_queries:
+            ms = _latency(scorers, registry, queries, latency_queries)
+            latency.extend({"style": style, "scorer": s, "n_tools": len(registry),
+                            "ms_per_query": m} for s, m in zip(scorers, ms))
+    summary = pd.concat(summaries, ignore_index=True)[
+        ["style", "scorer", "metric", "mean", "low", "high", "n_queries"]]
+    return StyleComparison(pd.concat(per_query, ignore_index=True), summary,
+                           pd.DataFrame(latency, columns=["style", "scorer", "n_tools",
+                                                          "ms_per_query"]))
+
+
+def versus_best(comparison: StyleComparison, candidate: str = "default",
+                singles: Sequence[str] = SINGLE_SCORERS, *,
+                metrics: Sequence[str] = tuple(METRICS), n_boot: int = 2000,
+                seed: int = 0) -> pd.DataFrame:
+    """Per style × metric: the best single scorer, and whether ``candidate`` matches it.
+
+    ``diff`` is candidate − best (mean over queries) with a paired bootstrap interval
+    ``diff_low, diff_high``. ``matches`` is true when the interval reaches 0 or above, i.e.
+    the candidate is not shown to be worse than the best single scorer on that style.
+    """
+    qm = comparison.query_metrics
+    rows = []
+    for style, g in qm.groupby("style", sort=False):
+        for metric in metrics:
+            means = g[g["scorer"].isin(singles)].groupby("scorer", sort=False)[metric].mean()
+            # best by mean; ties go to the scorer listed first
+            best = max(singles, key=lambda s: (means.get(s, -np.inf), -singles.index(s)))
+            pair = paired_comparison(g.assign(top_k=0), metric, scorers=[candidate, best],
+                                     n_boot=n_boot, seed=seed).iloc[0]
+            rows.append({"style": style, "metric": metric, "best_single": best,
+                         "best_mean": pair["mean_b"], "candidate": candidate,
+                         "candidate_mean": pair["mean_a"], "diff": pair["diff"],
+                         "diff_low": pair["diff_low"], "diff_high": pair["diff_high"],
+                         "matches": bool(pair["diff_high"] >= 0)})
+    return pd.DataFrame(rows)
+
+
+def plot_style_comparison(summary: pd.DataFrame, metrics: Sequence[str] = tuple(METRICS), *,
+                          scorers: Sequence[str] | None = None):
+    """One panel per metric: a bar per style × scorer with its 95% bootstrap interval."""
+    import matplotlib.pyplot as plt
+
+    from .plots import SCORER_COLORS
+    styles = list(dict.fromkeys(summary["style"]))
+    names = list(dict.fromkeys(summary["scorer"])) if scorers is None else list(scorers)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), sharey=True,
+                             squeeze=False)
+    width = 0.8 / len(names)
+    x = np.arange(len(styles))
+    for ax, metric in zip(axes[0], metrics):
+        part = summary[summary["metric"] == metric].set_index(["style", "scorer"])
+        for i, name in enumerate(names):
+            rows = [part.loc[(s, name)] for s in styles]
+            mean = np.array([r["mean"] for r in rows])
+            err = np.array([[m - r["low"] for m, r in zip(mean, rows)],
+                            [r["high"] - m for m, r in zip(mean, rows)]])
+            ax.bar(x + (i - (len(names) - 1) / 2) * width, mean, width, yerr=err, capsize=2,
+                   label=name, color=SCORER_COLORS.get(name, f"C{i}"),
+                   edgecolor="black" if name == "default" else None)
+        ax.set_xticks(x, styles)
+        ax.set_xlabel("registry style")
+        ax.set_title(metric)
+        ax.set_ylim(0, 1.05)
+    axes[0][0].set_ylabel("mean over test requests (fraction, 95% CI)")
+    axes[0][-1].legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return fig
