@@ -310,7 +310,7 @@ def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True)
     setup_style()
     plt = _plt()
     if ax is None:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        fig, ax = plt.subplots(figsize=(8.5, 4.5))
     else:
         fig = ax.figure
     for i, scorer in enumerate([s for s in SCALE_SCORERS if s in set(scale.scorer)]):
@@ -329,7 +329,7 @@ def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True)
     ax.set_xlabel("registry size (tools, log scale)")
     ax.set_ylabel("Selector.select latency, median (ms, log scale)")
     ax.set_title("Selection latency vs registry size (bars: p50 to p95)")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: no overlap
     return fig
 
 
