@@ -99,3 +99,14 @@ def test_write_report(tmp_path):
     assert "## Select latency" in text and "## Targets" in text and "## Sweeps" not in text
     assert (tmp_path / "latency_vs_tools.png").exists()
     assert (tmp_path / "latency_vs_tools.svg").exists()
+
+
+def test_cli_benchmark_on_a_registry_file(tmp_path, capsys):
+    from toolsel.cli import main
+    from toolsel.synthetic import write_registry
+    path = write_registry(synthetic_registry(150, seed=1), tmp_path / "r.jsonl")
+    assert main(["benchmark", "--registry", str(path), "--scorers", "bm25,naive",
+                 "--n-timed", "5"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:5] == ["scorer", "n_tools", "build_s", "p50_ms", "p95_ms"]
+    assert out[1].split()[:2] == ["bm25", "150"] and out[2].split()[:2] == ["naive", "150"]

@@ -87,3 +87,14 @@ def test_bad_arguments():
         synthetic_queries(synthetic_registry(10), 0)
     with pytest.raises(ValueError, match="no synthetic tools"):
         synthetic_queries([Tool("calculator", "evaluate arithmetic")], 5)
+
+
+def test_cli_writes_loadable_files(tmp_path, capsys):
+    from toolsel.cli import main
+    r, q = tmp_path / "r.jsonl", tmp_path / "q.jsonl"
+    assert main(["synthetic", "--tools", "300", "--queries", "20", "--seed", "3",
+                 "--registry-out", str(r), "--queries-out", str(q)]) == 0
+    assert "300 tools" in capsys.readouterr().out
+    reg = load_registry(r)
+    assert reg.names == synthetic_registry(300, seed=3).names
+    assert load_queries(q, reg) == synthetic_queries(reg, 20, seed=3)
