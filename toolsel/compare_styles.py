@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .data import Query, Registry, load_queries, load_registry
-from .scorers.base import get_scorer
+from .scorers.base import Scorer, get_scorer
 from .stats import bootstrap_intervals, paired_comparison
 from .sweep import sweep
 
@@ -132,12 +132,14 @@ def _per_query(result, style: str) -> pd.DataFrame:
     return wide
 
 
-def _latency(scorers: Sequence[str], registry: Registry, queries: Sequence[Query],
-             n: int) -> list[float]:
+def _latency(scorers: Mapping[str, str | Scorer], registry: Registry,
+             queries: Sequence[Query], n: int) -> list[float]:
     out = []
     texts = [q.query for q in queries][:n]
-    for name in scorers:
-        scorer = get_scorer(name).fit(registry)
+    for spec in scorers.values():
+        scorer = get_scorer(spec)
+        scorer = scorer.clone() if isinstance(spec, Scorer) else scorer
+        scorer.fit(registry)
         scorer.score(texts[0])  # warm-up: model load, caches
         t0 = time.perf_counter()
         for text in texts:
@@ -147,7 +149,8 @@ def _latency(scorers: Sequence[str], registry: Registry, queries: Sequence[Query
 
 
 def compare_styles(styles: Mapping[str, tuple[Sequence, Sequence[Query]]],
-                   scorers: Sequence[str] = (*SINGLE_SCORERS, "default"), *,
+                   scorers: Sequence[str] | Mapping[str, str | Scorer] = (*SINGLE_SCORERS,
+                                                                          "default"), *,
                    n_boot: int = 2000, seed: int = 0,
                    latency_queries: int = 20) -> StyleComparison:
     """Sweep every scorer over every style; bootstrap the means per style.
@@ -156,14 +159,16 @@ def compare_styles(styles: Mapping[str, tuple[Sequence, Sequence[Query]]],
     ----------
     styles : mapping ``{style: (registry, queries)}``
         E.g. :func:`load_styles` (test split by default).
-    scorers : scorer names
+    scorers : scorer names, or a mapping ``{label: name or Scorer}`` (variants of one scorer)
     n_boot, seed : bootstrap resamples and seed (same resamples for every scorer of a style)
     latency_queries : int
         Requests timed one at a time per style × scorer (0 skips timing).
     """
     if not styles:
         raise ValueError("no styles to compare")
-    scorers = list(scorers)
+    if not isinstance(scorers, Mapping):
+        scorers = {name: name for name in scorers}
+    scorers = dict(scorers)
     per_query, summaries, latency = [], [], []
     for style, (registry, queries) in styles.items():
         result = sweep(registry, queries, scorers, top_k=sorted({k for _, k in
@@ -238,6 +243,8 @@ def plot_style_comparison(summary: pd.DataFrame, metrics: Sequence[str] = tuple(
         ax.set_title(metric)
         ax.set_ylim(0, 1.05)
     axes[0][0].set_ylabel("mean over test requests (fraction, 95% CI)")
-    axes[0][-1].legend(loc="lower right", fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
     fig.tight_layout()
+    fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize=8,
+               bbox_to_anchor=(0.5, 1.0), frameon=False)
     return fig

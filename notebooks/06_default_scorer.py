@@ -1,0 +1,184 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # A default scorer that holds up on any registry
+#
+# No single scorer wins everywhere. Term matching (BM25, TF-IDF) is precise when requests use
+# the words tools are named with, and blind to paraphrase; sentence embeddings handle
+# paraphrase, blur exact names, and squeeze a request that needs several tools into one
+# vector. A user picks one scorer without knowing which kind of registry comes next month.
+#
+# The `default` scorer (`toolsel.scorers.fusion`) combines both, with no per-registry tuning:
+#
+# 1. the request is split into **clauses** ("…, and …", "then", sentences), each scored too;
+# 2. per segment, **BM25** (name words counted twice, description, parameter names; stop
+#    words dropped from the query) and **MiniLM embedding** cosine;
+# 3. each signal **normalised per query** (mean tool 0, best tool 1; no spread → 0), then
+#    summed with prior weights 0.4 / 0.6;
+# 4. a tool keeps its **best segment score**, so each clause's best tools rise together.
+#
+# It is measured here on three registries of very different styles (`data/styles`): `api`
+# (camelCase endpoints with parameter schemas, terse descriptions), `plugin` (brand names and
+# marketing blurbs, no parameters) and `pooled` (the workspace registry plus near-duplicate
+# servers plus both other styles). Every design choice was made on the **dev** requests; this
+# notebook reports the **test** requests, with bootstrap 95% intervals.
+
+# %% tags=["parameters"]
+styles_root: str = "../data/styles"  # directory holding <style>/registry.json + queries.jsonl
+styles: list[str] = ["api", "plugin", "pooled"]  # registry styles to compare
+split: str = "test"  # requests reported (the design was chosen on "dev")
+scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers compared
+n_boot: int = 2000  # bootstrap resamples
+seed: int = 0  # bootstrap seed
+latency_queries: int = 20  # requests timed one at a time per style x scorer
+out_dir: str = "../reports/06_default_scorer"  # where tables and figures go
+
+# %%
+from pathlib import Path
+
+import matplotlib
+import pandas as pd
+
+from toolsel.compare_styles import (SINGLE_SCORERS, compare_styles, load_styles,
+                                    plot_style_comparison, versus_best)
+from toolsel.plots import save_figure, setup_style
+from toolsel.scorers.fusion import FusionScorer, split_clauses
+
+setup_style()
+matplotlib.rcParams["svg.hashsalt"] = "toolsel"
+out = Path(out_dir)
+out.mkdir(parents=True, exist_ok=True)
+pd.set_option("display.precision", 3)
+
+# %% [markdown]
+# ## The registries
+
+# %%
+data = load_styles(styles, styles_root, split=split)
+sizes = pd.DataFrame([{"style": s, "tools": len(reg), "requests": len(qs),
+                       "multi-tool requests": sum(len(q.expected) > 1 for q in qs),
+                       "tools with parameters": sum(t.parameters is not None for t in reg)}
+                      for s, (reg, qs) in data.items()])
+sizes
+
+# %%
+assert (sizes["multi-tool requests"] >= 0.3 * sizes["requests"]).all()
+for s, (reg, qs) in data.items():
+    print(f"{s}: {reg[0].name!r}: {reg[0].description}")
+    print(f"   e.g. {qs[1].query!r} -> {list(qs[1].expected)}")
+
+# %% [markdown]
+# ## Clauses: one request, several intents
+#
+# A request is split where a new request starts; short fragments stay joined ("rock and roll").
+# The whole request is always scored too.
+
+# %%
+example = ("Plan a Barcelona trip for me: flights from London on July 8 back on July 15, "
+           "a hotel for those dates, and a rental car at the airport.")
+split_clauses(example)
+
+# %%
+assert len(split_clauses(example)) == 3 and split_clauses("rock and roll music") == [
+    "rock and roll music"]
+
+# %% [markdown]
+# ## Every scorer on every style (test requests)
+
+# %%
+comparison = compare_styles(data, scorers, n_boot=n_boot, seed=seed,
+                            latency_queries=latency_queries)
+comparison.write(out)
+table = comparison.table()
+table[["style", "scorer", "R@5", "R@5_low", "R@5_high", "Complete@10", "Complete@10_low",
+       "Complete@10_high", "MRR", "n_queries"]]
+
+# %%
+fig = plot_style_comparison(comparison.summary, scorers=scorers)
+save_figure(fig, out, "style_comparison")
+
+# %% [markdown]
+# ## Is the default at least as good as the best single scorer on each style?
+#
+# Paired over the same requests: the difference default − best single scorer (by mean) on
+# that style, with a paired bootstrap 95% interval. `matches` = the interval reaches 0 or
+# above (the default is not shown to be worse).
+
+# %%
+vs = versus_best(comparison, "default", [s for s in SINGLE_SCORERS if s in scorers],
+                 n_boot=n_boot, seed=seed)
+vs.to_csv(out / "default_vs_best.csv", index=False, float_format="%.6f", lineterminator="\n")
+vs
+
+# %%
+target = vs[vs["metric"].isin(["R@5", "Complete@10"])]
+assert target["matches"].all(), target[~target["matches"]]
+
+# %% [markdown]
+# ## Latency
+#
+# Milliseconds per request, scored one at a time as a selector serves a user turn (wall clock
+# on this machine; not written to the tables). The 4,000-tool figure comes from
+# `benchmarks/bench_default.py`.
+
+# %%
+comparison.latency.pivot(index="scorer", columns="style", values="ms_per_query").loc[scorers]
+
+# %% [markdown]
+# ## Why each piece (dev requests only)
+#
+# The ablation the design was chosen on: the default against itself without clause
+# splitting, with equal weights, with `weights="auto"` (each signal weighted by how sharply it
+# singles out a few tools), and each signal alone (with clauses).
+
+# %%
+variants = {"default": FusionScorer(), "no clauses": FusionScorer(clauses=False),
+            "equal weights": FusionScorer(weights=(0.5, 0.5)),
+            "auto weights": FusionScorer(weights="auto"),
+            "lexical only": FusionScorer(semantic=None),
+            "embedding only": FusionScorer(lexical=None)}
+dev = compare_styles(load_styles(styles, styles_root, split="dev"), variants, n_boot=n_boot,
+                     seed=seed, latency_queries=0)
+ablation = dev.table()[["style", "scorer", "R@5", "Complete@10", "MRR", "n_queries"]]
+ablation.to_csv(out / "dev_ablation.csv", index=False, float_format="%.6f",
+                lineterminator="\n")
+ablation.pivot(index="scorer", columns="style", values=["R@5", "Complete@10"]).loc[
+    list(variants)]
+
+# %%
+abl = ablation.set_index(["style", "scorer"])
+for s in styles:
+    # on dev the fused scorer is within a few requests of the better signal alone, or above it
+    for metric in ("R@5", "Complete@10"):
+        best_alone = max(abl.loc[(s, "lexical only"), metric],
+                         abl.loc[(s, "embedding only"), metric])
+        assert abl.loc[(s, "default"), metric] >= best_alone - 0.05, (s, metric)
+
+# %% [markdown]
+# ## Reading it
+#
+# - On **plugin-style** blurbs the embedding scorer is the best single scorer by far, and the
+#   lexical scorers are poor: the fused default keeps the embedding's recall.
+# - On **API-style** endpoints the embedding scorer leads on these requests too; the default
+#   matches it. (On public benchmarks of this style, whose requests are long and full of
+#   entity names, TF-IDF led embeddings: there the lexical half carries the default.)
+# - On the **pooled** registry, near-duplicate servers (Slack vs Mattermost vs Teams, GitHub vs
+#   GitLab) are told apart by a server's name, which only term matching weighs: the default
+#   beats every single scorer.
+# - Requests needing **several tools** are where clause splitting pays (Complete@10).
+#
+# Limits: these registries and requests were written for toolsel (a few hundred tools, 54–71
+# test requests per style), so intervals are wide; one miss moves a style's R@5 by 1–2 points.
