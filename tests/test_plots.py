@@ -1,0 +1,83 @@
+"""Figures: labeled axes with units, a legend, K marked; files that regenerate identically."""
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from toolsel.failure_modes import MODES  # noqa: E402
+from toolsel.plots import (plot_complete_vs_payload, plot_escape_hatch,  # noqa: E402
+                           plot_failure_modes, plot_recall_vs_payload, save_figure,
+                           setup_style)
+
+
+@pytest.fixture
+def summary():
+    rows = []
+    for scorer, base in (("jaccard", 0.3), ("bm25", 0.4)):
+        for k, red in ((1, 0.98), (10, 0.84), (30, 0.52)):
+            r = min(1.0, base + k / 50)
+            rows.append({"scorer": scorer, "top_k": k, "R@k": r, "Complete@k": r - 0.02,
+                         "payload_reduction": red})
+    return pd.DataFrame(rows)
+
+
+def _texts(ax):
+    return [t.get_text() for t in ax.texts]
+
+
+def test_recall_figure_has_units_legend_and_k(summary):
+    import matplotlib.pyplot as plt
+    fig = plot_recall_vs_payload(summary)
+    ax = fig.axes[0]
+    assert "%" in ax.get_xlabel() and "payload" in ax.get_xlabel()
+    assert "%" in ax.get_ylabel()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["jaccard", "bm25"]
+    assert _texts(ax) == ["K=1", "K=10", "K=30"]  # first scorer annotated by default
+    plt.close(fig)
+    fig = plot_complete_vs_payload(summary, annotate=["jaccard", "bm25"])
+    assert len(_texts(fig.axes[0])) == 6 and "Complete@k" in fig.axes[0].get_ylabel()
+    plt.close(fig)
+
+
+def test_error_bars_from_intervals(summary):
+    import matplotlib.pyplot as plt
+    iv = summary.assign(metric="R@k", mean=summary["R@k"], low=summary["R@k"] - 0.1,
+                        high=summary["R@k"] + 0.1)
+    fig = plot_recall_vs_payload(summary, intervals=iv)
+    assert "95%" in fig.axes[0].get_legend().get_title().get_text()
+    plt.close(fig)
+
+
+def test_missing_column_is_named(summary):
+    with pytest.raises(KeyError, match="payload_reduction"):
+        plot_recall_vs_payload(summary.drop(columns="payload_reduction"))
+
+
+def test_failure_mode_and_escape_hatch_charts():
+    import matplotlib.pyplot as plt
+    counts = pd.DataFrame([[2, 1, 0, 0, 3], [0, 1, 1, 0, 2]], index=["jaccard", "bm25"],
+                          columns=[*MODES, "total"])
+    fig = plot_failure_modes(counts, top_k=10)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == list(MODES)
+    assert "K=10" in ax.get_title() and ax.get_ylabel().startswith("misses")
+    plt.close(fig)
+    s = pd.DataFrame([{"scorer": "jaccard", "top_k": 10, "misses": 4, "recovered_literal": 0,
+                       "recovered_literal_unseen": 1, "recovered_search_term": 3}])
+    fig = plot_escape_hatch(s)
+    assert len(fig.axes[0].get_legend().get_texts()) == 4
+    plt.close(fig)
+
+
+def test_saved_files_are_reproducible(summary, tmp_path):
+    import matplotlib.pyplot as plt
+    setup_style()
+    out = []
+    for run in ("a", "b"):
+        fig = plot_recall_vs_payload(summary)
+        out.append(save_figure(fig, tmp_path / run, "fig"))
+        plt.close(fig)
+    for p1, p2 in zip(*out):
+        assert p1.read_bytes() == p2.read_bytes(), p1.name
+    assert [p.suffix for p in out[0]] == [".png", ".svg"]
