@@ -9,7 +9,8 @@ import pytest
 
 from toolsel import DataError, Query, Registry, load_queries
 from toolsel.cli import main
-from toolsel.compare import apply_repairs, compare_registries, load_repairs
+from toolsel.compare import (apply_repairs, compare_registries, compare_scorers,
+                             held_back_terms, load_repairs, repair_table)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -118,3 +119,27 @@ def test_compare_cli_two_files_and_errors(tmp_path, capsys):
     code = main(["compare", "--registry-a", str(DATA / "registry.json"), "--repairs",
                  str(bad), "--queries", str(DATA / "queries.jsonl")])
     assert code == 2 and "did you mean 'calculator'" in capsys.readouterr().err
+
+
+def test_repair_table_and_compare_scorers(tiny):
+    reg = Registry(tiny)
+    table = repair_table(reg, REPAIRS)
+    assert list(table["tool"]) == ["weather_lookup", "calculator"]  # registry order
+    assert table.set_index("tool").loc["calculator", "added"] == "to crunch numbers"
+    assert table.set_index("tool").loc["weather_lookup", "added"] == ""
+    queries = [Query("q1", "crunch some numbers", ("calculator",))]
+    summary, changed = compare_scorers(reg, apply_repairs(reg, REPAIRS), queries,
+                                       ["jaccard", "bm25"], 1)
+    assert list(summary["scorer"]) == ["jaccard", "jaccard", "bm25", "bm25"]
+    assert list(changed["scorer"]) == ["jaccard", "bm25"]
+    assert (changed["change"] == "found").all()
+
+
+def test_held_back_terms_flags_vocabulary_only_seen_in_held_back_requests(tiny):
+    reg = Registry(tiny)
+    dev = [Query("d", "crunch numbers please", ("calculator",))]
+    test = [Query("t", "tally the invoice numbers", ("calculator",))]
+    leaks = held_back_terms({"calculator": "evaluate a basic arithmetic expression to crunch "
+                                           "numbers or tally an invoice"}, reg, dev, test)
+    assert leaks.to_dict("records") == [{"tool": "calculator", "terms": "invoice tally"}]
+    assert held_back_terms(REPAIRS, reg, dev, test).empty

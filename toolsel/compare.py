@@ -21,7 +21,8 @@ import pandas as pd
 from .data import DataError, Query, Registry, Tool, suggest_names
 from .sweep import sweep
 
-__all__ = ["load_repairs", "apply_repairs", "Comparison", "compare_registries"]
+__all__ = ["load_repairs", "apply_repairs", "repair_table", "Comparison", "compare_registries",
+           "compare_scorers", "held_back_terms"]
 
 
 def load_repairs(path: str | Path, registry: Registry | None = None) -> dict[str, str]:
@@ -68,6 +69,42 @@ def apply_repairs(registry: Sequence[Tool], repairs: Mapping[str, str]) -> Regis
     tools = [dataclasses.replace(t, description=repairs[t.name]) if t.name in repairs else t
              for t in reg]
     return Registry(tools, source=f"{reg.source or 'registry'} + {len(repairs)} repairs")
+
+
+def repair_table(registry: Registry, repairs: Mapping[str, str]) -> pd.DataFrame:
+    """One row per repaired tool, in registry order: ``tool, before, after, added`` (the text
+    appended, when the repair extends the old description; else empty)."""
+    rows = []
+    for tool in registry:
+        if tool.name in repairs:
+            new = repairs[tool.name]
+            added = new[len(tool.description):].strip() if new.startswith(tool.description) else ""
+            rows.append({"tool": tool.name, "before": tool.description, "after": new,
+                         "added": added})
+    return pd.DataFrame(rows, columns=["tool", "before", "after", "added"])
+
+
+def held_back_terms(repairs: Mapping[str, str], registry: Registry,
+                    chosen_on: Iterable[Query], held_back: Iterable[Query]) -> pd.DataFrame:
+    """Words a repair adds that appear in held-back requests but in none it was chosen on.
+
+    A leak check for description repair: content terms (see
+    :func:`toolsel.failure_modes.content_terms`) of each repaired description that the old
+    description lacks, and that occur in some ``held_back`` query but no ``chosen_on`` query.
+    One row per repaired tool with such terms: ``tool, terms`` (space-joined, sorted).
+    """
+    from .failure_modes import content_terms
+    seen = {t for q in chosen_on for t in content_terms(q.query)}
+    held = {t for q in held_back for t in content_terms(q.query)}
+    rows = []
+    for tool in registry:
+        if tool.name not in repairs:
+            continue
+        added = set(content_terms(repairs[tool.name])) - set(content_terms(tool.description))
+        leaked = sorted((added & held) - seen)
+        if leaked:
+            rows.append({"tool": tool.name, "terms": " ".join(leaked)})
+    return pd.DataFrame(rows, columns=["tool", "terms"])
 
 
 @dataclass
@@ -172,3 +209,21 @@ def compare_registries(registry_a: Sequence[Tool], registry_b: Sequence[Tool],
     summary["queries_fixed"] = [0, int(qcounts.get("fixed", 0))]
     summary["queries_broken"] = [0, int(qcounts.get("broken", 0))]
     return Comparison(summary, per_tool, per_query)
+
+
+def compare_scorers(registry_a: Sequence[Tool], registry_b: Sequence[Tool],
+                    queries: Sequence[Query], scorers: Iterable[str], top_k: int = 5, *,
+                    always_include: Iterable[str] | None = None,
+                    labels: tuple[str, str] = ("a", "b")) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`compare_registries` for several scorers: the summaries stacked (one row per
+    scorer × version) and the changed tools stacked (with a ``scorer`` column)."""
+    summaries, changes = [], []
+    for name in scorers:
+        cmp = compare_registries(registry_a, registry_b, queries, name, top_k,
+                                 always_include=always_include, labels=labels)
+        summaries.append(cmp.summary)
+        ch = cmp.changed().copy()
+        ch.insert(0, "scorer", name)
+        changes.append(ch)
+    return (pd.concat(summaries, ignore_index=True),
+            pd.concat(changes, ignore_index=True) if changes else pd.DataFrame())

@@ -1,0 +1,157 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+
+# %% [markdown]
+# # Description repair: diagnose misses on dev, patch descriptions, re-measure on test
+#
+# When a required tool is not found, the cheapest fix is often in the catalog, not the
+# scorer: add the words customers use to the tool's description. `toolsel compare` runs the
+# same labeled suite on two versions of a registry and lists, per query, which required tools
+# were found or lost and how their ranks moved.
+#
+# The protocol, so that a gain can be trusted:
+#
+# 1. list the misses on the **dev** split and the words of the requests each tool's text lacks
+#    (`toolsel.failure_modes.repair_hints`);
+# 2. write the repairs as a small patch, `data/repairs/descriptions_v2.json` (tool → new
+#    description: the old text plus customer vocabulary), chosen on dev only; the 61-tool
+#    benchmark file stays the article's reconstruction, and the repaired registry exists only
+#    in memory (`toolsel.compare.apply_repairs`);
+# 3. measure once on the held-back **test** split, and on the article's 30 replication queries
+#    (never used to choose anything), counting gains *and* losses.
+
+# %% tags=["parameters"]
+registry: str = "../data/registry.json"  # tool registry (version a)
+requests: str = "../data/requests.jsonl"  # labeled requests with dev/test split
+queries: str = "../data/queries.jsonl"  # the article's 30 replication queries
+repairs: str = "../data/repairs/descriptions_v2.json"  # description patch (version b)
+scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
+hint_scorer: str = "bm25"  # the scorer whose dev misses guided the repairs
+top_k: int = 5  # cut-off
+out_dir: str = "../reports/09_description_repair"  # where tables and figures go
+
+# %%
+from pathlib import Path
+
+import pandas as pd
+from IPython.display import Markdown, display
+
+from toolsel import load_queries, load_registry, sweep
+from toolsel.compare import (apply_repairs, compare_registries, compare_scorers,
+                             held_back_terms, load_repairs, repair_table)
+from toolsel.discovery import filter_split, write_table
+from toolsel.failure_modes import classify_misses, repair_hints
+
+pd.set_option("display.precision", 3)
+pd.set_option("display.max_colwidth", 90)
+out = Path(out_dir)
+out.mkdir(parents=True, exist_ok=True)
+
+reg = load_registry(registry)
+all_requests = load_queries(requests, reg)
+dev, test = filter_split(all_requests, "dev"), filter_split(all_requests, "test")
+replication = load_queries(queries, reg)
+patch = load_repairs(repairs, reg)
+repaired = apply_repairs(reg, patch)
+display(Markdown(f"{len(dev)} dev and {len(test)} test requests, {len(replication)} replication "
+                 f"queries; the patch repairs {len(patch)} of {len(reg)} descriptions."))
+
+# %% [markdown]
+# ## 1. Misses on dev, and what the descriptions lack
+
+# %%
+dev_run = sweep(reg, dev, [hint_scorer], [top_k], always_include=sorted(reg.always_include),
+                progress=False)
+classified = classify_misses(dev_run.misses, reg)
+hints = repair_hints(classified)
+write_table(classified, out / "dev_misses.csv")
+write_table(hints, out / "dev_repair_hints.csv")
+hints.head(20)
+
+# %% [markdown]
+# ## 2. The patch
+#
+# Each repair keeps the old description and appends a short sentence of the vocabulary the
+# dev misses asked for ("inbox", "cancel", "reschedule", "appointment", "ping"...).
+#
+# **Leak check.** No word a repair adds may occur in a held-back request (test or
+# replication) unless it also occurs in a dev request (`held_back_terms`). A first draft of
+# this patch failed the check: it added "decision makers", "decks", "negotiation", "signups"
+# (test requests) and "rain", "weekend", "Japanese" (replication queries), words the author
+# knew from writing the data rather than from the dev misses. They were removed before the
+# measurement below.
+
+# %%
+patch_table = repair_table(reg, patch)
+write_table(patch_table, out / "patch.csv")
+assert set(patch_table["tool"]) <= set(hints["expected"]), "a repair not motivated by a dev miss"
+leaks = held_back_terms(patch, reg, dev, [*test, *replication])
+assert leaks.empty, f"repairs use held-back vocabulary:\n{leaks}"
+patch_table[["tool", "added"]]
+
+# %% [markdown]
+# ## 3. Dev (where the repairs were chosen) vs test (held back)
+
+# %%
+results = {}
+for name, suite in (("dev", dev), ("test", test), ("replication", replication)):
+    summary, changed = compare_scorers(reg, repaired, suite, scorers, top_k,
+                                       labels=("v1", "v2"))
+    summary.insert(0, "suite", name)
+    changed.insert(0, "suite", name)
+    results[name] = (summary, changed)
+summaries = pd.concat([s for s, _ in results.values()], ignore_index=True)
+changes = pd.concat([c for _, c in results.values()], ignore_index=True)
+write_table(summaries, out / "compare_summary.csv")
+write_table(changes, out / "compare_changed.csv")
+gain = summaries.pivot_table(index=["suite", "scorer"], columns="registry",
+                             values="Complete@k", sort=False)
+gain["gain"] = gain["v2"] - gain["v1"]
+counts = summaries[summaries.registry == "v2"].set_index(["suite", "scorer"])[
+    ["found", "lost", "queries_fixed", "queries_broken"]]
+table = gain.join(counts)
+write_table(table.reset_index(), out / "gain_by_suite.csv")
+table
+
+# %%
+test_cmp = compare_registries(reg, repaired, test, hint_scorer, top_k, labels=("v1", "v2"))
+test_cmp.write(out)
+test_cmp.changed()[["query_id", "query", "tool", "rank_v1", "rank_v2", "change",
+                    "rank_move"]]
+
+# %%
+d = table.loc[("dev", hint_scorer)]
+t = table.loc[("test", hint_scorer)]
+r = table.loc[("replication", hint_scorer)]
+# chosen on dev: a large gain there without breaking a dev query
+assert d["gain"] > 0.15 and d["queries_broken"] == 0
+# the held-back sets are the evidence; they must be reported whatever they show
+assert t["found"] >= t["lost"] and r["lost"] == 0
+display(Markdown(
+    f"**Reading ({hint_scorer}, Complete@{top_k}).** On dev, where the repairs were chosen, "
+    f"{d['v1']:.1%} → {d['v2']:.1%} ({100 * d['gain']:+.1f} points, {int(d['found'])} tools found, "
+    f"{int(d['lost'])} lost, {int(d['queries_broken'])} requests broken). On the held-back "
+    f"**test** split: {t['v1']:.1%} → {t['v2']:.1%} ({100 * t['gain']:+.1f} points; "
+    f"{int(t['found'])} found, "
+    f"{int(t['lost'])} lost, {int(t['queries_fixed'])} requests fixed, "
+    f"{int(t['queries_broken'])} broken). On the 30 replication queries: {r['v1']:.1%} → "
+    f"{r['v2']:.1%} ({int(r['found'])} found, {int(r['lost'])} lost). "
+    + ("Most of the dev gain did not carry over: repairs written from a few dozen dev misses "
+       "fit those requests' words. " if t["gain"] < d["gain"] / 2 else
+       "The gain carries over to the held-back requests. ")
+    + "This is what the held-back split is for: judge a patch on test, count its losses as "
+    "well as its gains, and repair from *kinds* of misses rather than single requests."))
