@@ -123,3 +123,4 @@ assert [len(t.sent) for t in turns] == [2, 2, 3] and list(turns[-1].pinned) == [
 assert len(headline) == len(scorers)
 assert ((headline["R@k_low"] <= headline["R@k"]) & (headline["R@k"] <= headline["R@k_high"])).all()
 assert any(p.name.startswith("00_") for p in nbs)
+print("all checks passed")

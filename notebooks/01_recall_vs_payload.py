@@ -200,3 +200,4 @@ for name, g in summary.groupby("scorer"):
     assert g.sort_values("top_k")["R@k"].is_monotonic_increasing, name
     assert g.sort_values("top_k")["payload_reduction"].is_monotonic_decreasing, name
 assert ((intervals["low"] <= intervals["mean"]) & (intervals["mean"] <= intervals["high"])).all()
+print("all checks passed")

@@ -155,3 +155,4 @@ if top_k == 10 and first == "jaccard":
     assert article.loc["q05", "mode"] == "short generic query"
     assert article.loc["q05", "rank"] == 61  # no shared token: score 0, last in registry order
     assert counts.loc["jaccard", "total"] == 16
+print("all checks passed")

@@ -166,3 +166,4 @@ assert (hatch.summary["payload_chars_search_term"] > hatch.summary["payload_char
 assert DISCOVER_TOOL.name == "discover_tools"
 if top_k == 10 and scorers[0] == "jaccard" and not always_include:
     assert int(j.misses) == 16 and int(j.recovered_search_term) == 9
+print("all checks passed")

@@ -83,3 +83,4 @@ if query == "file a bug report on the backend repo" and scorers[:2] == ["jaccard
     jac, bm = (v.ranking.set_index("tool") for v in views)
     assert jac.loc["github_create_issue", "rank"] == 14  # the article's miss at K=10
     assert bm.loc["github_create_issue", "rank"] <= top_k  # BM25 sends it
+print("all checks passed")

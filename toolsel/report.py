@@ -198,7 +198,10 @@ def render_readme(reports_dir: str | Path, notebooks: Sequence[Path]) -> str:
             links.append(f"[report (HTML)]({stem}.html)")
         if (rep / f"{stem}.ipynb").exists():
             links.append(f"[executed notebook]({stem}.ipynb)")
-        links.append(f"source: [`notebooks/{nb.name}`](../notebooks/{nb.name})")
+        source = f"source: [`notebooks/{nb.name}`](../notebooks/{nb.name})"
+        if nb.with_suffix(".py").exists():
+            source += f" ([py](../notebooks/{stem}.py))"
+        links.append(source)
         out.append(" · ".join(links))
         art = rep / stem
         seen_dirs.add(art.name)
