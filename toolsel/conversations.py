@@ -22,7 +22,10 @@ search's default).
 
 - ``"latest"``: select from the latest user message alone.
 - ``"carry_if_dependent"`` (default): when :func:`looks_context_dependent` flags the message
-  ("do it", "same for Bob", "and MSFT?"), the tools visible on the previous turn stay visible.
+  ("do it", "same for Bob", "and MSFT?"), the filtered tools visible on the previous turn
+  stay visible. Through a run of such messages the set grows (each adds its own top-K);
+  the first message that is not flagged resets it. Tools found by ``discover`` are pinned
+  anyway.
 - ``"carry_if_labeled"``: the same, using the turn's ``context_dependent`` label (an oracle:
   an upper bound for a detector).
 
@@ -343,7 +346,6 @@ def replay(conversation: Conversation, selector: Selector, strategy: str = "filt
         if strategy == "eager":
             def visible() -> set[str]:
                 return set(reg.names)
-            tools = tuple(reg.names)
         elif strategy == "filtered":
             dependent = (looks_context_dependent(turn.user) if policy == "carry_if_dependent"
                          else turn.context_dependent if policy == "carry_if_labeled" else False)
