@@ -1,4 +1,4 @@
-"""Ranking parity on large randomized registries: the indexed fast paths against straightforward code.
+"""Ranking parity on large randomized registries: indexed fast paths vs straightforward code.
 
 Registries of thousands of tools drawn from a small vocabulary, so many tools tie. Every fast
 path (``Selector.select``/``search``/``discover``, ``ranks_of``, the sweep's ranks) must give

@@ -1,4 +1,4 @@
-"""``toolsel synthetic`` and ``toolsel benchmark``: large test registries and a quick speed check."""
+"""``toolsel synthetic`` and ``toolsel benchmark``: large test registries, a quick speed check."""
 
 from __future__ import annotations
 

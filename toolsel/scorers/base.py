@@ -254,7 +254,8 @@ class LexicalScorer(Scorer):
         if len(terms) == 1:
             (j, w), = terms.items()
             out = np.zeros(n)
-            out[ind[ptr[j]:ptr[j + 1]]] += dat[ptr[j]:ptr[j + 1]] * w  # a row's columns are unique
+            # a CSR row's columns are unique, so fancy-index += adds each value once
+            out[ind[ptr[j]:ptr[j + 1]]] += dat[ptr[j]:ptr[j + 1]] * w
             return out
         cols = np.concatenate([ind[ptr[j]:ptr[j + 1]] for j in terms])
         vals = np.concatenate([dat[ptr[j]:ptr[j + 1]] * w for j, w in terms.items()])
