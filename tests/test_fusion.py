@@ -122,3 +122,16 @@ def test_discover_threshold_keeps_meaning():
     scorer = get_scorer("default").fit(reg)
     assert scorer.score("zzzz qqqq").max() <= 0.6 + scorer.whole_bonus + 1e-9
     assert scorer.score("weather forecast for the next days").max() > 0.9
+
+
+def test_default_falls_back_to_lexical_when_the_model_is_missing(registry):
+    """A slim install without the model: the default warns and still ranks with BM25;
+    an explicitly configured fusion scorer fails loudly."""
+    missing = "no-such-model-xyz"
+    with pytest.warns(RuntimeWarning, match="scoring with 'bm25' alone"):
+        scorer = DefaultScorer(model=missing).fit(registry)
+    assert [kind for kind, _ in scorer.signals_] == ["lexical"]
+    assert registry.names[int(scorer.score("post a message to a slack channel").argmax())] \
+        == "slack_send_message"
+    with pytest.raises((ImportError, OSError)):
+        FusionScorer(model=missing).fit(registry)

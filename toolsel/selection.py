@@ -87,9 +87,12 @@ class Selector:
     tools : Registry or sequence of Tool
         The full registry, in the order that breaks ties.
     scorer : str, Scorer or callable
-        A scorer name (``"jaccard"``, ``"bm25"``, ``"tfidf"``, ``"embedding"``, ...), a
-        :class:`~toolsel.scorers.base.Scorer` (fitted here on ``tools``), or the article's
-        per-tool hook ``(tool, query_tokens) -> float``.
+        A scorer name (``"default"``, ``"jaccard"``, ``"bm25"``, ``"tfidf"``,
+        ``"embedding"``, ...), a :class:`~toolsel.scorers.base.Scorer` (fitted here on
+        ``tools``), or the article's per-tool hook ``(tool, query_tokens) -> float``. The
+        default, ``"default"``, fuses BM25 and embedding evidence per clause of the request
+        (:class:`~toolsel.scorers.fusion.DefaultScorer`); it held up on every registry style
+        measured (README, "Which scorer?").
     top_k : int
         How many filtered tools to send besides always-include and pinned ones.
     always_include : iterable of str, optional
@@ -99,7 +102,7 @@ class Selector:
         Passed to the scorer's constructor when ``scorer`` is a name.
     """
 
-    def __init__(self, tools: Sequence[Tool], scorer: str | Scorer | ScorerHook = "bm25", *,
+    def __init__(self, tools: Sequence[Tool], scorer: str | Scorer | ScorerHook = "default", *,
                  top_k: int = 10, always_include: Iterable[str] | None = None,
                  **scorer_params: Any):
         self.registry = tools if isinstance(tools, Registry) else Registry(tools)

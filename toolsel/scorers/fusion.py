@@ -31,6 +31,7 @@ Scores are deterministic; ties keep registry order (as every ranking in toolsel 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -163,6 +164,8 @@ class FusionScorer(Scorer):
     """
 
     default_fields = ("name_words", "description")
+    #: When the embedding model cannot be loaded: raise (False) or warn and go lexical-only.
+    _lexical_fallback = False
 
     def __init__(self, *, lexical: str | None = "bm25", semantic: str | None = "embedding",
                  lexical_fields: Sequence[str] = ("name_words", "name_words", "description",
@@ -200,7 +203,16 @@ class FusionScorer(Scorer):
                                       else self.fields}
             if self.model is not None:
                 params["model"] = self.model
-            self.signals_.append(("semantic", get_scorer(self.semantic, **params).fit(tools)))
+            try:
+                semantic = get_scorer(self.semantic, **params).fit(tools)
+            except (ImportError, OSError) as exc:  # model packages or files missing
+                if not self._lexical_fallback or not self.signals_:
+                    raise
+                warnings.warn(f"{type(self).__name__}: the {self.semantic!r} signal is "
+                              f"unavailable ({exc}); scoring with {self.lexical!r} alone",
+                              RuntimeWarning, stacklevel=3)
+            else:
+                self.signals_.append(("semantic", semantic))
 
     # -- scoring ----------------------------------------------------------------------------
     def segments(self, query: str) -> list[str]:
@@ -256,6 +268,10 @@ class DefaultScorer(FusionScorer):
     """The scorer :class:`~toolsel.selection.Selector` uses unless told otherwise.
 
     :class:`FusionScorer` with its defaults: BM25 (name words ×2, description, parameter
-    names) and MiniLM embeddings, normalised per segment, weighted 0.4/0.6, clause-aware. Chosen on the dev
+    names) and MiniLM embeddings, normalised per segment, weighted 0.4/0.6, clause-aware.
+    If the embedding model cannot be loaded (its packages removed from a slim install), it
+    warns and scores with BM25 alone rather than failing. Chosen on the dev
     splits of three registry styles (``data/styles``); see the README's "Which scorer?".
     """
+
+    _lexical_fallback = True
