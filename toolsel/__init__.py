@@ -16,8 +16,8 @@ the conversation.
 from .data import (DataError, Query, Registry, Tool, load_queries, load_registry)
 from .metrics import (complete_at_k, payload_chars, payload_reduction, payload_tokens,
                       recall_at_k, reciprocal_rank, success_at_k)
-from .scorers import (Bm25Scorer, EmbeddingScorer, JaccardScorer, NotFittedError, Scorer,
-                      TfidfScorer, available_scorers, get_scorer)
+from .scorers import (Bm25Scorer, DefaultScorer, EmbeddingScorer, FusionScorer, JaccardScorer,
+                      NotFittedError, Scorer, TfidfScorer, available_scorers, get_scorer)
 from .selection import Selector, Session, discover, jaccard, select_tools
 from .sweep import SweepResult, sweep
 
@@ -27,6 +27,7 @@ __all__ = [
     "Tool", "Query", "Registry", "DataError", "load_registry", "load_queries",
     "select_tools", "discover", "jaccard", "Selector", "Session",
     "Scorer", "JaccardScorer", "Bm25Scorer", "TfidfScorer", "EmbeddingScorer",
+    "FusionScorer", "DefaultScorer",
     "NotFittedError", "get_scorer", "available_scorers",
     "recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank",
     "payload_chars", "payload_tokens", "payload_reduction",

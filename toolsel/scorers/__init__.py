@@ -4,10 +4,11 @@ from .base import (LexicalScorer, NotFittedError, Scorer, available_scorers, get
                    register_scorer)
 from .bm25 import Bm25Scorer
 from .embedding import EmbeddingScorer
+from .fusion import DefaultScorer, FusionScorer
 from .hook import HookScorer
 from .jaccard import JaccardScorer
 from .tfidf import TfidfScorer
 
 __all__ = ["Scorer", "LexicalScorer", "NotFittedError", "available_scorers", "get_scorer",
            "register_scorer", "JaccardScorer", "Bm25Scorer", "TfidfScorer", "EmbeddingScorer",
-           "HookScorer"]
+           "HookScorer", "FusionScorer", "DefaultScorer"]
