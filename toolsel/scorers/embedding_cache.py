@@ -100,6 +100,8 @@ class EmbeddingCache:
                 problem = f"it holds vectors of model {model!r}, not {self.model_id!r}"
             elif not np.isfinite(vectors).all():
                 problem = "it holds non-finite values"
+        except FileNotFoundError:  # merged away by another process meanwhile: not corrupt
+            return None
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             problem = f"{type(exc).__name__}: {exc}"
         if problem is None:
