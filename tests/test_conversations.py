@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from toolsel import DataError, Registry, Selector, Tool, load_registry
+from toolsel import DataError, Registry, Selector
 from toolsel.cli import main
-from toolsel.metrics import count_tokens, definition_json
 from toolsel.conversations import (DISCOVER_TOOL, Conversation, Turn, load_conversations,
                                    looks_context_dependent, replay, replay_summary,
                                    replay_table)
+from toolsel.metrics import count_tokens, definition_json
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
