@@ -9,7 +9,8 @@ import pytest
 
 from toolsel import DataError, Registry, Selector
 from toolsel.cli import main
-from toolsel.conversations import (DISCOVER_TOOL, Conversation, Turn, load_conversations,
+from toolsel.conversations import (DISCOVER_TOOL, Conversation, Turn, detector_agreement,
+                                   load_conversations,
                                    looks_context_dependent, replay, replay_summary,
                                    replay_table)
 from toolsel.metrics import count_tokens, definition_json
@@ -209,3 +210,14 @@ def test_conversations_cli_reports_data_errors(tmp_path, capsys):
                  "--conversations", str(bad)])
     err = capsys.readouterr().err
     assert code == 2 and "turn 1" in err and "'calculator'" in err
+
+
+def test_detector_agreement_counts():
+    conv = Conversation("d", (Turn("send a DM to Alice saying hi", (), (), False),
+                              Turn("same for Bob", (), (), True),
+                              Turn("forward the total to accounting", (), (), True),
+                              Turn("what's the weather in Lisbon today and tomorrow", (), (),
+                                   False)))
+    got = detector_agreement([conv])
+    assert (got["true_pos"], got["false_pos"], got["false_neg"], got["true_neg"]) == (1, 0, 1, 2)
+    assert got["precision"] == 1.0 and got["recall"] == 0.5

@@ -9,8 +9,9 @@ import pytest
 
 from toolsel import Registry, Selector
 from toolsel.conversations import Conversation, Turn, replay
-from toolsel.cost import (Block, CacheUsage, Prices, cost_table, cost_totals,
-                          fewer_tokens_cost_more, prefix_cache_usage, request_blocks)
+from toolsel.cost import (Block, CacheUsage, Prices, cost_sensitivity, cost_table, cost_totals,
+                          fewer_tokens_cost_more, plot_conversation_requests, plot_cost,
+                          prefix_cache_usage, request_blocks)
 from toolsel.metrics import count_tokens
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -115,3 +116,26 @@ def test_fewer_tokens_cost_more_table():
     assert list(out["conversation_id"]) == ["c1"]
     assert out.iloc[0]["token_saving"] == pytest.approx(0.6)
     assert out.iloc[0]["extra_cost"] == pytest.approx(500 / 300 - 1)
+
+
+def test_cost_sensitivity_and_plots(tiny):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    reg = Registry(tiny)
+    conv = Conversation("c", (Turn("weather in Paris", ("weather_lookup",)),
+                              Turn("translate hello to French", ("translate_text",))))
+    sel = Selector(reg, "jaccard", top_k=1, always_include=())
+    reps = [replay(conv, sel, s, policy="latest") for s in ("eager", "filtered", "deferred")]
+    sens = cost_sensitivity(reps, prices=[Prices(), Prices(cache_write=2.0)],
+                            min_cacheable=[0, 10_000])
+    assert len(sens) == 2 * 2 * 3
+    assert (sens.loc[sens.strategy == "eager", "cost_vs_eager"] == 1).all()
+    # nothing reaches 10,000 tokens: no caching, cost equals the token count
+    never = sens[sens.min_cacheable == 10_000]
+    assert (never["cost"] == never["input_tokens"]).all()
+    table = cost_table(reps, min_cacheable=0)
+    fig = plot_cost(cost_totals(table))
+    assert "tokens" in fig.axes[0].get_ylabel() and fig.axes[0].get_legend() is not None
+    fig = plot_conversation_requests(table, "c")
+    assert len(fig.axes) == 3 and "tokens" in fig.axes[0].get_ylabel()
+    matplotlib.pyplot.close("all")

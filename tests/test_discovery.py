@@ -10,7 +10,8 @@ import pytest
 from toolsel import Query, Tool, load_queries
 from toolsel.cli import main
 from toolsel.discovery import (assign_splits, filter_split, multi_tool_metrics, noise_curve,
-                               summarize_noise, summarize_requests)
+                               plot_multi_tool, plot_noise_curve, summarize_noise,
+                               summarize_requests)
 from toolsel.metrics import count_tokens, definition_json
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -140,3 +141,17 @@ def test_discovery_cli_bad_scorer(capsys):
     code = main(["discovery", "--registry", str(DATA / "registry.json"), "--queries",
                  str(DATA / "requests.jsonl"), "--scorers", "nope"])
     assert code == 2 and "nope" in capsys.readouterr().err
+
+
+def test_plots_have_labeled_axes(small):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    qs = [Query("m", "weather and stock price", ("weather_lookup", "stock_price"),
+                category="multi"), Query("s", "stock price", ("stock_price",), category="one")]
+    by_cat = summarize_requests(multi_tool_metrics(small, qs, ["jaccard"], [1]), "category")
+    ax = plot_multi_tool(by_cat, top_k=1).axes[0]
+    assert ax.get_ylabel() and ax.get_xlabel() == "category" and ax.get_legend()
+    noise = summarize_noise(noise_curve(small, qs, ["jaccard"], [1, 2]))
+    ax = plot_noise_curve(noise).axes[0]
+    assert "irrelevant" in ax.get_xlabel() and "R@n" in ax.get_ylabel() and ax.get_legend()
+    matplotlib.pyplot.close("all")
