@@ -178,7 +178,9 @@ for s in styles:
 # - On the **pooled** registry, near-duplicate servers (Slack vs Mattermost vs Teams, GitHub vs
 #   GitLab) are told apart by a server's name, which only term matching weighs: the default
 #   beats every single scorer.
-# - Requests needing **several tools** are where clause splitting pays (Complete@10).
+# - **Clause splitting** (dev ablation) lifts Complete@10 where one request names several
+#   servers (pooled) and is within one request of no splitting elsewhere: the embedding and
+#   the lexical half already cover most two-part requests of these sets.
 #
 # Limits: these registries and requests were written for toolsel (a few hundred tools, 54–71
 # test requests per style), so intervals are wide; one miss moves a style's R@5 by 1–2 points.
