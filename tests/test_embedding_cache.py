@@ -154,3 +154,11 @@ def test_many_shards_are_merged(tmp_path):
     assert table[text_hash("t7")].tolist() == [7, 7, 7]
     vecs, n = cache.get_or_encode(["t2", "t9"], lambda texts: pytest.fail("encoded"))
     assert n == 0 and vecs[:, 0].tolist() == [2, 9]
+
+
+def test_unwritable_cache_dir_warns_and_still_fits(tools, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache directory should be")
+    with pytest.warns(EmbeddingCacheWarning, match="could not write"):
+        s = get_scorer("embedding", cache_dir=blocker).fit(tools)
+    assert s.vectors_.shape == (len(tools), 384) and s.n_encoded_ == len(tools)

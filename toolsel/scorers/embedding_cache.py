@@ -146,10 +146,19 @@ class EmbeddingCache:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         hashes = np.frombuffer(b"".join(text_hash(t) for t in texts),
                                dtype=np.uint8).reshape(len(texts), 32)
-        path = self._write(hashes, vectors)
-        shards = self._shards()
-        if len(shards) > MAX_SHARDS:
-            self.compact()
+        try:
+            path = self._write(hashes, vectors)
+        except OSError as exc:  # a read-only or full disk must not stop a fit
+            warnings.warn(f"could not write the embedding cache in {self.directory} ({exc}); "
+                          "the vectors are used but not cached", EmbeddingCacheWarning,
+                          stacklevel=3)
+            return None
+        if len(self._shards()) > MAX_SHARDS:
+            try:
+                self.compact()
+            except OSError as exc:
+                warnings.warn(f"could not merge the embedding cache shards in "
+                              f"{self.directory} ({exc})", EmbeddingCacheWarning, stacklevel=3)
         return path
 
     def compact(self) -> Path | None:
