@@ -74,6 +74,8 @@ def _scrub(path: Path) -> None:
     for cell in nb.get("cells", []):
         meta = cell.get("metadata", {})
         meta.pop("execution", None)
+        if "injected-parameters" in meta.get("tags", []):
+            cell["id"] = "injected-parameters"  # papermill draws a random id each run
         cpm = meta.get("papermill")
         if isinstance(cpm, dict):
             for key in ("start_time", "end_time", "duration"):
