@@ -119,7 +119,7 @@ save_figure(fig, out, "escape_hatch");
 # %%
 s = hatch.summary.set_index("scorer")
 s[["misses", "recovered_literal", "recovered_literal_unseen", "recovered_search_term",
-   "Complete@k", "Complete_after_literal_unseen", "Complete_after_search_term"]]
+   "Complete@k", "Complete_after_literal_unseen", "Complete_after_search_term"]].T
 
 # %% [markdown]
 # ## What the hatch costs
@@ -132,7 +132,7 @@ s[["misses", "recovered_literal", "recovered_literal_unseen", "recovered_search_
 # %%
 cost = s[["extra_calls_search_term", "discover_tool_chars", "payload_chars",
           "payload_chars_search_term", "payload_reduction", "payload_reduction_search_term"]]
-cost
+cost.T
 
 # %%
 j = s.loc[scorers[0]]
@@ -151,9 +151,13 @@ display(Markdown(
 
 # %% [markdown]
 # ### Each miss, and what each call found
+#
+# The tool each way of calling `discover` returned (empty: nothing scored above zero);
+# `*_recovered` says whether it was the missing tool. Full table: `misses.csv`.
 
 # %%
-hatch.misses
+hatch.misses[["scorer", "query_id", "expected", "rank", "literal_hit", "literal_unseen_hit",
+              "search_term", "search_term_hit", "search_term_recovered"]]
 
 # %% [markdown]
 # ## Checks
