@@ -80,7 +80,43 @@ def _scrub(path: Path) -> None:
         if isinstance(cpm, dict):
             for key in ("start_time", "end_time", "duration"):
                 cpm.pop(key, None)
+    nb = _renumber_widgets(nb)
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+_WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+_WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+_MODEL_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _renumber_widgets(nb: dict) -> dict:
+    """Replace ipywidgets' random model ids with ids numbered in widget-tree order.
+
+    ipywidgets draws a uuid4 per widget on every run; numbering them from the displayed
+    widgets down through their ``IPY_MODEL_`` references makes reruns byte-identical.
+    """
+    state = nb.get("metadata", {}).get("widgets", {}).get(_WIDGET_STATE, {}).get("state")
+    if not state:
+        return nb
+    queue = [out.get("data", {}).get(_WIDGET_MIME, {}).get("model_id")
+             for cell in nb.get("cells", []) for out in cell.get("outputs", [])]
+    order: list[str] = []
+    while queue:
+        mid = queue.pop(0)
+        if not mid or mid in order or mid not in state:
+            continue
+        order.append(mid)
+        queue.extend(_MODEL_REF.findall(json.dumps(state[mid], sort_keys=True)))
+    rest = sorted((m for m in state if m not in order),
+                  key=lambda m: _MODEL_REF.sub("", json.dumps(state[m], sort_keys=True)))
+    mapping = {old: f"{i + 1:032x}" for i, old in enumerate(order + rest)}
+    text = json.dumps(nb, ensure_ascii=False)
+    text = re.sub(r"[0-9a-f]{32}", lambda m: mapping.get(m.group(0), m.group(0)), text)
+    nb = json.loads(text)
+    wstate = nb["metadata"]["widgets"][_WIDGET_STATE]
+    wstate["state"] = dict(sorted(wstate["state"].items()))
+    return nb
 
 
 def execute_notebook(source: str | Path, executed: str | Path, out_dir: str | Path, *,
@@ -114,6 +150,10 @@ def export_html(executed: str | Path, html: str | Path) -> Path:
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nbformat.read(str(executed), as_version=4))
+    # nbconvert draws a uuid4 per widget output element: number them for identical reruns
+    seen: dict[str, str] = {}
+    body = _UUID.sub(lambda m: seen.setdefault(m.group(0), f"widget-output-{len(seen) + 1}"),
+                     body)
     html = Path(html)
     html.write_text(body, encoding="utf-8")
     return html
