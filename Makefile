@@ -36,6 +36,7 @@ test: $(STAMP)
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_scale.py --out reports/benchmarks
 	$(BIN)/python benchmarks/bench_sweep.py --out reports/benchmarks
+	$(BIN)/python benchmarks/bench_default.py --tools 4000 --out reports/benchmarks/default_latency.csv
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -113,7 +113,8 @@ display(Markdown("All targets met." if missed.empty else
 # ## Smoke run
 #
 # The same measurement on a small synthetic registry, to show the code path works here. Its
-# timings are printed, not written: they change with every run. The naive row also checks
+# timings are checked, not shown: they change with every run, and the executed report must
+# regenerate identically. The naive row also checks
 # that the indexed `jaccard` selector selects exactly what the article's `select_tools` does
 # on every timed query.
 
@@ -122,6 +123,6 @@ reg = synthetic_registry(smoke_tools, seed=0)
 texts = [q.query for q in synthetic_queries(reg, 100, seed=0)]
 smoke = scale_table([measure_scale(reg, texts, s, n_timed=smoke_queries, trace_memory=False)
                      for s in ("jaccard", "bm25", "naive")])
-display(smoke[["scorer", "n_tools", "build_s", "p50_ms", "p95_ms", "speedup_vs_naive"]])
+display(smoke[["scorer", "n_tools"]].assign(measured=smoke.p50_ms.notna()))
 assert len(smoke) == 3 and (smoke.n_tools == smoke_tools).all()
 assert smoke.p50_ms.notna().all()

@@ -80,7 +80,7 @@ assert "github__create_issue" in reg and "linear__create_issue" in reg
 # %%
 assert toolsel(["sweep", "--registry", str(imported), "--queries", queries,
                 "--scorers", ",".join(scorers), "--top-k", ",".join(map(str, top_k)),
-                "--out", str(out / "sweep"), "--no-progress"]) == 0
+                "--out", str(out / "sweep"), "--no-progress", "--no-timings"]) == 0
 summary = pd.read_csv(out / "sweep" / "summary.csv")
 assert set(summary["scorer"]) == set(scorers)
 

@@ -95,6 +95,8 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
                         "registry's always_include tools (default: none, as in the article)")
     p.add_argument("--out", required=True, type=Path, help="output folder for the CSV tables")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-timings", action="store_true",
+                   help="leave wall-clock timings out of the output (reproducible logs)")
 
 
 @command("sweep", "evaluate scorers x top_k on a labeled query set; write CSV tables",
@@ -113,10 +115,11 @@ def _sweep(args: argparse.Namespace) -> int:
             "payload_reduction"]
     print(result.summary[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"\n{len(reg)} tools, {len(queries)} queries, unfiltered payload "
-          f"{result.unfiltered['chars']:,} chars / {result.unfiltered['tokens']:,} tokens; "
-          f"swept in {elapsed:.1f} s")
-    for label, t in result.timings.items():
-        print(f"  {label}: fit {t['fit_s']:.2f} s, scoring {t['score_s']:.2f} s")
+          f"{result.unfiltered['chars']:,} chars / {result.unfiltered['tokens']:,} tokens"
+          + ("" if args.no_timings else f"; swept in {elapsed:.1f} s"))
+    if not args.no_timings:
+        for label, t in result.timings.items():
+            print(f"  {label}: fit {t['fit_s']:.2f} s, scoring {t['score_s']:.2f} s")
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 

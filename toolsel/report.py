@@ -81,12 +81,18 @@ def _scrub(path: Path) -> None:
             for key in ("start_time", "end_time", "duration"):
                 cpm.pop(key, None)
     nb = _renumber_widgets(nb)
+    # pandas Styler draws a random table id ("T_1a2b3") per render
+    seen: dict[str, str] = {}
+    text = _STYLER_ID.sub(lambda m: seen.setdefault(m.group(0), f"T_toolsel{len(seen) + 1}"),
+                          json.dumps(nb, ensure_ascii=False))
+    nb = json.loads(text)
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 _MODEL_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
+_STYLER_ID = re.compile(r"(?<![0-9A-Za-z])T_[0-9a-f]{5}(?![0-9a-f])")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
