@@ -85,6 +85,8 @@ def _scrub(path: Path) -> None:
     seen: dict[str, str] = {}
     text = _STYLER_ID.sub(lambda m: seen.setdefault(m.group(0), f"T_toolsel{len(seen) + 1}"),
                           json.dumps(nb, ensure_ascii=False))
+    # reprs of objects without a display form carry their memory address
+    text = _ADDRESS.sub(r"<\1>", text)
     nb = json.loads(text)
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -93,6 +95,7 @@ _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 _MODEL_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
 _STYLER_ID = re.compile(r"(?<![0-9A-Za-z])T_[0-9a-f]{5}(?![0-9a-f])")
+_ADDRESS = re.compile(r"<([A-Za-z_][\w.]*) at 0x[0-9a-f]+>")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 

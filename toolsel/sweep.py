@@ -22,6 +22,7 @@ timestamps go into the tables (:attr:`SweepResult.timings` has them).
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -162,8 +163,10 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
 
     from tqdm.auto import tqdm
     n_batches = (len(queries) + batch_size - 1) // batch_size
-    bar = tqdm(total=len(items) * n_batches, desc="sweep", unit="batch",
-               disable=(not progress) if progress is not None else None)
+    # None: a bar only on a terminal (never in notebooks, whose reports must regenerate
+    # byte-identically)
+    show = progress if progress is not None else sys.stderr.isatty()
+    bar = tqdm(total=len(items) * n_batches, desc="sweep", unit="batch", disable=not show)
     try:
         for label, scorer in items:
             t0 = time.perf_counter()
