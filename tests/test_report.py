@@ -150,3 +150,25 @@ def test_miss_rank_bands_and_facts(registry, queries):
     f = benchmark_facts(registry, queries)
     assert (f["n_tools"], f["n_queries"], f["unfiltered_chars"]) == (61, 30, 5529)
     assert f["n_direct"] + f["n_indirect"] == 30
+
+
+def test_reruns_are_byte_identical_with_widgets_styler_and_reprs(tmp_path):
+    """Widget ids, Styler table ids and object addresses change per run; the runner numbers
+    or drops them so an executed report regenerates identically."""
+    nbdir = tmp_path / "nb"
+    nbdir.mkdir()
+    src = _notebook(nbdir / "04_w.ipynb", [
+        ("markdown", "# W"),
+        ("code", 'out_dir: str = "out"'),
+        ("code", "import ipywidgets as w\nimport pandas as pd\n"
+                 "box = w.VBox([w.Text(value='q'), w.IntSlider(value=3)])\ndisplay(box)\n"
+                 "display(pd.DataFrame({'a': [1, 2]}).style)\nprint(object())")])
+    runs = []
+    out = tmp_path / "reports"
+    for _ in range(2):
+        executed = execute_notebook(src, out / "04_w.ipynb", out / "04_w", cwd=nbdir)
+        html = export_html(executed, out / "04_w.html")
+        runs.append((executed.read_bytes(), html.read_bytes()))
+    assert runs[0] == runs[1]
+    text = runs[0][0].decode()
+    assert "0000000000000000000000000000000" in text and " at 0x" not in text

@@ -95,7 +95,7 @@ _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 _MODEL_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
 _STYLER_ID = re.compile(r"(?<![0-9A-Za-z])T_[0-9a-f]{5}(?![0-9a-f])")
-_ADDRESS = re.compile(r"<([A-Za-z_][\w.]*) at 0x[0-9a-f]+>")
+_ADDRESS = re.compile(r"<([A-Za-z_][^<>\n]*?) at 0x[0-9a-f]+>")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
