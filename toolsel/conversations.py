@@ -46,7 +46,7 @@ from typing import Any
 
 import pandas as pd
 
-from .data import DataError, Registry, Tool, _text_field, read_records, suggest_names
+from .data import DataError, Registry, Tool, _text_field, check_tool_names, read_records
 from .metrics import count_tokens, definition_json
 from .selection import Selector
 from .text import tokenize
@@ -129,15 +129,7 @@ def _turn_from_record(rec: Any, *, path, loc: str, registry: Registry | None) ->
         raise DataError("missing; expected a list of tool names ([] for none)", path=path,
                         location=loc, field="expected")
     expected = _str_list(rec["expected"], path=path, loc=loc, field_name="expected")
-    if len(set(expected)) != len(expected):
-        dup = next(n for n in expected if expected.count(n) > 1)
-        raise DataError(f"names {dup!r} twice", path=path, location=loc, field="expected")
-    if registry is not None:
-        for name in expected:
-            if name not in registry:
-                raise DataError(f"{name!r} is not a tool in the registry"
-                                f"{suggest_names(name, registry.names)}", path=path,
-                                location=loc, field="expected")
+    check_tool_names(expected, registry, path=path, loc=loc, field="expected")
     terms = _str_list(rec.get("search_terms", []), path=path, loc=loc,
                       field_name="search_terms")
     dependent = rec.get("context_dependent", False)

@@ -390,15 +390,7 @@ def query_from_record(rec: Any, *, path=None, loc: str | None = None,
         if not isinstance(name, str) or not name.strip():
             raise DataError(f"expected tool names as strings, got {name!r}", path=path,
                             location=loc, field="expected")
-    if len(set(expected)) != len(expected):
-        dup = next(n for n in expected if expected.count(n) > 1)
-        raise DataError(f"names {dup!r} twice", path=path, location=loc, field="expected")
-    if registry is not None:
-        for name in expected:
-            if name not in registry:
-                raise DataError(f"{name!r} is not a tool in the registry"
-                                f"{suggest_names(name, registry.names)}", path=path,
-                                location=loc, field="expected")
+    check_tool_names(expected, registry, path=path, loc=loc, field="expected")
     phrasing = _text_field(rec, "phrasing", path=path, loc=loc, required=False)
     if phrasing is not None and phrasing not in PHRASINGS:
         raise DataError(f"expected one of {PHRASINGS}, got {phrasing!r}", path=path,
@@ -421,6 +413,20 @@ def query_from_record(rec: Any, *, path=None, loc: str | None = None,
         category=_text_field(rec, "category", path=path, loc=loc, required=False),
         metadata={k: v for k, v in rec.items() if k not in _QUERY_KEYS},
     )
+
+
+def check_tool_names(names: Sequence[str], registry: Registry | None, *, path=None,
+                     loc: str | None = None, field: str = "expected") -> None:
+    """Raise :class:`DataError` if ``names`` repeats a name or names a tool not in ``registry``."""
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise DataError(f"names {dup!r} twice", path=path, location=loc, field=field)
+    if registry is not None:
+        for name in names:
+            if name not in registry:
+                raise DataError(f"{name!r} is not a tool in the registry"
+                                f"{suggest_names(name, registry.names)}", path=path,
+                                location=loc, field=field)
 
 
 def load_queries(path: str | Path, registry: Registry | None = None) -> list[Query]:
