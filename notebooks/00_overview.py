@@ -28,7 +28,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding"]  # scorers to compare
+scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
 top_k: int = 10  # the headline cut-off
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 notebooks_dir: str = "."  # where the numbered notebooks are (for the map)

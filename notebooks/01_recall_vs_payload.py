@@ -31,7 +31,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding"]  # scorers to compare
+scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
 top_k: list[int] = [1, 3, 5, 10, 20, 30]  # the article's six cut-offs
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 n_boot: int = 2000  # bootstrap resamples

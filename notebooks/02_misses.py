@@ -33,7 +33,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding"]  # scorers to compare
+scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
 top_k: int = 10  # the cut-off whose misses are listed
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 out_dir: str = "../reports/02_misses"  # where tables and figures go

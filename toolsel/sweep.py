@@ -38,7 +38,7 @@ from .scorers.base import Scorer, get_scorer
 __all__ = ["sweep", "SweepResult", "DEFAULT_TOP_K", "DEFAULT_SCORERS", "SUMMARY_COLUMNS"]
 
 DEFAULT_TOP_K = (1, 3, 5, 10, 20, 30)
-DEFAULT_SCORERS = ("jaccard", "bm25", "tfidf", "embedding")
+DEFAULT_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "default")
 SUMMARY_COLUMNS = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "payload_chars",
                    "payload_reduction", "n_queries", "payload_tokens", "payload_tokens_reduction",
                    "payload_json_chars", "payload_json_tokens", "payload_json_reduction"]
