@@ -54,6 +54,13 @@ def test_schema_key_aliases(tmp_path, key):
     assert tool.parameters == schema
 
 
+def test_null_schema_means_no_parameters(tmp_path):
+    path = _write(tmp_path, "r.json", [{"name": "ping", "description": "Ping.",
+                                        "parameters": None}])
+    (tool,) = load_registry(path)
+    assert tool.parameters is None and "parameters" not in tool.metadata
+
+
 def test_jsonl_openai_wrapper_and_mcp_tools_list(tmp_path):
     jsonl = _write(tmp_path, "r.jsonl", '{"name": "a", "description": "A."}\n\n'
                    '{"type": "function", "function": {"name": "b", "description": "B."}}\n')

@@ -108,3 +108,16 @@ def test_cli_reports_bad_input(tmp_path, capsys):
     assert main(["validate", "--registry", "data/registry.json", "--queries", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "line 1" in err and "'expected'" in err and "did you mean 'calculator'" in err
+
+
+def test_committed_sweep_tables_are_current(tmp_path):
+    """`make report` writes reports/sweep/ with exactly this command: the committed tables must
+    be what the current code and data produce (rerun `make report` and commit otherwise)."""
+    from conftest import ROOT
+    assert main(["sweep", "--registry", str(ROOT / "data/registry.json"), "--queries",
+                 str(ROOT / "data/queries.jsonl"), "--out", str(tmp_path), "--no-progress",
+                 "--no-timings"]) == 0
+    for name in ("summary.csv", "query_metrics.csv", "per_query.csv", "misses.csv"):
+        committed = ROOT / "reports" / "sweep" / name
+        assert (tmp_path / name).read_bytes() == committed.read_bytes(), (
+            f"{committed} is stale: run `make report` and commit reports/")

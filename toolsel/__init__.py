@@ -19,13 +19,14 @@ from .metrics import (complete_at_k, payload_chars, payload_reduction, payload_t
 from .scorers import (Bm25Scorer, DefaultScorer, EmbeddingScorer, FusionScorer, JaccardScorer,
                       NotFittedError, Scorer, TfidfScorer, available_scorers, get_scorer)
 from .selection import Selector, Session, discover, jaccard, select_tools
+from .text import tokenize
 from .sweep import SweepResult, sweep
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Tool", "Query", "Registry", "DataError", "load_registry", "load_queries",
-    "select_tools", "discover", "jaccard", "Selector", "Session",
+    "select_tools", "discover", "jaccard", "tokenize", "Selector", "Session",
     "Scorer", "JaccardScorer", "Bm25Scorer", "TfidfScorer", "EmbeddingScorer",
     "FusionScorer", "DefaultScorer",
     "NotFittedError", "get_scorer", "available_scorers",

@@ -292,7 +292,8 @@ def tool_from_record(rec: Any, *, path=None, loc: str | None = None) -> Tool:
         raise DataError(f"name {name!r} has leading or trailing whitespace", path=path,
                         location=loc, field="name")
     description = _text_field(rec, "description", path=path, loc=loc)
-    keys = [k for k in SCHEMA_KEYS if k in rec]
+    # a null schema (some dumps write "parameters": null) means "no parameters"
+    keys = [k for k in SCHEMA_KEYS if rec.get(k) is not None]
     if len(keys) > 1:
         raise DataError(f"has both {keys[0]!r} and {keys[1]!r}; give the schema once",
                         path=path, location=loc, field=keys[1])
