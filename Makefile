@@ -24,7 +24,8 @@ report: sweep
 	$(BIN)/toolsel report --notebooks notebooks --out reports
 
 sweep: $(STAMP)
-	$(BIN)/toolsel validate --registry data/registry.json --queries data/queries.jsonl
+	$(BIN)/toolsel validate --registry data/registry.json --queries data/queries.jsonl \
+		--queries data/requests.jsonl --conversations data/conversations.jsonl
 	$(BIN)/toolsel sweep --registry data/registry.json --queries data/queries.jsonl \
 		--out reports/sweep --no-progress
 

@@ -84,8 +84,9 @@ def test_sweep_input_errors(four):
 def test_cli_sweep_and_validate(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["validate", "--registry", "data/registry.json", "--queries",
-                 "data/queries.jsonl"]) == 0
-    assert "61 tools" in capsys.readouterr().out
+                 "data/queries.jsonl", "--conversations", "data/conversations.jsonl"]) == 0
+    printed = capsys.readouterr().out
+    assert "61 tools" in printed and "conversations" in printed
     assert main(["sweep", "--registry", "data/registry.json", "--queries", "data/queries.jsonl",
                  "--scorers", "jaccard,bm25", "--top-k", "5,10", "--out", str(out),
                  "--no-progress"]) == 0

@@ -59,6 +59,8 @@ def _validate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--registry", required=True, type=Path, help="registry file (JSON or JSONL)")
     p.add_argument("--queries", type=Path, action="append", default=[],
                    help="labeled query file (JSONL); repeat for several")
+    p.add_argument("--conversations", type=Path, action="append", default=[],
+                   help="labeled conversation file (JSONL); repeat for several")
 
 
 @command("validate", "check a registry and query files; print a summary or the first error",
@@ -76,6 +78,12 @@ def _validate(args: argparse.Namespace) -> int:
         multi = sum(len(q.expected) > 1 for q in qs)
         print(f"{path}: {len(qs)} queries ({multi} need several tools), all expected tools "
               "exist")
+    if args.conversations:
+        from .conversations import load_conversations
+    for path in args.conversations:
+        convs = load_conversations(path, reg)
+        turns = sum(len(c.turns) for c in convs)
+        print(f"{path}: {len(convs)} conversations, {turns} turns, all expected tools exist")
     return 0
 
 
