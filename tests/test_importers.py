@@ -248,3 +248,14 @@ def test_a_jsonrpc_error_dump_is_named(tmp_path):
                                          "error": {"code": -32601, "message": "Method not found"}})
     with pytest.raises(DataError, match="JSON-RPC error response.*Method not found"):
         import_files([path], "mcp")
+
+
+def test_a_partial_tools_list_page_is_refused(tmp_path):
+    tool = {"name": "a", "description": "A.", "inputSchema": {"type": "object"}}
+    paged = _write(tmp_path, "page1.json", {"jsonrpc": "2.0", "id": 1,
+                                            "result": {"tools": [tool], "nextCursor": "p2"}})
+    with pytest.raises(DataError) as err:
+        import_files([paged], "mcp")
+    assert err.value.field == "nextCursor" and "'p2'" in err.value.reason
+    last = _write(tmp_path, "last.json", {"tools": [tool], "nextCursor": None})
+    assert [t.name for t in import_files([last], "mcp")] == ["a"]

@@ -303,6 +303,17 @@ def _server_name(doc: Any, path: Path) -> str:
     return path.stem
 
 
+def _refuse_partial_page(doc: Any, path: Path) -> None:
+    """A ``tools/list`` page with a ``nextCursor`` lacks the server's other tools: say so."""
+    result = doc.get("result", doc) if isinstance(doc, Mapping) else None
+    cursor = result.get("nextCursor") if isinstance(result, Mapping) else None
+    if cursor:
+        raise DataError(f"is one page of a paged tools/list (nextCursor {cursor!r}); importing "
+                        "it would silently drop the server's other tools: request every page "
+                        "and put all tools in one {\"tools\": [...]} file", path=path,
+                        field="nextCursor")
+
+
 def import_files(paths: Sequence[str | Path], fmt: str, *,
                  servers: Sequence[str] | None = None) -> Registry:
     """Read tool files of one format (see :data:`FORMATS`) into one validated registry.
@@ -336,6 +347,7 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
             raise DataError("no tools in the file", path=path)
         given = servers[i] if servers else None
         if fmt == "mcp":
+            _refuse_partial_page(doc, path)
             server = given or _server_name(doc, path)
             tools = from_mcp(records, server=server, path=path)
         else:
