@@ -46,7 +46,7 @@ from typing import Any
 
 import pandas as pd
 
-from .data import DataError, Registry, Tool, _text_field, check_tool_names, read_records
+from .data import DataError, Registry, Tool, _text_field, check_tool_names, load_unique
 from .metrics import count_tokens, definition_json
 from .selection import Selector
 from .text import tokenize
@@ -185,19 +185,8 @@ def load_conversations(path: str | Path, registry: Registry | None = None
     name must be one of its tools. Raises :class:`~toolsel.data.DataError` naming the file,
     line, conversation, turn and field.
     """
-    records = read_records(path)
-    if not records:
-        raise DataError("no conversations in the file", path=path)
-    out: list[Conversation] = []
-    seen: dict[str, str] = {}
-    for loc, rec in records:
-        conv = conversation_from_record(rec, path=path, loc=loc, registry=registry)
-        if conv.id in seen:
-            raise DataError(f"duplicate conversation id {conv.id!r} (first at {seen[conv.id]})",
-                            path=path, location=loc, field="id")
-        seen[conv.id] = loc
-        out.append(conv)
-    return out
+    return load_unique(path, conversation_from_record, plural="conversations",
+                       label="conversation id", registry=registry)
 
 
 # --------------------------------------------------------------------------------------------

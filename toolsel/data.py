@@ -23,6 +23,7 @@ __all__ = [
     "load_registry",
     "load_queries",
     "read_records",
+    "load_unique",
     "suggest_names",
 ]
 
@@ -346,19 +347,32 @@ def load_registry(path: str | Path) -> Registry:
     ``input_schema`` or ``inputSchema``; OpenAI ``{"type": "function", "function": ...}``
     wrappers and a top-level ``{"tools": [...]}`` object (MCP ``tools/list``) are unwrapped.
     """
+    tools = load_unique(path, tool_from_record, plural="tools", label="tool name", key="name")
+    return Registry(tools, source=path)
+
+
+def load_unique(path: str | Path, build, *, plural: str, label: str, key: str = "id",
+                **build_kwargs: Any) -> list:
+    """Read every record of ``path``, ``build(rec, path=, loc=, **build_kwargs)`` each, and
+    refuse an empty file or two records with the same ``key`` attribute.
+
+    The shared loop of every labeled-file loader: errors name the file, the record's line (or
+    array item), the field ``key`` and where the first of a duplicate pair stands.
+    """
     records = read_records(path)
     if not records:
-        raise DataError("no tools in the file", path=path)
-    tools: list[Tool] = []
-    seen: dict[str, str] = {}
+        raise DataError(f"no {plural} in the file", path=path)
+    out: list = []
+    seen: dict[Any, str] = {}
     for loc, rec in records:
-        tool = tool_from_record(rec, path=path, loc=loc)
-        if tool.name in seen:
-            raise DataError(f"duplicate tool name {tool.name!r} (first at {seen[tool.name]})",
-                            path=path, location=loc, field="name")
-        seen[tool.name] = loc
-        tools.append(tool)
-    return Registry(tools, source=path)
+        item = build(rec, path=path, loc=loc, **build_kwargs)
+        value = getattr(item, key)
+        if value in seen:
+            raise DataError(f"duplicate {label} {value!r} (first at {seen[value]})", path=path,
+                            location=loc, field=key)
+        seen[value] = loc
+        out.append(item)
+    return out
 
 
 _QUERY_KEYS = {"id", "query", "expected", "domain", "phrasing", "tags", "search_term", "split",
@@ -438,16 +452,5 @@ def load_queries(path: str | Path, registry: Registry | None = None) -> list[Que
     (``dev``/``test``), ``category``. With ``registry``, every expected name must be one of its
     tools (the error suggests the closest names).
     """
-    records = read_records(path)
-    if not records:
-        raise DataError("no queries in the file", path=path)
-    queries: list[Query] = []
-    seen: dict[str, str] = {}
-    for loc, rec in records:
-        q = query_from_record(rec, path=path, loc=loc, registry=registry)
-        if q.id in seen:
-            raise DataError(f"duplicate query id {q.id!r} (first at {seen[q.id]})", path=path,
-                            location=loc, field="id")
-        seen[q.id] = loc
-        queries.append(q)
-    return queries
+    return load_unique(path, query_from_record, plural="queries", label="query id",
+                       registry=registry)

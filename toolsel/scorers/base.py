@@ -269,15 +269,7 @@ class LexicalScorer(Scorer):
         data: list[float] = []
         n_tokens = np.zeros(len(queries))
         for i, q in enumerate(queries):
-            toks = self._tokens(q)
-            if binary:
-                toks = list(dict.fromkeys(toks))
-            n_tokens[i] = len(toks)
-            counts: dict[int, int] = {}
-            for tok in toks:
-                j = self.vocabulary_.get(tok)
-                if j is not None:
-                    counts[j] = counts.get(j, 0) + 1
+            counts, n_tokens[i] = self._query_terms(q, binary=binary)
             indices.extend(counts)
             data.extend(counts.values())
             indptr.append(len(indices))
