@@ -38,7 +38,7 @@ def registry_and_queries(size: int):
 
 
 def worker(args) -> None:
-    from toolsel.benchmark import measure_scale
+    from toolsel.eval.benchmark import measure_scale
     reg, queries = registry_and_queries(args.size)
     row = measure_scale(reg, queries, args.scorer, top_k=args.top_k, n_timed=args.n_timed)
     print(json.dumps(row))
@@ -61,7 +61,7 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    from toolsel.benchmark import machine_info, scale_table, write_report
+    from toolsel.eval.benchmark import machine_info, scale_table, write_report
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     machine = machine_info()

@@ -43,10 +43,10 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry, sweep
-from toolsel.replication import ARTICLE, benchmark_facts, headline_frame
+from toolsel.eval.replication import ARTICLE, benchmark_facts, headline_frame
 from toolsel.report import find_notebooks, notebook_title
-from toolsel.scenario import article_scenario
-from toolsel.stats import bootstrap_intervals
+from toolsel.eval.scenario import article_scenario
+from toolsel.eval.stats import bootstrap_intervals
 
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)

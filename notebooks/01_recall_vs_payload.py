@@ -45,11 +45,11 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry, sweep
-from toolsel.plots import (plot_complete_vs_payload, plot_recall_vs_payload, save_figure,
+from toolsel.report.plots import (plot_complete_vs_payload, plot_recall_vs_payload, save_figure,
                            setup_style)
-from toolsel.replication import (ARTICLE, benchmark_facts, miss_rank_bands,
+from toolsel.eval.replication import (ARTICLE, benchmark_facts, miss_rank_bands,
                                  replication_table)
-from toolsel.stats import bootstrap_intervals, paired_comparison
+from toolsel.eval.stats import bootstrap_intervals, paired_comparison
 
 setup_style()
 pd.set_option("display.precision", 3)

@@ -40,8 +40,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import Selector, load_queries, load_registry
-from toolsel.plots import plot_escape_hatch, save_figure, setup_style
-from toolsel.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scenario, escape_hatch,
+from toolsel.report.plots import plot_escape_hatch, save_figure, setup_style
+from toolsel.eval.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scenario, escape_hatch,
                               scenario_table)
 
 setup_style()

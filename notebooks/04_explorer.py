@@ -39,8 +39,8 @@ import pandas as pd
 from IPython.display import HTML, display
 
 from toolsel import load_registry
-from toolsel.explorer import build_explorer
-from toolsel.metrics import payload_chars
+from toolsel.report.explorer import build_explorer
+from toolsel.eval.metrics import payload_chars
 
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)

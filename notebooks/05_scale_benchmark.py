@@ -43,9 +43,9 @@ import matplotlib
 import pandas as pd
 from IPython.display import Markdown, display
 
-from toolsel.benchmark import (measure_scale, plot_latency_vs_tools, scale_table,
+from toolsel.eval.benchmark import (measure_scale, plot_latency_vs_tools, scale_table,
                                targets_table)
-from toolsel.plots import save_figure
+from toolsel.report.plots import save_figure
 from toolsel.synthetic import synthetic_queries, synthetic_registry
 
 matplotlib.rcParams["svg.hashsalt"] = "toolsel"
@@ -91,7 +91,7 @@ assert big.loc["embedding", "cached_load_s"] < big.loc["embedding", "first_encod
 # %% [markdown]
 # ## Sweeps
 #
-# A full `toolsel.sweep` (4 scorers × 6 top_k values) on the 4,000-tool synthetic registry:
+# A full `toolsel.eval.sweep` (4 scorers × 6 top_k values) on the 4,000-tool synthetic registry:
 # first with a cold embedding cache (every tool encoded), then with the cache warm.
 
 # %%

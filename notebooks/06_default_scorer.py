@@ -52,9 +52,9 @@ from pathlib import Path
 import matplotlib
 import pandas as pd
 
-from toolsel.compare_styles import (SINGLE_SCORERS, compare_styles, load_styles,
+from toolsel.eval.compare_styles import (SINGLE_SCORERS, compare_styles, load_styles,
                                     plot_style_comparison, versus_best)
-from toolsel.plots import save_figure, setup_style
+from toolsel.report.plots import save_figure, setup_style
 from toolsel.scorers.fusion import FusionScorer, split_clauses
 
 setup_style()

@@ -26,7 +26,7 @@
 # `category` and a `split`.
 #
 # **Dev and test.** The split is a fixed rule decided before any scoring (within each category,
-# alternate dev, test, dev, ... in file order; `toolsel.discovery.assign_splits`). Scorer
+# alternate dev, test, dev, ... in file order; `toolsel.eval.discovery.assign_splits`). Scorer
 # settings and description repairs (notebook 09) are chosen on `dev`. **Every number in this
 # report is on the `test` split** unless a table says otherwise.
 #
@@ -56,10 +56,10 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
-from toolsel.discovery import (assign_splits, filter_split, multi_tool_metrics, noise_curve,
+from toolsel.eval.discovery import (assign_splits, filter_split, multi_tool_metrics, noise_curve,
                                plot_multi_tool, plot_noise_curve, summarize_noise,
                                summarize_requests, write_table)
-from toolsel.plots import save_figure, setup_style
+from toolsel.report.plots import save_figure, setup_style
 
 setup_style()
 pd.set_option("display.precision", 3)

@@ -43,7 +43,7 @@
 # request per call, until every required tool is visible. `filtered` pins the best hit (the
 # article's `discover`), `deferred` loads the top 5 (the server-side tool search's default).
 #
-# **Cache model** (`toolsel.cost`): a prefix cache per conversation with breakpoints after the
+# **Cache model** (`toolsel.eval.cost`): a prefix cache per conversation with breakpoints after the
 # system prompt and at the end of each request; a prefix shorter than `min_cacheable` tokens is
 # not cached; a request reads the longest prefix (in whole blocks) an earlier request wrote and
 # writes the rest up to its end; entries do not expire within a conversation. Tokens are exact
@@ -70,12 +70,12 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import Selector, load_registry
-from toolsel.conversations import (POLICIES, STRATEGIES, detector_agreement, load_conversations,
+from toolsel.eval.conversations import (POLICIES, STRATEGIES, detector_agreement, load_conversations,
                                    replay, replay_summary, replay_table)
-from toolsel.cost import (Prices, cost_sensitivity, cost_table, cost_totals,
+from toolsel.eval.cost import (Prices, cost_sensitivity, cost_table, cost_totals,
                           fewer_tokens_cost_more, plot_conversation_requests, plot_cost)
-from toolsel.discovery import write_table
-from toolsel.plots import save_figure, setup_style
+from toolsel.eval.discovery import write_table
+from toolsel.report.plots import save_figure, setup_style
 
 setup_style()
 pd.set_option("display.precision", 3)

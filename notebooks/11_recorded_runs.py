@@ -42,8 +42,8 @@ import math
 import pandas as pd
 
 from toolsel import load_registry
-from toolsel.plots import save_figure, setup_style
-from toolsel.runs import evaluate_runs, load_runs, plot_cost_split
+from toolsel.report.plots import save_figure, setup_style
+from toolsel.eval.runs import evaluate_runs, load_runs, plot_cost_split
 
 setup_style()
 pd.set_option("display.max_colwidth", 160)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from toolsel import get_scorer
-from toolsel.compare_styles import (STYLES, compare_styles, load_style, load_styles,
+from toolsel.eval.compare_styles import (STYLES, compare_styles, load_style, load_styles,
                                     plot_style_comparison, versus_best)
 from toolsel.ranking import ranks_of
 

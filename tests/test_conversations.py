@@ -9,11 +9,11 @@ import pytest
 
 from toolsel import DataError, Registry, Selector
 from toolsel.cli import main
-from toolsel.conversations import (DISCOVER_TOOL, Conversation, Turn, detector_agreement,
+from toolsel.eval.conversations import (DISCOVER_TOOL, Conversation, Turn, detector_agreement,
                                    load_conversations,
                                    looks_context_dependent, replay, replay_summary,
                                    replay_table)
-from toolsel.metrics import count_tokens, definition_json
+from toolsel.eval.metrics import count_tokens, definition_json
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from toolsel import DataError, Registry, Tool, load_queries, load_registry
-from toolsel.metrics import payload_chars
+from toolsel.eval.metrics import payload_chars
 
 ARTICLE_TOOLS = ["github_create_issue", "github_create_pr", "jira_create_issue",
                  "jira_transition_issue", "slack_send_dm", "slack_search_messages", "read_file",

@@ -9,10 +9,10 @@ import pytest
 
 from toolsel import Query, Tool, load_queries
 from toolsel.cli import main
-from toolsel.discovery import (assign_splits, filter_split, multi_tool_metrics, noise_curve,
+from toolsel.eval.discovery import (assign_splits, filter_split, multi_tool_metrics, noise_curve,
                                plot_multi_tool, plot_noise_curve, summarize_noise,
                                summarize_requests)
-from toolsel.metrics import count_tokens, definition_json
+from toolsel.eval.metrics import count_tokens, definition_json
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from toolsel.explorer import build_explorer, explore
-from toolsel.metrics import payload_chars
+from toolsel.report.explorer import build_explorer, explore
+from toolsel.eval.metrics import payload_chars
 
 
 def test_explore_ranks_every_tool_and_sends_top_k(tiny):

@@ -9,7 +9,7 @@ import pytest
 from conftest import DATA
 from toolsel import DataError, Tool, load_queries, load_registry
 from toolsel.cli import main
-from toolsel.importers import (from_anthropic, from_langchain, from_mcp, from_openai,
+from toolsel.integrations.importers import (from_anthropic, from_langchain, from_mcp, from_openai,
                                import_files, merge_servers, write_registry)
 
 EXAMPLES = DATA / "integrations"
@@ -221,7 +221,7 @@ def test_core_import_stays_light():
     """``import toolsel`` and the CLI (with ``toolsel import``) load no integration SDK."""
     import subprocess
     import sys
-    code = ("import sys, toolsel, toolsel.cli, toolsel.importers_cli\n"
+    code = ("import sys, toolsel, toolsel.cli, toolsel.cli.importers\n"
             "toolsel.cli.build_parser()\n"
             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
             "('anthropic', 'langchain', 'langchain_core', 'langgraph', 'mcp'))\n"

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from toolsel import Tool
-from toolsel.metrics import (complete_at_k, count_tokens, payload_chars, payload_json_chars,
+from toolsel.eval.metrics import (complete_at_k, count_tokens, payload_chars, payload_json_chars,
                              payload_reduction, payload_tokens, recall_at_k, reciprocal_rank,
                              success_at_k, tool_costs)
 

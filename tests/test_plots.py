@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from toolsel.failure_modes import MODES  # noqa: E402
-from toolsel.plots import (plot_complete_vs_payload, plot_escape_hatch,  # noqa: E402
+from toolsel.eval.failure_modes import MODES  # noqa: E402
+from toolsel.report.plots import (plot_complete_vs_payload, plot_escape_hatch,  # noqa: E402
                            plot_failure_modes, plot_recall_vs_payload, save_figure,
                            setup_style)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toolsel.stats import bootstrap_intervals, holm, paired_comparison, sign_test
+from toolsel.eval.stats import bootstrap_intervals, holm, paired_comparison, sign_test
 
 
 def table(values: dict[str, list[float]], k: int = 1) -> pd.DataFrame:

@@ -14,13 +14,15 @@ the conversation.
 """
 
 from .data import (DataError, Query, Registry, Tool, load_queries, load_registry)
-from .metrics import (complete_at_k, payload_chars, payload_reduction, payload_tokens,
+from .eval.metrics import (complete_at_k, payload_chars, payload_reduction, payload_tokens,
                       recall_at_k, reciprocal_rank, success_at_k)
 from .scorers import (Bm25Scorer, DefaultScorer, EmbeddingScorer, FusionScorer, JaccardScorer,
                       NotFittedError, Scorer, TfidfScorer, available_scorers, get_scorer)
 from .selection import Selector, Session, discover, jaccard, select_tools
 from .text import tokenize
-from .sweep import SweepResult, sweep
+from .eval.sweep import SweepResult, sweep
+
+from ._compat import install_aliases
 
 __version__ = "0.1.0"
 
@@ -34,3 +36,5 @@ __all__ = [
     "payload_chars", "payload_tokens", "payload_reduction",
     "sweep", "SweepResult",
 ]
+
+install_aliases()

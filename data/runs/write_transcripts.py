@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
 from toolsel.data import load_registry  # noqa: E402
-from toolsel.metrics import count_tokens  # noqa: E402
+from toolsel.eval.metrics import count_tokens  # noqa: E402
 
 MODEL = "claude-sonnet-4-5-20250929"
 SYSTEM = ("You are the operations assistant of Acme's engineering team. You act in Slack, "

@@ -38,7 +38,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from ..data import Registry, Tool
-from ..importers import from_langchain
+from .importers import from_langchain
 from ..selection import Selector
 
 __all__ = ["ToolSelectionMiddleware", "ToolselState", "PINNED_KEY", "latest_human_text"]

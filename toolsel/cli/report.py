@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from .cli import command, csv_list
+from .common import command, csv_list
 
 
 def _report_args(p: argparse.ArgumentParser) -> None:
@@ -25,7 +25,7 @@ def _report_args(p: argparse.ArgumentParser) -> None:
 @command("report", "execute the notebooks with papermill into reports/, export HTML, "
          "write reports/README.md", _report_args)
 def _report(args: argparse.Namespace) -> int:
-    from .report import find_notebooks, generate_reports, write_readme
+    from ..report.runner import find_notebooks, generate_reports, write_readme
     if args.readme_only:
         path = write_readme(args.out, find_notebooks(args.notebooks))
         print(f"wrote {path}")

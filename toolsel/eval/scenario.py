@@ -28,11 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .data import Query, Registry, Tool
+from ..data import Query, Registry, Tool
 from .metrics import payload_chars, payload_reduction
-from .ranking import ranks_of, top_k_indices
-from .scorers.base import Scorer
-from .selection import Selector
+from ..ranking import ranks_of, top_k_indices
+from ..scorers.base import Scorer
+from ..selection import Selector
 
 __all__ = ["DISCOVER_TOOL", "ARTICLE_TOOLS", "ARTICLE_TURNS", "Turn", "TurnResult",
            "run_scenario", "article_scenario", "scenario_table", "EscapeHatch", "escape_hatch",

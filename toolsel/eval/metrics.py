@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .data import Tool
+from ..data import Tool
 
 __all__ = ["recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank",
            "payload_chars", "payload_json_chars", "count_tokens", "payload_tokens",

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .data import DataError, Query, Registry, load_queries, query_from_record, read_records
+from ..data import DataError, Query, Registry, load_queries, query_from_record, read_records
 
 __all__ = [
     "Exchange", "Search", "Call", "Run", "RunSet", "RunsReport",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .cli import command
-from .importers import FORMATS, import_files, write_registry
+from .common import command
+from ..integrations.importers import FORMATS, import_files, write_registry
 
 
 def _import_args(p: argparse.ArgumentParser) -> None:

@@ -66,7 +66,7 @@ def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
     """A curve per scorer: ``metric`` (%) against payload reduction (%), each point labeled K.
 
     ``summary`` is a sweep summary (``scorer, top_k, <metric>, payload_reduction``).
-    ``intervals`` (from :func:`toolsel.stats.bootstrap_intervals`) adds 95% error bars.
+    ``intervals`` (from :func:`toolsel.eval.stats.bootstrap_intervals`) adds 95% error bars.
     K labels are written next to the points of the scorers in ``annotate`` (default: the
     first scorer), so labels of overlapping curves do not pile up.
     """
@@ -121,7 +121,7 @@ def plot_complete_vs_payload(summary: pd.DataFrame, **kwargs):
 def plot_failure_modes(counts: pd.DataFrame, *, top_k: int | None = None, ax=None):
     """Grouped bars: misses per scorer (rows of ``counts``) and failure mode (its columns).
 
-    ``counts`` is :func:`toolsel.failure_modes.mode_counts` output; a ``total`` column is
+    ``counts`` is :func:`toolsel.eval.failure_modes.mode_counts` output; a ``total`` column is
     ignored.
     """
     plt = _plt()
@@ -153,7 +153,7 @@ def plot_failure_modes(counts: pd.DataFrame, *, top_k: int | None = None, ax=Non
 def plot_escape_hatch(summary: pd.DataFrame, *, ax=None):
     """Per scorer: misses, and how many one ``discover`` call recovers in each variant.
 
-    ``summary`` is :attr:`toolsel.scenario.EscapeHatch.summary`.
+    ``summary`` is :attr:`toolsel.eval.scenario.EscapeHatch.summary`.
     """
     plt = _plt()
     import numpy as np

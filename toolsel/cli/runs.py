@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .cli import command
-from .data import load_registry
+from .common import command
+from ..data import load_registry
 
 
 def _runs_args(p: argparse.ArgumentParser) -> None:
@@ -24,7 +24,7 @@ def _runs_args(p: argparse.ArgumentParser) -> None:
 @command("runs", "evaluate recorded agent runs: discovery, selection given discovery, cost",
          _runs_args)
 def _runs(args: argparse.Namespace) -> int:
-    from .runs import evaluate_runs, load_runs
+    from ..eval.runs import evaluate_runs, load_runs
     registry = load_registry(args.registry)
     runset = load_runs(args.path, tasks=args.tasks, registry=registry)
     report = evaluate_runs(runset)

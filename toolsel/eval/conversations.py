@@ -46,10 +46,10 @@ from typing import Any
 
 import pandas as pd
 
-from .data import DataError, Registry, Tool, _text_field, check_tool_names, load_unique
+from ..data import DataError, Registry, Tool, _text_field, check_tool_names, load_unique
 from .metrics import count_tokens, definition_json
-from .selection import Selector
-from .text import tokenize
+from ..selection import Selector
+from ..text import tokenize
 
 __all__ = ["Turn", "Conversation", "load_conversations", "conversation_from_record",
            "DISCOVER_TOOL", "STRATEGIES", "POLICIES", "looks_context_dependent",

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .data import Query, Registry
-from .selection import Selector, jaccard, select_tools
+from ..data import Query, Registry
+from ..selection import Selector, jaccard, select_tools
 
 __all__ = ["SCALE_SCORERS", "TARGETS", "latencies_ms", "measure_scale", "measure_sweep",
            "scale_table", "targets_table", "plot_latency_vs_tools", "machine_info",
@@ -145,7 +145,7 @@ def measure_scale(registry: Registry, queries: Sequence[str], scorer: str, *, to
     tmp = None
     try:
         if scorer == "embedding":
-            from .scorers.embedding import EmbeddingScorer, load_encoder
+            from ..scorers.embedding import EmbeddingScorer, load_encoder
             if cache_dir is None:
                 tmp = cache_dir = tempfile.mkdtemp(prefix="toolsel-bench-")
             t0 = time.perf_counter()
@@ -164,7 +164,7 @@ def measure_scale(registry: Registry, queries: Sequence[str], scorer: str, *, to
             def build():
                 return None
         else:
-            from .scorers.base import get_scorer
+            from ..scorers.base import get_scorer
             get_scorer(scorer).fit(list(reg)[:2])  # imports (scipy, sklearn) are not build time
 
             def build():
@@ -229,14 +229,14 @@ def measure_scale(registry: Registry, queries: Sequence[str], scorer: str, *, to
 def measure_sweep(registry: Registry, queries: Sequence[Query], *,
                   scorers: Sequence[str] = ("jaccard", "bm25", "tfidf", "embedding"),
                   top_k: Sequence[int] = (1, 3, 5, 10, 20, 30)) -> dict[str, Any]:
-    """Wall time of one :func:`toolsel.sweep.sweep` (fits included), per-scorer parts, peak RSS.
+    """Wall time of one :func:`toolsel.eval.sweep.sweep` (fits included), per-scorer parts, peak RSS.
 
     The embedding model is loaded before the clock starts (a process loads it once); whether
     tool vectors come from the cache is up to the caller's cache directory.
     """
     from .sweep import sweep
     if "embedding" in scorers:
-        from .scorers.embedding import load_encoder
+        from ..scorers.embedding import load_encoder
         load_encoder()
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
@@ -307,7 +307,7 @@ def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True)
     Error bars span p50 to p95. Dashed lines mark the 1 ms (lexical) and 15 ms (embedding)
     targets.
     """
-    from .plots import SCORER_COLORS, _plt, setup_style
+    from ..report.plots import SCORER_COLORS, _plt, setup_style
     setup_style()
     plt = _plt()
     if ax is None:
@@ -416,14 +416,14 @@ def write_report(out_dir: str | os.PathLike) -> Path:
     if scale is not None:
         cols = [c for c in SCALE_COLUMNS if c in scale.columns]
         fig = plot_latency_vs_tools(scale)
-        from .plots import save_figure
+        from ..report.plots import save_figure
         save_figure(fig, out, "latency_vs_tools")
         lines += ["## Select latency, build time and memory", "",
                   "![latency vs registry size](latency_vs_tools.png)", "",
                   _md(scale[cols]), ""]
     if sweeps is not None:
         lines += ["## Sweeps", "",
-                  "`toolsel.sweep` with 4 scorers (jaccard, bm25, tfidf, embedding) × 6 top_k "
+                  "`toolsel.eval.sweep` with 4 scorers (jaccard, bm25, tfidf, embedding) × 6 top_k "
                   "values (1, 3, 5, 10, 20, 30) on a synthetic registry; fitting included, the "
                   "embedding model loaded beforehand. `cache=cold`: tool vectors encoded "
                   "(fresh cache directory); `warm`: read from the cache. Query vectors are "

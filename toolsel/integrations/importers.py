@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .data import DataError, Registry, Tool, read_records, tool_from_record
+from ..data import DataError, Registry, Tool, read_records, tool_from_record
 
 __all__ = ["FORMATS", "SEPARATOR", "from_mcp", "from_openai", "from_anthropic",
            "from_langchain", "merge_servers", "import_files", "write_registry"]

@@ -16,12 +16,12 @@ from html import escape
 import numpy as np
 import pandas as pd
 
-from .data import Registry, Tool
-from .metrics import payload_chars, payload_reduction, payload_tokens
-from .ranking import rank_order
-from .scorers.base import Scorer, get_scorer
-from .selection import Selector
-from .text import FIELDS
+from ..data import Registry, Tool
+from ..eval.metrics import payload_chars, payload_reduction, payload_tokens
+from ..ranking import rank_order
+from ..scorers.base import Scorer, get_scorer
+from ..selection import Selector
+from ..text import FIELDS
 
 __all__ = ["ExplorerView", "explore", "Explorer", "build_explorer"]
 
@@ -118,7 +118,7 @@ class Explorer:
     def __init__(self, registry: Registry, scorers: Sequence[str], query: str, top_k: int,
                  always_include: Sequence[str]):
         import ipywidgets as w
-        from .scorers.base import available_scorers
+        from ..scorers.base import available_scorers
         self.registry = registry
         self._cache: dict = {}
         self.views: list[ExplorerView] = []

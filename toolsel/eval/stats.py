@@ -2,7 +2,7 @@
 
 With 30 queries one miss moves recall by 3.3 points, so every mean gets an interval and every
 difference between scorers a test. Both work on the per-query table of a sweep
-(:attr:`toolsel.sweep.SweepResult.query_metrics`: one row per scorer × top_k × query).
+(:attr:`toolsel.eval.sweep.SweepResult.query_metrics`: one row per scorer × top_k × query).
 
 - :func:`bootstrap_intervals`: percentile bootstrap over queries (resampling queries with
   replacement), one interval per scorer × top_k × metric. The same resampled query sets are

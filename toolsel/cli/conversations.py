@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .cli import command, csv_list
-from .data import load_registry
+from .common import command, csv_list
+from ..data import load_registry
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    from .conversations import POLICIES, STRATEGIES
+    from ..eval.conversations import POLICIES, STRATEGIES
     p.add_argument("--registry", required=True, type=Path)
     p.add_argument("--conversations", required=True, type=Path, help="labeled conversations")
     p.add_argument("--scorer", default="bm25")
@@ -32,10 +32,10 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("conversations", "replay labeled conversations: availability, discover calls, pins, "
          "payload and prompt-cache-aware cost per strategy", _args)
 def _run(args: argparse.Namespace) -> int:
-    from .conversations import STRATEGIES, load_conversations, replay, replay_summary, replay_table
-    from .cost import Prices, cost_table, cost_totals
-    from .discovery import write_table
-    from .selection import Selector
+    from ..eval.conversations import STRATEGIES, load_conversations, replay, replay_summary, replay_table
+    from ..eval.cost import Prices, cost_table, cost_totals
+    from ..eval.discovery import write_table
+    from ..selection import Selector
     bad = [s for s in args.strategies if s not in STRATEGIES]
     if bad:
         raise ValueError(f"unknown strategy {bad[0]!r}; choose from {', '.join(STRATEGIES)}")

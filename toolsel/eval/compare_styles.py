@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import Query, Registry, load_queries, load_registry
-from .scorers.base import Scorer, get_scorer
+from ..data import Query, Registry, load_queries, load_registry
+from ..scorers.base import Scorer, get_scorer
 from .stats import bootstrap_intervals, paired_comparison
 from .sweep import sweep
 
@@ -40,7 +40,7 @@ SINGLE_SCORERS = ("jaccard", "bm25", "tfidf", "embedding")
 #: Metric columns of the comparison, and the sweep cut-off each is read at.
 METRICS = {"R@5": ("R@k", 5), "Complete@10": ("Complete@k", 10), "MRR": ("RR", 10)}
 _FLOAT_FORMAT = "%.6f"
-_DATA = Path(__file__).resolve().parents[1] / "data" / "styles"
+_DATA = Path(__file__).resolve().parents[2] / "data" / "styles"
 
 
 def style_dir(style: str, root: str | Path | None = None) -> Path:
@@ -221,7 +221,7 @@ def plot_style_comparison(summary: pd.DataFrame, metrics: Sequence[str] = tuple(
     """One panel per metric: a bar per style × scorer with its 95% bootstrap interval."""
     import matplotlib.pyplot as plt
 
-    from .plots import SCORER_COLORS
+    from ..report.plots import SCORER_COLORS
     styles = list(dict.fromkeys(summary["style"]))
     names = list(dict.fromkeys(summary["scorer"])) if scorers is None else list(scorers)
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), sharey=True,

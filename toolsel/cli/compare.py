@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .cli import command
-from .data import load_queries, load_registry
+from .common import command
+from ..data import load_queries, load_registry
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -26,8 +26,8 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("compare", "run one suite on two registry versions; list found/lost tools and rank "
          "moves per query", _args)
 def _run(args: argparse.Namespace) -> int:
-    from .compare import apply_repairs, compare_registries, load_repairs
-    from .discovery import filter_split
+    from ..eval.compare import apply_repairs, compare_registries, load_repairs
+    from ..eval.discovery import filter_split
     if args.top_k < 1:
         raise ValueError(f"--top-k must be >= 1, got {args.top_k}")
     reg_a = load_registry(args.registry_a)

@@ -1,7 +1,7 @@
 """Why a required tool missed the cut: classifying misses, and hints for repairing descriptions.
 
 A *miss* is a required tool that was not among the ``top_k`` tools sent for a query (one row
-of :attr:`toolsel.sweep.SweepResult.misses`). Each miss gets exactly one failure mode, checked
+of :attr:`toolsel.eval.sweep.SweepResult.misses`). Each miss gets exactly one failure mode, checked
 in this order:
 
 ``same-domain confusion``
@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .data import Registry, Tool
-from .text import split_identifier, tool_text
+from ..data import Registry, Tool
+from ..text import split_identifier, tool_text
 
 __all__ = ["MODES", "SAME_DOMAIN", "SHORT_GENERIC", "VOCABULARY_GAP", "OTHER", "STOPWORDS",
            "Miss", "content_terms", "tool_terms", "tool_domain", "classify_miss",
@@ -153,7 +153,7 @@ def classify_misses(misses: pd.DataFrame, registry: Sequence[Tool], *,
     """Classify every row of a sweep's ``misses`` table.
 
     ``misses`` needs the columns ``query``, ``expected`` and ``sent_instead`` (names joined by
-    ``;``, best first), as :func:`toolsel.sweep.sweep` writes them. Returns a copy with the
+    ``;``, best first), as :func:`toolsel.eval.sweep.sweep` writes them. Returns a copy with the
     columns ``mode``, ``shared_terms``, ``missing_terms`` (the repair hint) and
     ``siblings_sent`` added (terms and names joined by spaces / ``;``), rows in input order.
     """

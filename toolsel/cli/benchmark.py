@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .cli import command, csv_list
+from .common import command, csv_list
 
 
 def _synthetic_args(p: argparse.ArgumentParser) -> None:
@@ -19,7 +19,7 @@ def _synthetic_args(p: argparse.ArgumentParser) -> None:
 @command("synthetic", "write a deterministic synthetic registry (and labeled queries)",
          _synthetic_args)
 def _synthetic(args: argparse.Namespace) -> int:
-    from .synthetic import synthetic_queries, synthetic_registry, write_queries, write_registry
+    from ..synthetic import synthetic_queries, synthetic_registry, write_queries, write_registry
     if args.queries and not args.queries_out:
         raise SystemExit("toolsel synthetic: --queries needs --queries-out")
     reg = synthetic_registry(args.tools, seed=args.seed)
@@ -46,8 +46,8 @@ def _benchmark_args(p: argparse.ArgumentParser) -> None:
 @command("benchmark", "time index build and select latency on a registry, in this process "
                       "(the full benchmark is `make benchmark`)", _benchmark_args)
 def _benchmark(args: argparse.Namespace) -> int:
-    from .benchmark import measure_scale, scale_table
-    from .data import load_queries, load_registry
+    from ..eval.benchmark import measure_scale, scale_table
+    from ..data import load_queries, load_registry
     reg = load_registry(args.registry)
     texts = ([q.query for q in load_queries(args.queries, reg)] if args.queries
              else [t.description for t in reg][:500])

@@ -4,7 +4,7 @@ Three measurements, each a tidy DataFrame first and a summary second:
 
 - :func:`multi_tool_metrics`: per request ``R@k`` (share of required tools sent) and
   ``Complete@k`` (every required tool sent) side by side, summarized by category and by the
-  number of required tools. Built on :func:`toolsel.sweep.sweep`, so required tools that are
+  number of required tools. Built on :func:`toolsel.eval.sweep.sweep`, so required tools that are
   always-include are dropped before any metric (they are visible anyway) and counted apart in
   ``n_always_required``; a request needing only always-include tools has no filtered metric
   and is counted in ``n_always_only``.
@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .data import Query, Registry, Tool
+from ..data import Query, Registry, Tool
 from .metrics import tool_costs
-from .ranking import top_k_indices
+from ..ranking import top_k_indices
 from .sweep import _scorer_items, sweep
 
 __all__ = ["assign_splits", "filter_split", "multi_tool_metrics", "summarize_requests",
@@ -93,7 +93,7 @@ def multi_tool_metrics(registry: Sequence[Tool], queries: Sequence[Query],
     Parameters
     ----------
     registry, queries, scorers, top_k
-        As for :func:`toolsel.sweep.sweep`.
+        As for :func:`toolsel.eval.sweep.sweep`.
     always_include : iterable of str, optional
         Tools sent every turn, outside the filter; ``None`` (default) takes the registry's
         marked tools. Required tools among them are counted in ``n_always_required`` and
@@ -262,7 +262,7 @@ def plot_noise_curve(summary: pd.DataFrame, *, ax=None, recall: str = "R@n"):
     import matplotlib.pyplot as plt
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4.5))
-    from .plots import _color
+    from ..report.plots import _color
     for i, (label, g) in enumerate(summary.groupby("scorer", sort=False)):
         g = g.sort_values("limit")
         ax.plot(g["irrelevant"], g[recall], marker="o", label=label, color=_color(label, i))
@@ -288,7 +288,7 @@ def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int =
         _, ax = plt.subplots(figsize=(max(7, 1.3 * len(groups)), 4.5))
     width = 0.8 / max(len(scorers), 1)
     x = np.arange(len(groups))
-    from .plots import _color
+    from ..report.plots import _color
     for j, s in enumerate(scorers):
         g = data[data["scorer"] == s].set_index(data[data["scorer"] == s][by].astype(str))
         r = [g["R@k"].get(k, np.nan) for k in groups]

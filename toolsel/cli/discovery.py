@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .cli import command, csv_list, int_list
-from .data import load_queries, load_registry
+from .common import command, csv_list, int_list
+from ..data import load_queries, load_registry
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -27,7 +27,7 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("discovery", "multi-tool R@k vs Complete@k by category, and recall vs loaded noise",
          _args)
 def _run(args: argparse.Namespace) -> int:
-    from .discovery import (filter_split, multi_tool_metrics, noise_curve, summarize_noise,
+    from ..eval.discovery import (filter_split, multi_tool_metrics, noise_curve, summarize_noise,
                             summarize_requests, write_table)
     reg = load_registry(args.registry)
     queries = filter_split(load_queries(args.queries, reg), args.split)

@@ -1,9 +1,9 @@
 """Prompt-cache-aware input cost of a conversation, request by request.
 
-Each request of a replayed conversation (:func:`toolsel.conversations.replay`) is laid out as
+Each request of a replayed conversation (:func:`toolsel.eval.conversations.replay`) is laid out as
 the API lays it out: the tools block (one JSON definition per tool, in order), then the
 system prompt, then the message history. Every part is a *block* with an exact token count
-(:func:`toolsel.metrics.count_tokens`, ``cl100k_base``); role markers and API framing are not
+(:func:`toolsel.eval.metrics.count_tokens`, ``cl100k_base``); role markers and API framing are not
 counted (they are the same for every strategy).
 
 **Cache model** (a prefix cache, per conversation):

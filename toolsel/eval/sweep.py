@@ -16,7 +16,7 @@ The tables (pandas DataFrames, written as CSV by :meth:`SweepResult.write`):
 
 Required tools that are always-include are visible anyway: they are listed in ``per_query``
 with ``always_include=True`` and no rank, and excluded from every metric (see
-:mod:`toolsel.metrics` for the zero-relevant policy). Values are deterministic: no timings or
+:mod:`toolsel.eval.metrics` for the zero-relevant policy). Values are deterministic: no timings or
 timestamps go into the tables (:attr:`SweepResult.timings` has them).
 """
 
@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import Query, Registry, Tool
+from ..data import Query, Registry, Tool
 from .metrics import payload_reduction, tool_costs
-from .scorers.base import Scorer, get_scorer
+from ..scorers.base import Scorer, get_scorer
 
 __all__ = ["sweep", "SweepResult", "DEFAULT_TOP_K", "DEFAULT_SCORERS", "SUMMARY_COLUMNS"]
 

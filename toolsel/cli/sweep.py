@@ -1,0 +1,52 @@
+"""``toolsel sweep``: scorers x top_k on a labeled query set, written as CSV tables."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from ..data import load_queries, load_registry
+from .common import always_include_names, command, csv_list, int_list
+
+
+def _sweep_args(p: argparse.ArgumentParser) -> None:
+    from ..eval.sweep import DEFAULT_SCORERS, DEFAULT_TOP_K
+    p.add_argument("--registry", required=True, type=Path)
+    p.add_argument("--queries", required=True, type=Path)
+    p.add_argument("--scorers", type=csv_list, default=list(DEFAULT_SCORERS),
+                   help=f"comma-separated scorer names (default: {','.join(DEFAULT_SCORERS)})")
+    p.add_argument("--top-k", type=int_list, default=list(DEFAULT_TOP_K),
+                   help="comma-separated cut-offs (default: 1,3,5,10,20,30)")
+    p.add_argument("--always-include", type=csv_list, default=[],
+                   help="names sent every turn, outside the filter; 'marked' takes the "
+                        "registry's always_include tools (default: none, as in the article)")
+    p.add_argument("--out", required=True, type=Path, help="output folder for the CSV tables")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-timings", action="store_true",
+                   help="leave wall-clock timings out of the output (reproducible logs)")
+
+
+@command("sweep", "evaluate scorers x top_k on a labeled query set; write CSV tables",
+         _sweep_args)
+def _sweep(args: argparse.Namespace) -> int:
+    from ..eval.sweep import sweep
+    reg = load_registry(args.registry)
+    queries = load_queries(args.queries, reg)
+    t0 = time.perf_counter()
+    result = sweep(reg, queries, args.scorers, args.top_k,
+                   always_include=always_include_names(args.always_include, reg),
+                   progress=False if args.no_progress else None)
+    elapsed = time.perf_counter() - t0
+    paths = result.write(args.out)
+    cols = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "payload_chars",
+            "payload_reduction"]
+    print(result.summary[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(f"\n{len(reg)} tools, {len(queries)} queries, unfiltered payload "
+          f"{result.unfiltered['chars']:,} chars / {result.unfiltered['tokens']:,} tokens"
+          + ("" if args.no_timings else f"; swept in {elapsed:.1f} s"))
+    if not args.no_timings:
+        for label, t in result.timings.items():
+            print(f"  {label}: fit {t['fit_s']:.2f} s, scoring {t['score_s']:.2f} s")
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
