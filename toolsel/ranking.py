@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["top_k_indices", "rank_order", "ranks_of"]
+__all__ = ["top_k_indices", "rank_order", "ranks_of", "best_matches"]
 
 
 def _clean(scores) -> np.ndarray:
@@ -61,3 +61,15 @@ def ranks_of(scores: np.ndarray, targets, candidates: np.ndarray | None = None) 
         better = (scores > s) | ((scores == s) & (pos < t))
         out[n] = 1 + int(np.count_nonzero(better & mask))
     return out
+
+
+def best_matches(scores: np.ndarray, matches: np.ndarray, limit: int) -> np.ndarray:
+    """Up to ``limit`` indices of matching tools, best first (ties: the earlier tool).
+
+    What a search or ``discover`` call returns: ``matches`` is the scorer's no-match rule
+    (:meth:`toolsel.scorers.base.Scorer.score_and_match`), so nothing is returned when no
+    tool matches.
+    """
+    scores = _clean(scores)
+    chosen = top_k_indices(scores, limit, np.asarray(matches, dtype=bool))
+    return chosen[np.argsort(-scores[chosen], kind="stable")]

@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 
 from .data import Registry, Tool, suggest_names
-from .ranking import rank_order, top_k_indices
+from .ranking import best_matches, rank_order, top_k_indices
 from .scorers.base import Scorer, get_scorer
 from .text import token_set
 
-__all__ = ["jaccard", "select_tools", "discover", "Selector", "Session"]
+__all__ = ["jaccard", "select_tools", "discover", "Selector", "Session", "fitted_scorer"]
 
 ScorerHook = Callable[[Tool, set], float]
 
@@ -79,6 +79,28 @@ def discover(tools: Sequence[Tool], query: str, *, scorer: ScorerHook = jaccard)
     return best
 
 
+def fitted_scorer(scorer: str | Scorer | ScorerHook, tools: Sequence[Tool],
+                  **params: Any) -> Scorer:
+    """A scorer fitted on ``tools``, never by modifying the caller's object.
+
+    A name (with ``params``) or a hook gives a new scorer, fitted here. A
+    :class:`~toolsel.scorers.base.Scorer` already fitted on exactly ``tools`` (same names,
+    texts, parameters and order: :meth:`~toolsel.scorers.base.Scorer.is_fitted_for`) is
+    returned as it is, so several selectors over one registry can share one index; any other
+    scorer object is cloned and the clone is fitted (scikit-learn's discipline: the caller's
+    object stays as it was, and can never answer from another registry's index).
+    """
+    sc = get_scorer(scorer, **params)
+    if sc is scorer:  # the caller's own object
+        if sc.is_fitted_for(tools):
+            return sc
+        sc = sc.clone()
+    sc.fit(tools)
+    if sc.n_tools_ != len(tools) or list(sc.tool_names_) != [t.name for t in tools]:
+        raise RuntimeError(f"{type(sc).__name__}.fit did not index the {len(tools)} tools given")
+    return sc
+
+
 class Selector:
     """A scorer fitted once on a registry, answering selections and discovery searches.
 
@@ -88,8 +110,10 @@ class Selector:
         The full registry, in the order that breaks ties.
     scorer : str, Scorer or callable
         A scorer name (``"default"``, ``"jaccard"``, ``"bm25"``, ``"tfidf"``,
-        ``"embedding"``, ...), a :class:`~toolsel.scorers.base.Scorer` (fitted here on
-        ``tools``), or the article's per-tool hook ``(tool, query_tokens) -> float``. The
+        ``"embedding"``, ...), a :class:`~toolsel.scorers.base.Scorer`, or the article's
+        per-tool hook ``(tool, query_tokens) -> float``. A scorer object is never modified:
+        one already fitted on exactly these tools is used as it is, anything else is cloned
+        and the clone fitted (:func:`fitted_scorer`). The
         default, ``"default"``, fuses BM25 and embedding evidence per clause of the request
         (:class:`~toolsel.scorers.fusion.DefaultScorer`); it held up on every registry style
         measured (README, "Which scorer?").
@@ -116,9 +140,7 @@ class Selector:
         if isinstance(always_include, str):
             always_include = [always_include]
         self.always_include = self.registry.check_names(always_include, what="always_include")
-        self.scorer = get_scorer(scorer, **scorer_params)
-        if not self.scorer.is_fitted() or self.scorer.n_tools_ != len(self.registry):
-            self.scorer.fit(self.registry)
+        self.scorer = fitted_scorer(scorer, self.registry, **scorer_params)
         self._always_mask = self._mask(self.always_include)
         # built once: Registry.names makes a new list per call, which costs more than
         # scoring a 10,000-tool registry
@@ -185,16 +207,20 @@ class Selector:
         return [(self.registry[int(i)], float(scores[i])) for i in order]
 
     def search(self, query: str, limit: int = 5) -> list[Tool]:
-        """Up to ``limit`` tools scoring above zero, best first: a ``discover`` call with a result limit."""
+        """Up to ``limit`` matching tools, best first: a ``discover`` call with a result limit.
+
+        Which tools match at all is the scorer's no-match rule
+        (:meth:`~toolsel.scorers.base.Scorer.score_and_match`); ties keep registry order.
+        """
         if limit < 1:
             raise ValueError(f"limit must be >= 1, got {limit}")
-        scores = self.scores(query)
-        chosen = top_k_indices(scores, limit, scores > 0)
-        chosen = chosen[np.argsort(-scores[chosen], kind="stable")]
-        return [self.registry[int(i)] for i in chosen]
+        if not isinstance(query, str):
+            raise TypeError(f"query is a {type(query).__name__}, expected str")
+        scores, matches = self.scorer.score_and_match([query])
+        return [self.registry[int(i)] for i in best_matches(scores[0], matches[0], limit)]
 
     def discover(self, query: str) -> Tool | None:
-        """The best tool over the full registry, or ``None`` when no tool scores above zero."""
+        """The best tool over the full registry, or ``None`` when no tool matches the query."""
         hits = self.search(query, limit=1)
         return hits[0] if hits else None
 

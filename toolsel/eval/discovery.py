@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 
 from ..data import Query, Registry, Tool
-from .metrics import tool_costs
-from ..ranking import top_k_indices
-from .sweep import _scorer_items, sweep
+from .engine import Candidates, as_registry, fit_scorers, rank_batches
+from .metrics import evaluate, tool_costs
+from .sweep import sweep
 
 __all__ = ["assign_splits", "filter_split", "multi_tool_metrics", "summarize_requests",
            "noise_curve", "summarize_noise", "plot_noise_curve", "plot_multi_tool",
@@ -170,8 +170,9 @@ def noise_curve(registry: Sequence[Tool], queries: Sequence[Query],
     """Required tools found vs irrelevant definitions loaded by a search returning top ``n``.
 
     The search ranks the deferred tools (the registry minus always-include ones, which are
-    loaded anyway) and returns up to ``n`` of those scoring above zero, best first, as
-    :meth:`toolsel.selection.Selector.search` does.
+    loaded anyway) and returns up to ``n`` of those that match the request under the
+    scorer's no-match rule (:meth:`~toolsel.scorers.base.Scorer.score_and_match`), best
+    first, as :meth:`toolsel.selection.Selector.search` does.
 
     Parameters
     ----------
@@ -190,38 +191,43 @@ def noise_curve(registry: Sequence[Tool], queries: Sequence[Query],
     """
     if query_field not in ("query", "search_term"):
         raise ValueError(f"query_field must be 'query' or 'search_term', got {query_field!r}")
-    reg = registry if isinstance(registry, Registry) else Registry(registry)
+    reg = as_registry(registry)
     limits = sorted(set(int(n) for n in limits))
     if not limits or limits[0] < 1:
         raise ValueError(f"limits must be integers >= 1, got {limits}")
     always = _always(reg, always_include)
-    deferred = np.asarray([t.name not in always for t in reg])
+    cands = Candidates.of(reg, sorted(always, key=reg.index))
     costs = tool_costs(reg, encoding=encoding).json_tokens
-    index = {n: i for i, n in enumerate(reg.names)}
     texts = [q.query if query_field == "query" else (q.search_term or q.query) for q in queries]
-    required = [{index[t] for t in q.expected if t not in always} for q in queries]
+    required = [cands.required(q) for q in queries]
+    n_req = [len(r) for r in required]
+    cand_idx = cands.index
     rows = []
-    for label, scorer in _scorer_items(scorers):
-        scorer.fit(reg)
-        scores = scorer.score_many(texts)
-        for qi, q in enumerate(queries):
-            s = np.where(np.isnan(scores[qi]), -np.inf, scores[qi])
-            ranked = top_k_indices(s, max(limits), deferred & (s > 0))
-            ranked = ranked[np.argsort(-s[ranked], kind="stable")]
-            req = required[qi]
-            for n in limits:
-                hits = [int(i) for i in ranked[:n]]
-                found = sum(i in req for i in hits)
-                irrelevant = [i for i in hits if i not in req]
-                rows.append({
-                    "scorer": label, "limit": n, "query_id": q.id, "category": q.category,
-                    "split": q.split, "n_required": len(req), "found": found,
-                    "loaded": len(hits), "irrelevant": len(irrelevant),
-                    "R@n": found / len(req) if req else float("nan"),
-                    "Complete@n": float(found == len(req)) if req else float("nan"),
-                    "loaded_tokens": int(costs[hits].sum()) if hits else 0,
-                    "irrelevant_tokens": int(costs[irrelevant].sum()) if irrelevant else 0,
-                })
+    for label, scorer in fit_scorers(reg, scorers):
+        for batch in rank_batches(scorer, texts, cands, matches=True):
+            for b, qi in enumerate(range(batch.start, batch.stop)):
+                q = queries[qi]
+                # what the search returns: matching deferred tools, best first, up to the limit
+                found_order = [int(cand_idx[p]) for p in batch.order[b]
+                               if batch.matches[b, cand_idx[p]]][:max(limits)]
+                req = set(required[qi])
+                # a required tool's rank among the returned tools (past every limit if not)
+                pos = {t: r for r, t in enumerate(found_order, 1)}
+                ranks = [pos.get(t, max(limits) + 1) for t in required[qi]]
+                per_q = evaluate([ranks], limits, [n_req[qi]])
+                for j, n in enumerate(limits):
+                    hits = found_order[:n]
+                    irrelevant = [i for i in hits if i not in req]
+                    rows.append({
+                        "scorer": label, "limit": n, "query_id": q.id, "category": q.category,
+                        "split": q.split, "n_required": n_req[qi],
+                        "found": len(hits) - len(irrelevant), "loaded": len(hits),
+                        "irrelevant": len(irrelevant),
+                        "R@n": float(per_q["R@k"][0, j]),
+                        "Complete@n": float(per_q["Complete@k"][0, j]),
+                        "loaded_tokens": int(costs[hits].sum()) if hits else 0,
+                        "irrelevant_tokens": int(costs[irrelevant].sum()) if irrelevant else 0,
+                    })
     return pd.DataFrame(rows)
 
 

@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..data import Tool
 
-__all__ = ["recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank",
+__all__ = ["recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank", "evaluate",
+           "rank_matrix", "mean_metrics",
            "payload_chars", "payload_json_chars", "count_tokens", "payload_tokens",
            "payload_reduction", "ToolCosts", "tool_costs", "definition_json"]
 
@@ -48,31 +49,91 @@ def _check_k(k: int) -> None:
         raise ValueError(f"k must be >= 1, got {k}")
 
 
+def rank_matrix(rank_lists: Sequence[Iterable[int]]) -> np.ndarray:
+    """Per-query rank lists as one float array ``(n_queries, max_required)``, padded with inf.
+
+    A rank of ``inf`` means "not found"; ranks are 1-based.
+    """
+    rows = [r if isinstance(r, np.ndarray) else _ranks(r) for r in rank_lists]
+    width = max((len(r) for r in rows), default=0)
+    out = np.full((len(rows), max(width, 1)), np.inf)
+    for i, r in enumerate(rows):
+        out[i, :len(r)] = r
+    return out
+
+
+def evaluate(rank_lists: Sequence[Iterable[int]], ks: Sequence[int],
+             n_required: Sequence[int] | None = None) -> dict[str, np.ndarray]:
+    """Every metric for every query at every cut-off, vectorised.
+
+    Parameters
+    ----------
+    rank_lists : per query, the 1-based ranks of its required tools (``inf`` or a rank past
+        the candidates for a tool that was not found at all).
+    ks : cut-offs.
+    n_required : per query, how many tools are required; defaults to the length of its rank
+        list. A query with none gets ``nan`` everywhere (the zero-relevant policy).
+
+    Returns
+    -------
+    dict
+        ``"R@k"``, ``"Success@k"``, ``"Complete@k"``: arrays ``(n_queries, len(ks))``;
+        ``"RR"``: array ``(n_queries,)``.
+    """
+    ks = [int(k) for k in ks]
+    for k in ks:
+        _check_k(k)
+    rows = [_ranks(r) for r in rank_lists]
+    R = rank_matrix(rows)
+    n_req = np.asarray([len(r) for r in rows] if n_required is None else n_required,
+                       dtype=np.float64)
+    kk = np.asarray(ks, dtype=np.float64)
+    hits = (R[:, :, None] <= kk[None, None, :]).sum(axis=1).astype(np.float64)  # (q, k)
+    none = n_req[:, None] == 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        recall = np.where(none, np.nan, hits / n_req[:, None])
+        success = np.where(none, np.nan, (hits > 0).astype(np.float64))
+        complete = np.where(none, np.nan, (hits >= n_req[:, None]).astype(np.float64))
+        rr = np.where(n_req == 0, np.nan, 1.0 / R.min(axis=1))
+    return {"R@k": recall, "Success@k": success, "Complete@k": complete, "RR": rr}
+
+
 def recall_at_k(ranks: Iterable[int], k: int) -> float:
     """``R@k``: share of required tools whose rank is ``<= k``; ``nan`` if there are none."""
-    _check_k(k)
-    r = _ranks(ranks)
-    return float(np.mean(r <= k)) if len(r) else float("nan")
+    return float(evaluate([_ranks(ranks)], [k])["R@k"][0, 0])
 
 
 def success_at_k(ranks: Iterable[int], k: int) -> float:
     """``Success@k``: 1.0 if any required tool ranks ``<= k``; ``nan`` if there are none."""
-    _check_k(k)
-    r = _ranks(ranks)
-    return float(np.any(r <= k)) if len(r) else float("nan")
+    return float(evaluate([_ranks(ranks)], [k])["Success@k"][0, 0])
 
 
 def complete_at_k(ranks: Iterable[int], k: int) -> float:
     """``Complete@k``: 1.0 if every required tool ranks ``<= k``; ``nan`` if there are none."""
-    _check_k(k)
-    r = _ranks(ranks)
-    return float(np.all(r <= k)) if len(r) else float("nan")
+    return float(evaluate([_ranks(ranks)], [k])["Complete@k"][0, 0])
 
 
 def reciprocal_rank(ranks: Iterable[int]) -> float:
     """``RR``: 1 / the best rank of a required tool; ``nan`` if there are none."""
-    r = _ranks(ranks)
-    return 1.0 / float(r.min()) if len(r) else float("nan")
+    return float(evaluate([_ranks(ranks)], [1])["RR"][0])
+
+
+def mean_metrics(per_query: Mapping[str, np.ndarray], k_index: int | None = None
+                 ) -> dict[str, float]:
+    """Means over queries that have a required tool (``nan`` rows excluded), and their count.
+
+    ``per_query`` is :func:`evaluate`'s output; ``k_index`` picks one cut-off column.
+    ``MRR`` is the mean of ``RR``.
+    """
+    rr = per_query["RR"]
+    valid = ~np.isnan(rr)
+    out: dict[str, float] = {}
+    for name in ("R@k", "Success@k", "Complete@k"):
+        col = per_query[name] if k_index is None else per_query[name][:, k_index]
+        out[name] = float(col[valid].mean()) if valid.any() else float("nan")
+    out["MRR"] = float(rr[valid].mean()) if valid.any() else float("nan")
+    out["n_queries"] = int(valid.sum())
+    return out
 
 
 # --------------------------------------------------------------------------------------------

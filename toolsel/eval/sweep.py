@@ -31,11 +31,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import Query, Registry, Tool
-from .metrics import payload_reduction, tool_costs
-from ..scorers.base import Scorer, get_scorer
+from ..data import Query, Tool
+from ..scorers.base import Scorer
+from ..selection import fitted_scorer
+from .engine import DEFAULT_BATCH_SIZE, Candidates, rank_batches, scorer_items
+from .metrics import evaluate, payload_reduction, tool_costs
 
-__all__ = ["sweep", "SweepResult", "DEFAULT_TOP_K", "DEFAULT_SCORERS", "SUMMARY_COLUMNS"]
+__all__ = ["sweep", "SweepResult", "effective_top_k", "DEFAULT_TOP_K", "DEFAULT_SCORERS",
+           "SUMMARY_COLUMNS"]
 
 DEFAULT_TOP_K = (1, 3, 5, 10, 20, 30)
 DEFAULT_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "default")
@@ -54,7 +57,8 @@ class SweepResult:
     per_query: pd.DataFrame
     misses: pd.DataFrame
     unfiltered: dict[str, int]
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, dict[str, float]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write ``summary.csv``, ``query_metrics.csv``, ``per_query.csv``, ``misses.csv``.
@@ -75,25 +79,6 @@ class SweepResult:
         return paths
 
 
-def _scorer_items(scorers) -> list[tuple[str, Scorer]]:
-    if isinstance(scorers, (str, Scorer)):
-        scorers = [scorers]
-    if isinstance(scorers, Mapping):
-        items = [(str(k), get_scorer(v)) for k, v in scorers.items()]
-    else:
-        items = []
-        for s in scorers:
-            sc = get_scorer(s)
-            items.append((s if isinstance(s, str) else sc.name, sc))
-    labels = [k for k, _ in items]
-    if len(set(labels)) != len(labels):
-        raise ValueError(f"scorer labels must be unique, got {labels}; pass a mapping "
-                         "{label: scorer} to compare variants of one scorer")
-    if not items:
-        raise ValueError("no scorers to sweep")
-    return items
-
-
 def _check_top_k(top_k: Iterable[int]) -> list[int]:
     ks = sorted(set(int(k) for k in top_k))
     if not ks or ks[0] < 1:
@@ -101,10 +86,24 @@ def _check_top_k(top_k: Iterable[int]) -> list[int]:
     return ks
 
 
+def effective_top_k(top_k: Iterable[int], n_candidates: int) -> tuple[list[int], list[int]]:
+    """The cut-offs worth reporting, and those dropped as duplicates.
+
+    Every ``k >= n_candidates`` sends every candidate, so all such cut-offs give the same
+    row: only the smallest is kept.
+    """
+    ks = _check_top_k(top_k)
+    keep = [k for k in ks if k < n_candidates]
+    over = [k for k in ks if k >= n_candidates]
+    if over:
+        keep.append(over[0])
+    return keep, over[1:]
+
+
 def sweep(registry: Sequence[Tool], queries: Sequence[Query],
           scorers: Sequence[str | Scorer] | Mapping[str, str | Scorer] = DEFAULT_SCORERS,
           top_k: Iterable[int] = DEFAULT_TOP_K, *, always_include: Iterable[str] = (),
-          batch_size: int = 256, progress: bool | None = None,
+          batch_size: int = DEFAULT_BATCH_SIZE, progress: bool | None = None,
           encoding: str = "cl100k_base") -> SweepResult:
     """Evaluate every scorer at every ``top_k`` on ``queries``.
 
@@ -114,8 +113,11 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     queries : sequence of Query
         Every expected name must be in the registry.
     scorers : names, Scorer objects, or a mapping ``{label: scorer}``
+        Scorer objects are never modified (each is fitted as a clone when needed).
     top_k : iterable of int
-        Cut-offs; the filter sends this many tools besides always-include ones.
+        Cut-offs; the filter sends this many tools besides always-include ones. Cut-offs at
+        or above the number of candidates all send everything: only the smallest of them is
+        reported (:attr:`SweepResult.notes` says which were dropped).
     always_include : iterable of str
         Names sent on every turn, outside the filter and outside ``top_k``.
     batch_size : int
@@ -123,40 +125,35 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     progress : bool or None
         Show a progress bar; ``None`` shows it only on a terminal.
     """
-    reg = registry if isinstance(registry, Registry) else Registry(registry)
-    ks = _check_top_k(top_k)
-    items = _scorer_items(scorers)
-    always = reg.check_names([always_include] if isinstance(always_include, str)
-                             else always_include, what="always_include")
+    cands = Candidates.of(registry, always_include)
+    reg = cands.registry
+    _check_top_k(top_k)
+    items = scorer_items(scorers)
     queries = list(queries)
     if not queries:
         raise ValueError("no queries to evaluate")
-    names = reg.names
-    index = {n: i for i, n in enumerate(names)}
-    for q in queries:
-        for name in q.expected:
-            if name not in index:
-                raise KeyError(f"query {q.id!r} expects {name!r}, which is not in the registry")
+    required = [cands.required(q) for q in queries]  # raises on unknown names, before fitting
 
-    n = len(reg)
-    always_mask = np.zeros(n, bool)
-    for name in always:
-        always_mask[index[name]] = True
-    cand_idx = np.flatnonzero(~always_mask)
+    names = reg.names
+    always_mask = cands.always
+    cand_idx = cands.index
+    cand_pos = cands.position
     m = len(cand_idx)
-    cand_pos = np.full(n, -1)
-    cand_pos[cand_idx] = np.arange(m)
+    ks, dropped = effective_top_k(top_k, m)
+    notes = []
+    if dropped:
+        notes.append(f"top_k {', '.join(map(str, dropped))} dropped: at or above the "
+                     f"{m} candidate tools every tool is sent, as at top_k={ks[-1]}")
 
     costs = tool_costs(reg, encoding=encoding)
     unfiltered = costs.total()
     fixed = costs.total(always_mask)
     cost_kinds = ("chars", "tokens", "json_chars", "json_tokens")
     cand_costs = {c: getattr(costs, c)[cand_idx] for c in cost_kinds}
-
-    required = [[index[t] for t in q.expected if not always_mask[index[t]]] for q in queries]
     texts = [q.query for q in queries]
+    n_required = [len(r) for r in required]
 
-    qm_rows: list[dict] = []
+    qm_parts: list[pd.DataFrame] = []
     pq_rows: list[dict] = []
     miss_rows: list[dict] = []
     timings: dict[str, float] = {}
@@ -168,74 +165,76 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     show = progress if progress is not None else sys.stderr.isatty()
     bar = tqdm(total=len(items) * n_batches, desc="sweep", unit="batch", disable=not show)
     try:
-        for label, scorer in items:
+        for label, spec in items:
             t0 = time.perf_counter()
-            scorer.fit(reg)
-            t_fit = time.perf_counter() - t0
-            t_score = 0.0
-            for start in range(0, len(queries), batch_size):
-                stop = min(start + batch_size, len(queries))
-                t1 = time.perf_counter()
-                scores = scorer.score_many(texts[start:stop])
-                t_score += time.perf_counter() - t1
-                scores = np.where(np.isnan(scores), -np.inf, scores)[:, cand_idx]
-                order = np.argsort(-scores, axis=1, kind="stable")  # best first, ties by order
-                ranks = np.empty_like(order)
-                rows = np.arange(order.shape[0])[:, None]
-                ranks[rows, order] = np.arange(1, m + 1)[None, :]
-                cum = {c: np.cumsum(cand_costs[c][order], axis=1) for c in cost_kinds}
-                for b, qi in enumerate(range(start, stop)):
+            scorer = fitted_scorer(spec, reg)
+            timer = {"fit_s": time.perf_counter() - t0, "score_s": 0.0}
+            for batch in rank_batches(scorer, texts, cands, batch_size=batch_size,
+                                      timer=timer):
+                qs = range(batch.start, batch.stop)
+                req_ranks = [batch.ranks_of(b, cand_pos[required[qi]])
+                             for b, qi in enumerate(qs)]
+                per_q = evaluate(req_ranks, ks, [n_required[qi] for qi in qs])
+                # payload of the top kk candidates of every query, for every cut-off
+                kks = np.asarray([min(k, m) for k in ks])
+                cum = {c: np.cumsum(cand_costs[c][batch.order], axis=1) for c in cost_kinds}
+                sent = {c: fixed[c] + (cum[c][:, kks - 1] if m else
+                                       np.zeros((batch.stop - batch.start, len(ks)), int))
+                        for c in cost_kinds}
+                qm_parts.append(_query_metric_rows(label, ks, [queries[qi] for qi in qs],
+                                                   [n_required[qi] for qi in qs],
+                                                   [len(queries[qi].expected) for qi in qs],
+                                                   per_q, sent))
+                for b, qi in enumerate(qs):
                     q = queries[qi]
-                    req = required[qi]
-                    req_ranks = np.asarray([ranks[b, cand_pos[t]] for t in req], dtype=np.int64)
                     for t in q.expected:
-                        ti = index[t]
+                        ti = reg.index(t)
+                        rank = None if always_mask[ti] else int(batch.ranks[b, cand_pos[ti]])
                         row = {"scorer": label, "query_id": q.id, "query": q.query, "tool": t,
-                               "always_include": bool(always_mask[ti]),
-                               "rank": None if always_mask[ti] else int(ranks[b, cand_pos[ti]])}
+                               "always_include": bool(always_mask[ti]), "rank": rank}
                         for k in ks:
-                            row[f"hit@{k}"] = None if always_mask[ti] else int(row["rank"] <= k)
+                            row[f"hit@{k}"] = None if rank is None else int(rank <= k)
                         pq_rows.append(row)
-                    for k in ks:
-                        kk = m if n <= k else min(k, m)
-                        sent = {c: int(fixed[c] + (cum[c][b, kk - 1] if kk else 0))
-                                for c in cost_kinds}
-                        if len(req_ranks):
-                            hits = req_ranks <= kk
-                            metrics = {"R@k": float(hits.mean()), "Success@k": float(hits.any()),
-                                       "Complete@k": float(hits.all()),
-                                       "RR": 1.0 / float(req_ranks.min())}
-                        else:
-                            metrics = dict.fromkeys(("R@k", "Success@k", "Complete@k", "RR"),
-                                                    float("nan"))
-                        qm_rows.append({"scorer": label, "top_k": k, "query_id": q.id,
-                                        "n_required": len(req),
-                                        "n_always_required": len(q.expected) - len(req),
-                                        **metrics,
-                                        "payload_chars": sent["chars"],
-                                        "payload_tokens": sent["tokens"],
-                                        "payload_json_chars": sent["json_chars"],
-                                        "payload_json_tokens": sent["json_tokens"]})
-                        missed = [t for t, r in zip(req, req_ranks) if r > kk]
-                        if missed:
-                            sent_names = ";".join(names[cand_idx[j]] for j in order[b, :kk])
-                            for t in missed:
-                                miss_rows.append({
-                                    "scorer": label, "top_k": k, "query_id": q.id,
-                                    "query": q.query, "expected": names[t],
-                                    "rank": int(ranks[b, cand_pos[t]]),
-                                    "sent_instead": sent_names})
+                    for j, k in enumerate(ks):
+                        kk = kks[j]
+                        missed = [(t, r) for t, r in zip(required[qi], req_ranks[b]) if r > kk]
+                        if not missed:
+                            continue
+                        sent_names = ";".join(names[cand_idx[i]] for i in batch.order[b, :kk])
+                        for t, r in missed:
+                            miss_rows.append({
+                                "scorer": label, "top_k": k, "query_id": q.id,
+                                "query": q.query, "expected": names[t], "rank": int(r),
+                                "sent_instead": sent_names})
                 bar.update(1)
-            timings[label] = {"fit_s": t_fit, "score_s": t_score}
+            timings[label] = timer
+            del scorer  # one fitted index in memory at a time
     finally:
         bar.close()
 
-    query_metrics = pd.DataFrame(qm_rows)
+    query_metrics = pd.concat(qm_parts, ignore_index=True)
     summary = _summarize(query_metrics, unfiltered)
     per_query = pd.DataFrame(pq_rows)
     misses = pd.DataFrame(miss_rows, columns=["scorer", "top_k", "query_id", "query",
                                               "expected", "rank", "sent_instead"])
-    return SweepResult(summary, query_metrics, per_query, misses, unfiltered, timings)
+    return SweepResult(summary, query_metrics, per_query, misses, unfiltered, timings, notes)
+
+
+def _query_metric_rows(label, ks, queries, n_required, n_expected, per_q, sent) -> pd.DataFrame:
+    """``query_metrics`` rows of one batch: query-major, then top_k."""
+    nq, nk = len(queries), len(ks)
+    return pd.DataFrame({
+        "scorer": label,
+        "top_k": np.tile(ks, nq),
+        "query_id": np.repeat([q.id for q in queries], nk),
+        "n_required": np.repeat(n_required, nk),
+        "n_always_required": np.repeat(np.asarray(n_expected) - np.asarray(n_required), nk),
+        "R@k": per_q["R@k"].ravel(), "Success@k": per_q["Success@k"].ravel(),
+        "Complete@k": per_q["Complete@k"].ravel(), "RR": np.repeat(per_q["RR"], nk),
+        "payload_chars": sent["chars"].ravel(), "payload_tokens": sent["tokens"].ravel(),
+        "payload_json_chars": sent["json_chars"].ravel(),
+        "payload_json_tokens": sent["json_tokens"].ravel(),
+    })
 
 
 def _summarize(qm: pd.DataFrame, unfiltered: dict[str, int]) -> pd.DataFrame:

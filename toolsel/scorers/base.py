@@ -6,11 +6,20 @@ and returns ``self``; :meth:`Scorer.score` scores one query against every tool a
 float array in registry order (higher is better); :meth:`Scorer.score_many` does the same for
 many queries as one ``(n_queries, n_tools)`` array. Using an unfitted scorer raises
 :class:`NotFittedError`.
+
+Each scorer also owns its **no-match rule**: :meth:`Scorer.score_and_match` says, next to the
+scores, which tools match the query at all. ``discover`` and every search return only
+matching tools, so a request that shares nothing with any tool finds nothing instead of an
+arbitrary tool. The base rule is "scores above zero" (term overlap for the lexical scorers,
+the article's rule); the embedding and fusion scorers override it with a calibrated
+similarity threshold.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
@@ -20,7 +29,7 @@ from ..data import Tool
 from ..text import check_fields, split_identifier, tokenize, tool_text
 
 __all__ = ["Scorer", "LexicalScorer", "NotFittedError", "register_scorer", "get_scorer",
-           "available_scorers", "TOKENIZERS"]
+           "available_scorers", "registry_fingerprint", "TOKENIZERS"]
 
 _SCORERS: dict[str, type[Scorer]] = {}
 
@@ -80,6 +89,20 @@ def get_scorer(scorer: str | Scorer | Callable[..., float], **params: Any) -> Sc
     raise TypeError(f"expected a scorer name, Scorer or callable, got {type(scorer).__name__}")
 
 
+def registry_fingerprint(tools: Iterable[Tool]) -> str:
+    """A digest of every tool's name, description and parameters, in order.
+
+    Two registries with the same fingerprint index identically, so a scorer fitted on one can
+    answer for the other; anything else (another order, one edited description) differs.
+    """
+    h = hashlib.blake2b(digest_size=16)
+    for t in tools:
+        h.update(json.dumps([t.name, t.description, t.parameters], sort_keys=True,
+                            ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
 class Scorer:
     """Base class: stores parameters, checks fitting, scores queries against every tool.
 
@@ -131,6 +154,7 @@ class Scorer:
                 raise TypeError(f"{type(self).__name__}.fit: item {i} is a "
                                 f"{type(t).__name__}, expected a Tool")
         fields = self.fields_
+        self.fingerprint_ = registry_fingerprint(tools)
         self.tool_names_ = [t.name for t in tools]
         self.n_tools_ = len(tools)
         self.texts_ = [tool_text(t, fields) for t in tools]
@@ -142,6 +166,11 @@ class Scorer:
 
     def is_fitted(self) -> bool:
         return hasattr(self, "n_tools_")
+
+    def is_fitted_for(self, tools: Iterable[Tool]) -> bool:
+        """True when fitted on exactly ``tools``: same names, texts, parameters and order."""
+        return self.is_fitted() and getattr(self, "fingerprint_", None) == \
+            registry_fingerprint(tools)
 
     def _check_fitted(self) -> None:
         if not self.is_fitted():
@@ -176,6 +205,28 @@ class Scorer:
 
     def _score_many(self, queries: list[str]) -> np.ndarray:
         raise NotImplementedError
+
+    # -- the no-match rule ------------------------------------------------------------------
+    def score_and_match(self, queries: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Scores of every tool for each query, and which tools match at all.
+
+        Returns ``(scores, matches)``, both ``(n_queries, n_tools)``; ``matches`` is boolean.
+        A search returns only matching tools; ``discover`` returns ``None`` when none match.
+        """
+        scores = self.score_many(queries)
+        matches = np.asarray(self._match_many(list(queries), scores), dtype=bool)
+        if matches.shape != scores.shape:
+            raise ValueError(f"{type(self).__name__}._match_many returned shape "
+                             f"{matches.shape}, expected {scores.shape}")
+        return scores, matches & ~np.isnan(scores)
+
+    def matches(self, queries: Sequence[str]) -> np.ndarray:
+        """Boolean ``(n_queries, n_tools)``: the tools each query matches at all."""
+        return self.score_and_match(queries)[1]
+
+    def _match_many(self, queries: list[str], scores: np.ndarray) -> np.ndarray:
+        # the article's rule: a tool matches when it scores above zero
+        return scores > 0
 
 
 class LexicalScorer(Scorer):

@@ -26,6 +26,13 @@ unrelated tools. :class:`FusionScorer` answers all three without labels:
    bonus for the whole request keeps single-intent ranking unchanged.
 
 Scores are deterministic; ties keep registry order (as every ranking in toolsel does).
+
+No-match rule: fused scores are relative (the mean tool scores 0), so they cannot say that
+nothing matches. A request matches nothing unless some tool shares a content word with it or
+its best embedding cosine (in some segment) passes the embedding scorer's gate; then a tool
+matches when it shares a content word or its cosine reaches the embedding scorer's floor
+(:class:`~toolsel.scorers.embedding.EmbeddingScorer`, Notes). A request sharing nothing with
+any tool ("zzzz qqqq") therefore discovers nothing.
 """
 
 from __future__ import annotations
@@ -275,3 +282,33 @@ class DefaultScorer(FusionScorer):
     """
 
     _lexical_fallback = True
+
+    def _match_many(self, queries: list[str], scores: np.ndarray) -> np.ndarray:
+        # per tool: a shared content word, or a semantic match in some segment; per request:
+        # nothing matches unless some tool shares a word or the semantic gate is passed
+        n = len(queries)
+        per_tool = np.zeros(scores.shape, dtype=bool)
+        gate = np.zeros(n, dtype=bool)
+        segs = [self.segments(q) for q in queries]
+        for kind, scorer in self.signals_:
+            if kind == "lexical":
+                m = scorer.matches([self._lexical_text(q) for q in queries])
+                per_tool |= m
+                gate |= m.any(axis=1)
+                continue
+            flat = [s for ss in segs for s in ss]
+            floor = getattr(scorer, "MIN_SIMILARITY", None)
+            bar = getattr(scorer, "GATE_SIMILARITY", None)
+            if floor is None or bar is None:  # a semantic scorer with its own rule
+                tool_m = scorer.matches(flat)
+                seg_gate = tool_m.any(axis=1)
+            else:
+                cos = scorer.score_many(flat)
+                tool_m = cos >= floor
+                seg_gate = cos.max(axis=1) >= bar
+            row = 0
+            for i, ss in enumerate(segs):
+                per_tool[i] |= tool_m[row:row + len(ss)].any(axis=0)
+                gate[i] |= seg_gate[row:row + len(ss)].any()
+                row += len(ss)
+        return per_tool & gate[:, None]

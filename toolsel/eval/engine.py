@@ -1,0 +1,197 @@
+"""The ranking engine every evaluation table is built on.
+
+One job: given a registry, labeled queries and scorers, fit each scorer once (a clone of what
+the caller passed, never the caller's object), score the queries in batches, and rank every
+query's *candidates*: the registry minus the always-include tools, which are sent anyway and
+so are never ranked. Table builders (:mod:`~toolsel.eval.sweep`,
+:mod:`~toolsel.eval.discovery`, :mod:`~toolsel.eval.compare`, ...) read ranks off the
+batches and compute metrics with :mod:`~toolsel.eval.metrics`.
+
+Ranks are 1-based among the candidates; ties go to the tool earlier in the registry, as in
+:func:`toolsel.ranking.rank_order`, so a query's rank here always agrees with what
+:meth:`toolsel.selection.Selector.select` sends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data import Query, Registry, Tool
+from ..scorers.base import Scorer, get_scorer
+from ..selection import fitted_scorer
+
+__all__ = ["Candidates", "RankedBatch", "scorer_items", "fit_scorers", "rank_batches",
+           "query_ranks", "as_registry", "DEFAULT_BATCH_SIZE"]
+
+#: Queries scored per matrix operation: bounds memory at (batch x registry) floats.
+DEFAULT_BATCH_SIZE = 256
+
+
+def as_registry(tools: Sequence[Tool]) -> Registry:
+    return tools if isinstance(tools, Registry) else Registry(tools)
+
+
+def scorer_items(scorers) -> list[tuple[str, str | Scorer]]:
+    """``(label, spec)`` pairs from names, scorer objects, or a mapping ``{label: scorer}``.
+
+    Labels must be unique (pass a mapping to compare variants of one scorer).
+    """
+    if isinstance(scorers, (str, Scorer)):
+        scorers = [scorers]
+    if isinstance(scorers, Mapping):
+        items = [(str(k), v) for k, v in scorers.items()]
+    else:
+        items = []
+        for s in scorers:
+            label = s if isinstance(s, str) else get_scorer(s).name
+            items.append((label, s))
+    labels = [k for k, _ in items]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"scorer labels must be unique, got {labels}; pass a mapping "
+                         "{label: scorer} to compare variants of one scorer")
+    if not items:
+        raise ValueError("no scorers to evaluate")
+    for label, spec in items:  # unknown names fail here, before any fitting
+        if isinstance(spec, str):
+            get_scorer(spec)
+    return items
+
+
+def fit_scorers(registry: Sequence[Tool], scorers) -> Iterator[tuple[str, Scorer]]:
+    """``(label, fitted scorer)`` one at a time, so only one index is in memory at once.
+
+    Each is fitted on ``registry`` by :func:`toolsel.selection.fitted_scorer`: the caller's
+    scorer objects are never modified.
+    """
+    reg = as_registry(registry)
+    for label, spec in scorer_items(scorers):
+        yield label, fitted_scorer(spec, reg)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The registry split into always-include tools and the candidates the filter ranks."""
+
+    registry: Registry
+    always: np.ndarray  # bool, registry order
+
+    @classmethod
+    def of(cls, registry: Sequence[Tool], always_include: Iterable[str] = ()) -> Candidates:
+        reg = as_registry(registry)
+        names = [always_include] if isinstance(always_include, str) else list(always_include)
+        mask = np.zeros(len(reg), dtype=bool)
+        for name in reg.check_names(names, what="always_include"):
+            mask[reg.index(name)] = True
+        return cls(reg, mask)
+
+    @property
+    def index(self) -> np.ndarray:
+        """Registry indices of the candidates, in registry order."""
+        return np.flatnonzero(~self.always)
+
+    @property
+    def position(self) -> np.ndarray:
+        """Registry index → position among the candidates (-1 for always-include tools)."""
+        pos = np.full(len(self.registry), -1)
+        idx = self.index
+        pos[idx] = np.arange(len(idx))
+        return pos
+
+    def required(self, query: Query) -> list[int]:
+        """Registry indices of ``query``'s required tools that the filter must find."""
+        reg = self.registry
+        out = []
+        for name in query.expected:
+            if name not in reg:
+                raise KeyError(f"query {query.id!r} expects {name!r}, which is not in the "
+                               "registry")
+            i = reg.index(name)
+            if not self.always[i]:
+                out.append(i)
+        return out
+
+
+@dataclass
+class RankedBatch:
+    """One batch of queries ranked by one scorer.
+
+    ``scores`` are in registry order (NaN replaced by -inf); ``order`` lists candidate
+    positions best first; ``ranks[b, p]`` is the 1-based rank of candidate position ``p``;
+    ``matches`` (when asked for) is the scorer's no-match rule, registry order.
+    """
+
+    start: int
+    stop: int
+    scores: np.ndarray
+    order: np.ndarray
+    ranks: np.ndarray
+    matches: np.ndarray | None = None
+
+    def ranks_of(self, b: int, positions: Sequence[int]) -> np.ndarray:
+        """Ranks of candidate ``positions`` for the batch's ``b``-th query."""
+        return self.ranks[b, np.asarray(positions, dtype=np.int64)].astype(np.int64)
+
+
+def rank_batches(scorer: Scorer, texts: Sequence[str], candidates: Candidates, *,
+                 batch_size: int = DEFAULT_BATCH_SIZE, matches: bool = False,
+                 timer: dict | None = None) -> Iterator[RankedBatch]:
+    """Score ``texts`` with a fitted ``scorer`` in batches and rank the candidates.
+
+    ``timer``, when given, accumulates scoring seconds under ``"score_s"`` (for benchmarks;
+    never written into tables).
+    """
+    import time
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    cand = candidates.index
+    m = len(cand)
+    n = len(candidates.registry)
+    for start in range(0, len(texts), batch_size):
+        stop = min(start + batch_size, len(texts))
+        t0 = time.perf_counter()
+        if matches:
+            scores, match = scorer.score_and_match(texts[start:stop])
+        else:
+            scores, match = scorer.score_many(texts[start:stop]), None
+        if timer is not None:
+            timer["score_s"] = timer.get("score_s", 0.0) + time.perf_counter() - t0
+        if scores.shape != (stop - start, n):
+            raise RuntimeError(f"{type(scorer).__name__} returned scores of shape "
+                               f"{scores.shape}, expected {(stop - start, n)}")
+        scores = np.where(np.isnan(scores), -np.inf, scores)
+        # best first; a stable sort keeps registry order among equal scores
+        order = np.argsort(-scores[:, cand], axis=1, kind="stable")
+        ranks = np.empty_like(order)
+        rows = np.arange(order.shape[0])[:, None]
+        ranks[rows, order] = np.arange(1, m + 1)[None, :]
+        yield RankedBatch(start, stop, scores, order, ranks, match)
+
+
+def query_ranks(registry: Sequence[Tool], queries: Sequence[Query], scorer,
+                *, always_include: Iterable[str] = (), text: str = "query",
+                batch_size: int = DEFAULT_BATCH_SIZE) -> list[np.ndarray]:
+    """Per query, the ranks of its required (non-always-include) tools among the candidates.
+
+    ``scorer`` is a name or a scorer object (fitted here as a clone when needed); ``text``
+    picks the field scored (``"query"`` or ``"search_term"``, falling back to the query).
+    """
+    cands = Candidates.of(registry, always_include)
+    sc = fitted_scorer(scorer, cands.registry)
+    pos = cands.position
+    texts = [_text(q, text) for q in queries]
+    out: list[np.ndarray] = []
+    for batch in rank_batches(sc, texts, cands, batch_size=batch_size):
+        for b, qi in enumerate(range(batch.start, batch.stop)):
+            out.append(batch.ranks_of(b, pos[cands.required(queries[qi])]))
+    return out
+
+
+def _text(q: Query, field: str) -> str:
+    if field == "query":
+        return q.query
+    if field == "search_term":
+        return q.search_term or q.query
+    raise ValueError(f"text must be 'query' or 'search_term', got {field!r}")
