@@ -23,6 +23,7 @@ __all__ = [
     "load_registry",
     "load_queries",
     "read_records",
+    "text_field",
     "load_unique",
     "suggest_names",
 ]
@@ -454,3 +455,7 @@ def load_queries(path: str | Path, registry: Registry | None = None) -> list[Que
     """
     return load_unique(path, query_from_record, plural="queries", label="query id",
                        registry=registry)
+
+
+#: The field reader every labeled-file loader shares (registry, queries, conversations).
+text_field = _text_field

@@ -22,7 +22,7 @@ from typing import Any
 
 from .data import Tool
 
-__all__ = ["FIELDS", "tokenize", "token_set", "split_identifier", "field_text", "tool_text",
+__all__ = ["FIELDS", "STOP_WORDS", "tokenize", "token_set", "split_identifier", "field_text", "tool_text",
            "check_fields", "parameter_items"]
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -99,3 +99,16 @@ def field_text(tool: Tool, field: str) -> str:
 def tool_text(tool: Tool, fields: Sequence[str] = ("name", "description")) -> str:
     """The fields of ``tool`` joined by spaces; the default is the article's ``"{name} {description}"``."""
     return " ".join(t for t in (field_text(tool, f) for f in fields) if t)
+
+
+#: English function words that say nothing about which tool is wanted; scorers and the
+#: failure-mode classifier each extend this core with their own extras.
+STOP_WORDS = frozenset("""
+a about above after again all also am an and any are as at be been being below between both
+but by can could d did do does doing down during each few for from further had has have
+having he her here hers him his how i if in into is it it's its just let ll m me more most
+my myself no nor not now of off on once only or other our ours out over own please re s same
+she should so some such t than that the their theirs them then there these they this those
+through to too under until up ve very was we were what when where which while who whom why
+will with would you your yours yourself
+""".split())

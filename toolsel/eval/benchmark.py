@@ -307,9 +307,9 @@ def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True)
     Error bars span p50 to p95. Dashed lines mark the 1 ms (lexical) and 15 ms (embedding)
     targets.
     """
-    from ..report.plots import SCORER_COLORS, _plt, setup_style
+    from ..report.plots import SCORER_COLORS, pyplot, setup_style
     setup_style()
-    plt = _plt()
+    plt = pyplot()
     if ax is None:
         fig, ax = plt.subplots(figsize=(8.5, 4.5))
     else:

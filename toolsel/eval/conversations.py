@@ -46,7 +46,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..data import DataError, Registry, Tool, _text_field, check_tool_names, load_unique
+from ..data import DataError, Registry, Tool, check_tool_names, load_unique, text_field
 from .metrics import count_tokens, definition_json
 from ..selection import Selector
 from ..text import tokenize
@@ -124,7 +124,7 @@ def _turn_from_record(rec: Any, *, path, loc: str, registry: Registry | None) ->
     if unknown:
         raise DataError(f"unknown key; a turn has {sorted(_TURN_KEYS)}", path=path,
                         location=loc, field=unknown[0])
-    user = _text_field(rec, "user", path=path, loc=loc)
+    user = text_field(rec, "user", path=path, loc=loc)
     if "expected" not in rec:
         raise DataError("missing; expected a list of tool names ([] for none)", path=path,
                         location=loc, field="expected")
@@ -167,12 +167,12 @@ def conversation_from_record(rec: Any, *, path=None, loc: str | None = None,
                         field="turns")
     parsed = tuple(_turn_from_record(t, path=path, loc=f"{loc}, turn {i}", registry=registry)
                    for i, t in enumerate(turns, start=1))
-    split = _text_field(rec, "split", path=path, loc=loc, required=False)
+    split = text_field(rec, "split", path=path, loc=loc, required=False)
     if split is not None and split not in ("dev", "test"):
         raise DataError(f"expected 'dev' or 'test', got {split!r}", path=path, location=loc,
                         field="split")
     tags = _str_list(rec.get("tags", []), path=path, loc=loc, field_name="tags")
-    return Conversation(cid, parsed, _text_field(rec, "title", path=path, loc=loc,
+    return Conversation(cid, parsed, text_field(rec, "title", path=path, loc=loc,
                                                  required=False), split, tuple(tags))
 
 

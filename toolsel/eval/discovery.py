@@ -262,53 +262,9 @@ def write_table(df: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
-def plot_noise_curve(summary: pd.DataFrame, *, ax=None, recall: str = "R@n"):
-    """Share of required tools found against irrelevant definitions loaded, one line per scorer;
-    each point is a result limit ``n`` (labeled at both ends)."""
-    import matplotlib.pyplot as plt
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 4.5))
-    from ..report.plots import _color
-    for i, (label, g) in enumerate(summary.groupby("scorer", sort=False)):
-        g = g.sort_values("limit")
-        ax.plot(g["irrelevant"], g[recall], marker="o", label=label, color=_color(label, i))
-        for _, r in g.iloc[[0, -1]].iterrows():
-            ax.annotate(f"n={int(r['limit'])}", (r["irrelevant"], r[recall]), fontsize=7,
-                        textcoords="offset points", xytext=(3, -9))
-    ax.set_xlabel("irrelevant tool definitions loaded per request (mean count)")
-    ax.set_ylabel(f"{recall}: share of required tools found")
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(title="scorer")
-    ax.set_title("Discover/search result limit n = 1..10: recall vs loaded noise")
-    return ax.figure
-
-
-def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int = 5, ax=None):
-    """Grouped bars: ``R@k`` (light) and ``Complete@k`` (dark) per group, one color per scorer."""
-    import matplotlib.pyplot as plt
-    data = summary[summary["top_k"] == top_k]
-    groups = list(dict.fromkeys(data[by].astype(str)))
-    scorers = list(dict.fromkeys(data["scorer"]))
-    if ax is None:
-        _, ax = plt.subplots(figsize=(max(7, 1.3 * len(groups)), 4.5))
-    width = 0.8 / max(len(scorers), 1)
-    x = np.arange(len(groups))
-    from ..report.plots import _color
-    for j, s in enumerate(scorers):
-        g = data[data["scorer"] == s].set_index(data[data["scorer"] == s][by].astype(str))
-        r = [g["R@k"].get(k, np.nan) for k in groups]
-        c = [g["Complete@k"].get(k, np.nan) for k in groups]
-        pos = x - 0.4 + width * (j + 0.5)
-        color = _color(s, j)
-        ax.bar(pos, r, width, color=color, alpha=0.35)
-        ax.bar(pos, c, width * 0.6, color=color, label=s)
-    ax.set_xticks(x, groups, rotation=20, ha="right")
-    ax.set_ylabel(f"share of requests (R@{top_k} light bar, Complete@{top_k} dark bar)")
-    ax.set_xlabel(by.replace("_", " "))
-    ax.set_ylim(0, 1.05)
-    ax.legend(title="scorer", fontsize=8)
-    ax.grid(axis="y", alpha=0.3)
-    ax.set_title(f"Per-request recall vs completeness at top_k={top_k}")
-    return ax.figure
-
+def __getattr__(name: str):
+    # the figures moved to toolsel.report.plots (eval never imports report at load time)
+    if name in ("plot_noise_curve", "plot_multi_tool"):
+        from ..report import plots
+        return getattr(plots, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

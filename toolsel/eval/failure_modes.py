@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..data import Registry, Tool
-from ..text import split_identifier, tool_text
+from ..text import STOP_WORDS, split_identifier, tool_text
 
 __all__ = ["MODES", "SAME_DOMAIN", "SHORT_GENERIC", "VOCABULARY_GAP", "OTHER", "STOPWORDS",
            "Miss", "content_terms", "tool_terms", "tool_domain", "classify_miss",
@@ -51,16 +51,10 @@ OTHER = "other"
 #: Failure modes, in the order they are checked (and shown in tables and charts).
 MODES = (SAME_DOMAIN, SHORT_GENERIC, VOCABULARY_GAP, OTHER)
 
-#: English function words that carry no meaning about which tool is wanted.
-STOPWORDS = frozenset("""
-a about above after again all also am an and any are as at be been being below between both
-but by can could did do does doing down during each else few for from further get got had
-has have having he her here hers him his how i if in into is it its it's just let me more
-most my myself no nor not now of off on once only or other our ours out over own please s
-same she should so some such than that the their theirs them then there these they this
-those through to too under until up us very was we were what when where which while who
-whom why will with would you your yours yourself d ll m re t ve
-much many need want going anyone someone something anything like
+#: Words that carry no meaning about which tool is wanted: the shared core
+#: (:data:`toolsel.text.STOP_WORDS`) plus request fillers ("need", "want", "something").
+STOPWORDS = STOP_WORDS | frozenset("""
+anyone anything else get going got like many much need someone something us want
 """.split())
 
 _TOOL_FIELDS = ("name_words", "description", "param_descriptions")

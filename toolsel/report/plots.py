@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["setup_style", "save_figure", "plot_metric_vs_payload", "plot_recall_vs_payload",
            "plot_complete_vs_payload", "plot_failure_modes", "plot_escape_hatch",
-           "SCORER_COLORS"]
+           "plot_noise_curve", "plot_multi_tool", "pyplot", "scorer_color", "SCORER_COLORS"]
 
 #: Stable colours per scorer name (others cycle through the default palette).
 SCORER_COLORS = {"jaccard": "#d62728", "bm25": "#1f77b4", "tfidf": "#2ca02c",
@@ -24,7 +25,8 @@ SCORER_COLORS = {"jaccard": "#d62728", "bm25": "#1f77b4", "tfidf": "#2ca02c",
 _MARKERS = "osD^vP*X"
 
 
-def _plt():
+def pyplot():
+    """``matplotlib.pyplot``, with a clear error when the notebooks extra is missing."""
     try:
         import matplotlib.pyplot as plt
     except ImportError:  # pragma: no cover - installed with the notebooks extra
@@ -54,7 +56,8 @@ def save_figure(fig, out_dir: str | Path, name: str) -> list[Path]:
     return [png, svg]
 
 
-def _color(scorer: str, i: int) -> str | None:
+def scorer_color(scorer: str, i: int) -> str | None:
+    """The scorer's fixed colour, so a scorer looks the same in every figure."""
     return SCORER_COLORS.get(scorer, f"C{i % 10}")
 
 
@@ -70,7 +73,7 @@ def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
     K labels are written next to the points of the scorers in ``annotate`` (default: the
     first scorer), so labels of overlapping curves do not pile up.
     """
-    plt = _plt()
+    plt = pyplot()
     for col in ("scorer", "top_k", metric, payload):
         if col not in summary.columns:
             raise KeyError(f"summary has no column {col!r}")
@@ -84,7 +87,7 @@ def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
         g = summary[summary["scorer"] == name].sort_values("top_k")
         x = 100 * g[payload].to_numpy(float)
         y = 100 * g[metric].to_numpy(float)
-        color = _color(name, i)
+        color = scorer_color(name, i)
         yerr = None
         if intervals is not None:
             iv = (intervals[(intervals["scorer"] == name) & (intervals["metric"] == metric)]
@@ -124,8 +127,8 @@ def plot_failure_modes(counts: pd.DataFrame, *, top_k: int | None = None, ax=Non
     ``counts`` is :func:`toolsel.eval.failure_modes.mode_counts` output; a ``total`` column is
     ignored.
     """
-    plt = _plt()
-    import numpy as np
+    plt = pyplot()
+
     data = counts.drop(columns=[c for c in ("total",) if c in counts.columns])
     if ax is None:
         fig, ax = plt.subplots(figsize=(8, 4.8))
@@ -155,8 +158,8 @@ def plot_escape_hatch(summary: pd.DataFrame, *, ax=None):
 
     ``summary`` is :attr:`toolsel.eval.scenario.EscapeHatch.summary`.
     """
-    plt = _plt()
-    import numpy as np
+    plt = pyplot()
+
     cols = [("misses", "misses at K", "#7f7f7f")]
     cols += [(c, label, color) for c, label, color in (
         ("recovered_literal", "recovered: literal query", "#d62728"),
@@ -183,3 +186,52 @@ def plot_escape_hatch(summary: pd.DataFrame, *, ax=None):
     ax.grid(axis="x", visible=False)
     fig.tight_layout()
     return fig
+
+
+def plot_noise_curve(summary: pd.DataFrame, *, ax=None, recall: str = "R@n"):
+    """Share of required tools found against irrelevant definitions loaded, one line per scorer;
+    each point is a result limit ``n`` (labeled at both ends)."""
+    import matplotlib.pyplot as plt
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4.5))
+    for i, (label, g) in enumerate(summary.groupby("scorer", sort=False)):
+        g = g.sort_values("limit")
+        ax.plot(g["irrelevant"], g[recall], marker="o", label=label, color=scorer_color(label, i))
+        for _, r in g.iloc[[0, -1]].iterrows():
+            ax.annotate(f"n={int(r['limit'])}", (r["irrelevant"], r[recall]), fontsize=7,
+                        textcoords="offset points", xytext=(3, -9))
+    ax.set_xlabel("irrelevant tool definitions loaded per request (mean count)")
+    ax.set_ylabel(f"{recall}: share of required tools found")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(title="scorer")
+    ax.set_title("Discover/search result limit n = 1..10: recall vs loaded noise")
+    return ax.figure
+
+
+def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int = 5, ax=None):
+    """Grouped bars: ``R@k`` (light) and ``Complete@k`` (dark) per group, one color per scorer."""
+    import matplotlib.pyplot as plt
+    data = summary[summary["top_k"] == top_k]
+    groups = list(dict.fromkeys(data[by].astype(str)))
+    scorers = list(dict.fromkeys(data["scorer"]))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(7, 1.3 * len(groups)), 4.5))
+    width = 0.8 / max(len(scorers), 1)
+    x = np.arange(len(groups))
+    for j, s in enumerate(scorers):
+        g = data[data["scorer"] == s].set_index(data[data["scorer"] == s][by].astype(str))
+        r = [g["R@k"].get(k, np.nan) for k in groups]
+        c = [g["Complete@k"].get(k, np.nan) for k in groups]
+        pos = x - 0.4 + width * (j + 0.5)
+        color = scorer_color(s, j)
+        ax.bar(pos, r, width, color=color, alpha=0.35)
+        ax.bar(pos, c, width * 0.6, color=color, label=s)
+    ax.set_xticks(x, groups, rotation=20, ha="right")
+    ax.set_ylabel(f"share of requests (R@{top_k} light bar, Complete@{top_k} dark bar)")
+    ax.set_xlabel(by.replace("_", " "))
+    ax.set_ylim(0, 1.05)
+    ax.legend(title="scorer", fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(f"Per-request recall vs completeness at top_k={top_k}")
+    return ax.figure

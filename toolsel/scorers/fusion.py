@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ..text import STOP_WORDS as CORE_STOP_WORDS
 from ..text import tokenize
 from .base import Scorer, get_scorer, register_scorer
 
@@ -52,16 +53,11 @@ __all__ = ["FusionScorer", "DefaultScorer", "split_clauses", "normalize_scores",
 
 #: English function words dropped from the query before term matching: they carry no
 #: evidence about which tool is meant, but BM25's idf floor lets them add noise in long,
-#: chatty requests.
-STOP_WORDS = frozenset("""
-a about above after again all also am an and any are as at be because been before being
-below between both but by can could did do does doing down during each few for from further
-had has have having he her here hers herself him himself his how i if in into is it its
-itself just let me more most my myself no nor not now of off on once only or other our ours
-ourselves out over own please same she should so some such than that the their theirs them
-themselves then there these they this those through to too under until up very was we were
-what when where which while who whom why will with would you your yours yourself yourselves
-s t d ll m re ve can't don't i'm i've i'd it's that's what's
+#: chatty requests. The shared core (:data:`toolsel.text.STOP_WORDS`) plus contractions and
+#: reflexives.
+STOP_WORDS = CORE_STOP_WORDS | frozenset("""
+because before can't don't herself himself i'd i'm i've itself ourselves that's themselves
+what's yourselves
 """.split())
 
 # sentence ends and semicolons always split; commas and these words split only when each
