@@ -9,10 +9,57 @@ from toolsel import (Bm25Scorer, JaccardScorer, NotFittedError, Tool, available_
 from toolsel.text import tokenize, tool_text
 
 ALL = ["jaccard", "bm25", "tfidf", "embedding", "default"]
+#: every scorer: each registered name, and the article's hook wrapped as a scorer
+CONTRACT = [*available_scorers(), "hook"]
+
+
+def _make(name):
+    return get_scorer(jaccard) if name == "hook" else get_scorer(name)
 
 
 def test_every_builtin_is_registered():
-    assert set(ALL) <= set(available_scorers())
+    assert set(ALL) | {"fusion"} <= set(available_scorers())
+
+
+@pytest.mark.parametrize("name", CONTRACT)
+def test_estimator_contract(name, registry, queries, tmp_path):
+    """scikit-learn discipline for every scorer: fit returns self, parameters round-trip,
+    clones are equal and unfitted, a fitted scorer pickles, one query scores as in a batch,
+    ties keep registry order, and the no-match rule returns a boolean mask."""
+    import pickle
+    scorer = _make(name)
+    params = scorer.get_params()
+    assert type(scorer)(**params).get_params() == params  # constructor only stores
+    clone = scorer.clone()
+    assert type(clone) is type(scorer) and clone.get_params() == params
+    assert clone is not scorer and not clone.is_fitted()
+    assert scorer.fit(registry) is scorer
+    assert scorer.get_params() == params  # fitting never changes a parameter
+    assert scorer.is_fitted_for(registry) and not scorer.clone().is_fitted()
+    assert not scorer.is_fitted_for(list(registry)[::-1])
+    texts = [q.query for q in queries[:8]]
+    batch = scorer.score_many(texts)
+    for i, t in enumerate(texts):
+        np.testing.assert_allclose(scorer.score(t), batch[i], rtol=1e-6, atol=1e-7)
+    again = pickle.loads(pickle.dumps(scorer))
+    assert again.get_params() == params and again.is_fitted_for(registry)
+    np.testing.assert_allclose(again.score_many(texts), batch, rtol=1e-6, atol=1e-7)
+    scores, matches = scorer.score_and_match(texts)
+    assert matches.dtype == bool and matches.shape == scores.shape
+    np.testing.assert_array_equal(scores, batch)
+    # ties: two identical tools score the same; a selection keeps the earlier one
+    # two tools every field of which reads the same ("send message ..."): only order differs
+    twins = [Tool("send_message", "send a message to a channel"),
+             Tool("other_tool", "look up the weather forecast"),
+             Tool("send-message", "send a message to a channel"),
+             Tool("stock_price", "latest price of a stock ticker"),
+             Tool("calculator", "evaluate an arithmetic expression"),
+             Tool("translate_text", "translate text into another language")]
+    from toolsel import Selector
+    sel = Selector(twins, _make(name), top_k=1, always_include=())
+    s = sel.scores("send a message to the channel")
+    assert s[0] == s[2]
+    assert sel.select("send a message to the channel") == ["send_message"]
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -42,6 +42,8 @@ def _sweep(args: argparse.Namespace) -> int:
     cols = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "payload_chars",
             "payload_reduction"]
     print(result.summary[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    for note in result.notes:
+        print(f"note: {note}")
     print(f"\n{len(reg)} tools, {len(queries)} queries, unfiltered payload "
           f"{result.unfiltered['chars']:,} chars / {result.unfiltered['tokens']:,} tokens"
           + ("" if args.no_timings else f"; swept in {elapsed:.1f} s"))

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ..data import Query, Registry, load_queries, load_registry
-from ..scorers.base import Scorer, get_scorer
+from ..scorers.base import Scorer
+from ..selection import fitted_scorer
 from .stats import bootstrap_intervals, paired_comparison
 from .sweep import sweep
 
@@ -137,9 +138,7 @@ def _latency(scorers: Mapping[str, str | Scorer], registry: Registry,
     out = []
     texts = [q.query for q in queries][:n]
     for spec in scorers.values():
-        scorer = get_scorer(spec)
-        scorer = scorer.clone() if isinstance(spec, Scorer) else scorer
-        scorer.fit(registry)
+        scorer = fitted_scorer(spec, registry)
         scorer.score(texts[0])  # warm-up: model load, caches
         t0 = time.perf_counter()
         for text in texts:

@@ -116,6 +116,9 @@ class Scorer:
 
     name: ClassVar[str] = "base"
     default_fields: ClassVar[tuple[str, ...]] = ("name_words", "description")
+    #: fitted attributes that are rebuilt after unpickling instead of pickled (a model
+    #: session, a lock); see :meth:`_restore`
+    _transient: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, *, fields: Sequence[str] | None = None):
         self.fields = fields
@@ -163,6 +166,21 @@ class Scorer:
 
     def _fit(self, tools: Sequence[Tool]) -> None:
         raise NotImplementedError
+
+    # -- pickling: a fitted scorer travels to worker processes without its model session ---
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for key in self._transient:
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.is_fitted():
+            self._restore()
+
+    def _restore(self) -> None:
+        """Rebuild :attr:`_transient` attributes after unpickling (default: nothing)."""
 
     def is_fitted(self) -> bool:
         return hasattr(self, "n_tools_")

@@ -165,6 +165,11 @@ class EmbeddingScorer(Scorer):
         self.cache = cache
         self.cache_dir = cache_dir
 
+    _transient = ("encoder_",)
+
+    def _restore(self) -> None:
+        self.encoder_ = load_encoder(self.model)
+
     def _fit(self, tools) -> None:
         self.encoder_ = load_encoder(self.model)
 

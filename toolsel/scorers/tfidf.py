@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import math
 from collections.abc import Sequence
 
@@ -33,16 +35,9 @@ class TfidfScorer(LexicalScorer):
         self.ngram_range = ngram_range
 
     def _analyzer(self):
+        # a partial of a module-level function, not a closure, so a fitted scorer pickles
         lo, hi = self.ngram_range
-        tokens = self._tokens
-
-        def analyze(text: str) -> list[str]:
-            toks = tokens(text)
-            if hi == 1:
-                return toks
-            return [" ".join(toks[i:i + n]) for n in range(lo, hi + 1)
-                    for i in range(len(toks) - n + 1)]
-        return analyze
+        return functools.partial(_ngrams, tokens=self._tokens, lo=lo, hi=hi)
 
     def _fit(self, tools) -> None:
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -87,3 +82,11 @@ class TfidfScorer(LexicalScorer):
             return np.zeros((len(queries), self.n_tools_))
         q = self.vectorizer_.transform(queries)
         return (q @ self.matrix_).toarray()
+
+
+def _ngrams(text: str, *, tokens, lo: int, hi: int) -> list[str]:
+    toks = tokens(text)
+    if hi == 1:
+        return toks
+    return [" ".join(toks[i:i + n]) for n in range(lo, hi + 1)
+            for i in range(len(toks) - n + 1)]
