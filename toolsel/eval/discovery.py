@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..data import Query, Registry, Tool
 from .engine import Candidates, as_registry, fit_scorers, rank_batches
-from .metrics import evaluate, tool_costs
+from .metrics import evaluate, group_means, tool_costs
 from .sweep import sweep
 
 __all__ = ["assign_splits", "filter_split", "multi_tool_metrics", "summarize_requests",
@@ -130,24 +130,18 @@ def summarize_requests(per_request: pd.DataFrame, by: str | Sequence[str] = "cat
     ``by=[]`` for one row per scorer × top_k.
     """
     by = [by] if isinstance(by, str) else list(by)
-    rows = []
     keys = ["scorer", "top_k", *by]
-    for key, g in per_request.groupby(keys, sort=False, dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
-        valid = g["n_required"] > 0
-        row = dict(zip(keys, key))
-        row.update({
-            "n_requests": int(valid.sum()),
-            "R@k": g.loc[valid, "R@k"].mean() if valid.any() else float("nan"),
-            "Complete@k": g.loc[valid, "Complete@k"].mean() if valid.any() else float("nan"),
-            "Success@k": g.loc[valid, "Success@k"].mean() if valid.any() else float("nan"),
-            "gap": (g.loc[valid, "R@k"].mean() - g.loc[valid, "Complete@k"].mean())
-            if valid.any() else float("nan"),
-            "n_always_only": int((~valid).sum()),
-            "n_always_required": int(g["n_always_required"].sum()),
-        })
-        rows.append(row)
-    out = pd.DataFrame(rows)
+    df = per_request.assign(_valid=per_request["n_required"] > 0,
+                            _only=per_request["n_required"] == 0)
+    out = group_means(df, keys, valid="_valid", n_valid="n_requests",
+                      over_valid={"R@k": "R@k", "Complete@k": "Complete@k",
+                                  "Success@k": "Success@k"})
+    out["gap"] = out["R@k"] - out["Complete@k"]
+    grouped = df.groupby(keys, sort=False, dropna=False)
+    out["n_always_only"] = grouped["_only"].sum().to_numpy().astype(int)
+    out["n_always_required"] = grouped["n_always_required"].sum().to_numpy().astype(int)
+    out = out[[*keys, "n_requests", "R@k", "Complete@k", "Success@k", "gap", "n_always_only",
+               "n_always_required"]]
     numeric = [c for c in by if pd.api.types.is_numeric_dtype(per_request[c])]
     if numeric:  # e.g. n_required: 0, 1, 2, 3 within each scorer × top_k
         order = {s: i for i, s in enumerate(dict.fromkeys(per_request["scorer"]))}
@@ -233,18 +227,16 @@ def noise_curve(registry: Sequence[Tool], queries: Sequence[Query],
 def summarize_noise(curve: pd.DataFrame) -> pd.DataFrame:
     """Per scorer × limit: mean recall and completeness over requests with a deferred required
     tool, and mean definitions/tokens loaded and irrelevant over all requests."""
-    rows = []
-    for (label, n), g in curve.groupby(["scorer", "limit"], sort=False):
-        valid = g["n_required"] > 0
-        rows.append({
-            "scorer": label, "limit": int(n), "n_requests": int(valid.sum()),
-            "R@n": g.loc[valid, "R@n"].mean(), "Complete@n": g.loc[valid, "Complete@n"].mean(),
-            "found": g["found"].mean(), "loaded": g["loaded"].mean(),
-            "irrelevant": g["irrelevant"].mean(), "loaded_tokens": g["loaded_tokens"].mean(),
-            "irrelevant_tokens": g["irrelevant_tokens"].mean(),
-            "precision": g["found"].sum() / g["loaded"].sum() if g["loaded"].sum() else 0.0,
-        })
-    return pd.DataFrame(rows)
+    out = group_means(curve.assign(_valid=curve["n_required"] > 0), ["scorer", "limit"],
+                      valid="_valid", n_valid="n_requests",
+                      over_valid={"R@n": "R@n", "Complete@n": "Complete@n"},
+                      over_all={c: c for c in ("found", "loaded", "irrelevant", "loaded_tokens",
+                                               "irrelevant_tokens")})
+    out["limit"] = out["limit"].astype(int)
+    totals = curve.groupby(["scorer", "limit"], sort=False)[["found", "loaded"]].sum()
+    out["precision"] = [f / n if n else 0.0 for f, n in totals.to_numpy()]
+    return out[["scorer", "limit", "n_requests", "R@n", "Complete@n", "found", "loaded",
+                "irrelevant", "loaded_tokens", "irrelevant_tokens", "precision"]]
 
 
 # --------------------------------------------------------------------------------------------

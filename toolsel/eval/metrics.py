@@ -32,7 +32,7 @@ import numpy as np
 from ..data import Tool
 
 __all__ = ["recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank", "evaluate",
-           "rank_matrix", "mean_metrics",
+           "rank_matrix", "mean_metrics", "group_means",
            "payload_chars", "payload_json_chars", "count_tokens", "payload_tokens",
            "payload_reduction", "ToolCosts", "tool_costs", "definition_json"]
 
@@ -134,6 +134,31 @@ def mean_metrics(per_query: Mapping[str, np.ndarray], k_index: int | None = None
     out["MRR"] = float(rr[valid].mean()) if valid.any() else float("nan")
     out["n_queries"] = int(valid.sum())
     return out
+
+
+def group_means(per_query, keys: Sequence[str], *, valid: str,
+                over_valid: Mapping[str, str], over_all: Mapping[str, str] = {},
+                n_valid: str = "n_queries"):
+    """One row per group of a per-query table: means of the metrics, then of everything else.
+
+    The one summary every table uses. Metric columns (``over_valid``, ``{output: column}``)
+    are averaged over the rows where ``valid`` is true (queries with a required tool left to
+    find: the zero-relevant policy); ``over_all`` columns (payload, counts) over every row.
+    ``n_valid`` names the count of valid rows. Groups keep their first-seen order.
+    """
+    import pandas as pd
+    rows = []
+    for key, g in per_query.groupby(list(keys), sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        ok = g[valid].to_numpy(bool)
+        row = dict(zip(keys, key))
+        for out, col in over_valid.items():
+            row[out] = g.loc[ok, col].mean() if ok.any() else float("nan")
+        row[n_valid] = int(ok.sum())
+        for out, col in over_all.items():
+            row[out] = g[col].mean()
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------------------------

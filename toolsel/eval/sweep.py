@@ -35,7 +35,7 @@ from ..data import Query, Tool
 from ..scorers.base import Scorer
 from ..selection import fitted_scorer
 from .engine import DEFAULT_BATCH_SIZE, Candidates, rank_batches, scorer_items
-from .metrics import evaluate, payload_reduction, tool_costs
+from .metrics import evaluate, group_means, payload_reduction, tool_costs
 
 __all__ = ["sweep", "SweepResult", "effective_top_k", "DEFAULT_TOP_K", "DEFAULT_SCORERS",
            "SUMMARY_COLUMNS"]
@@ -238,23 +238,18 @@ def _query_metric_rows(label, ks, queries, n_required, n_expected, per_q, sent) 
 
 
 def _summarize(qm: pd.DataFrame, unfiltered: dict[str, int]) -> pd.DataFrame:
-    rows = []
-    for (label, k), g in qm.groupby(["scorer", "top_k"], sort=False):
-        valid = g["R@k"].notna()
-        chars = g["payload_chars"].mean()
-        tokens = g["payload_tokens"].mean()
-        json_chars = g["payload_json_chars"].mean()
-        rows.append({
-            "scorer": label, "top_k": int(k),
-            "R@k": g.loc[valid, "R@k"].mean(), "Success@k": g.loc[valid, "Success@k"].mean(),
-            "Complete@k": g.loc[valid, "Complete@k"].mean(), "MRR": g.loc[valid, "RR"].mean(),
-            "payload_chars": chars,
-            "payload_reduction": payload_reduction(chars, unfiltered["chars"]),
-            "n_queries": int(valid.sum()),
-            "payload_tokens": tokens,
-            "payload_tokens_reduction": payload_reduction(tokens, unfiltered["tokens"]),
-            "payload_json_chars": json_chars,
-            "payload_json_tokens": g["payload_json_tokens"].mean(),
-            "payload_json_reduction": payload_reduction(json_chars, unfiltered["json_chars"]),
-        })
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    out = group_means(qm.assign(_valid=qm["R@k"].notna()), ["scorer", "top_k"], valid="_valid",
+                      over_valid={"R@k": "R@k", "Success@k": "Success@k",
+                                  "Complete@k": "Complete@k", "MRR": "RR"},
+                      over_all={"payload_chars": "payload_chars",
+                                "payload_tokens": "payload_tokens",
+                                "payload_json_chars": "payload_json_chars",
+                                "payload_json_tokens": "payload_json_tokens"})
+    out["top_k"] = out["top_k"].astype(int)
+    out["payload_reduction"] = [payload_reduction(v, unfiltered["chars"])
+                                for v in out["payload_chars"]]
+    out["payload_tokens_reduction"] = [payload_reduction(v, unfiltered["tokens"])
+                                       for v in out["payload_tokens"]]
+    out["payload_json_reduction"] = [payload_reduction(v, unfiltered["json_chars"])
+                                     for v in out["payload_json_chars"]]
+    return out.reindex(columns=SUMMARY_COLUMNS)
