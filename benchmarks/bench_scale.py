@@ -39,6 +39,8 @@ def registry_and_queries(size: int):
 
 def worker(args) -> None:
     from toolsel.eval.benchmark import measure_scale
+    from toolsel.scorers.embedding import QUERY_CACHE
+    QUERY_CACHE.maxsize = 0  # queries are cycled: time their encoding, not LRU cache hits
     reg, queries = registry_and_queries(args.size)
     row = measure_scale(reg, queries, args.scorer, top_k=args.top_k, n_timed=args.n_timed)
     print(json.dumps(row))

