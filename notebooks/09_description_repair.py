@@ -104,10 +104,13 @@ if not has_split:
 if patch is None:
     notes.append("No description repairs for this registry (`repairs` empty, or the bundled "
                  "patch on another registry): the before/after comparison is skipped.")
+counts = (f"{len(dev)} dev and {len(test)} test requests" if has_split
+          else f"{len(dev)} requests")
+if replication:
+    counts += f", {len(replication)} {held_name} queries"
 display(Markdown(" ".join(notes + [
-    f"{len(dev)} {dev_name} and {len(test)} test requests, {len(replication)} {held_name} "
-    "queries" + (f"; the patch repairs {len(patch)} of {len(reg)} descriptions."
-                 if patch is not None else ".")])))
+    counts + (f"; the patch repairs {len(patch)} of {len(reg)} descriptions."
+              if patch is not None else ".")])))
 
 # %% [markdown]
 # ## 1. Misses on dev, and what the descriptions lack
