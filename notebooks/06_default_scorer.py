@@ -88,7 +88,8 @@ else:
     given_reg = load_registry(registry)
     given_queries = load_queries(queries, given_reg)
     has_split = any(q.split for q in given_queries)
-    name = Path(registry).resolve().parent.name or "registry"
+    stem = Path(registry).stem
+    name = stem if stem != "registry" else (Path(registry).resolve().parent.name or stem)
     styles = [name]
     if not has_split:
         split = "all"

@@ -133,7 +133,7 @@ by_n[by_n.top_k == k].pivot_table(index="n_required", columns="scorer",
 # %%
 multi = per_request[per_request.n_expected >= 2]
 if multi.empty:
-    display(Markdown(f"No {split} request needs several tools: no multi-tool summary."))
+    display(Markdown(f"No request ({split}) needs several tools: no multi-tool summary."))
 else:
     multi_summary = summarize_requests(multi, [])
     write_table(multi_summary, out / "multi_tool_summary.csv")
