@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: toolsel
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -11,9 +12,14 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   toolsel:
+#     needs:
+#     - registry
+#     - requests
 # ---
 
 # %% [markdown]
+#
 
 # %% [markdown]
 # # Discovery on real workflows: multi-tool requests, a held-back test split, recall vs loaded noise
@@ -28,7 +34,8 @@
 # **Dev and test.** The split is a fixed rule decided before any scoring (within each category,
 # alternate dev, test, dev, ... in file order; `toolsel.eval.discovery.assign_splits`). Scorer
 # settings and description repairs (notebook 09) are chosen on `dev`. **Every number in this
-# report is on the `test` split** unless a table says otherwise.
+# report is on the `test` split** unless a table says otherwise. (On a request file without
+# splits, the report uses every request and says so.)
 #
 # Two measurements, evaluated separately as discovery should be:
 #
@@ -68,9 +75,29 @@ out.mkdir(parents=True, exist_ok=True)
 
 reg = load_registry(registry)
 all_requests = load_queries(requests, reg)
-assert [q.split for q in all_requests] == assign_splits(all_requests), "split is not the rule"
+bundled = (Path(registry).resolve() == Path("../data/registry.json").resolve()
+           and Path(requests).resolve() == Path("../data/requests.jsonl").resolve())
+has_split = any(q.split for q in all_requests)
+follows_rule = [q.split for q in all_requests] == assign_splits(all_requests)
+if bundled:
+    assert follows_rule, "split is not the rule"
+if not has_split:
+    split = "all"
+    display(Markdown("The request file has no `split` field: this report uses **every** "
+                     "request (nothing was held back to choose settings on)."))
+elif not follows_rule:
+    display(Markdown("Note: this file's splits do not follow the documented rule (alternate "
+                     "within category, `toolsel.eval.discovery.assign_splits`); they are used "
+                     "as given."))
 qs = filter_split(all_requests, split)
-labels = pd.DataFrame([{"category": q.category, "split": q.split,
+# top_k values at or above the number of filtered tools all send everything: keep the first
+n_filtered = len(reg) - len(reg.always_include)
+capped = [k for k in top_k if k >= n_filtered]
+if len(capped) > 1:
+    display(Markdown(f"top_k {', '.join(map(str, capped[1:]))} ≥ {n_filtered} filtered tools: "
+                     f"the same as top_k={capped[0]} (every tool sent), reported once."))
+top_k = [k for k in top_k if k < n_filtered] + capped[:1]
+labels = pd.DataFrame([{"category": q.category or "(none)", "split": q.split or "(none)",
                         "n_tools": len(q.expected)} for q in all_requests])
 composition = labels.pivot_table(index="category", columns="split", values="n_tools",
                                  aggfunc="size", sort=False)
@@ -93,6 +120,7 @@ composition
 
 # %%
 per_request = multi_tool_metrics(reg, qs, scorers, top_k)
+per_request["category"] = per_request["category"].fillna("(none)")
 by_n = summarize_requests(per_request, "n_required")
 by_cat = summarize_requests(per_request, "category")
 write_table(per_request, out / "per_request.csv")
@@ -104,16 +132,19 @@ by_n[by_n.top_k == k].pivot_table(index="n_required", columns="scorer",
 
 # %%
 multi = per_request[per_request.n_expected >= 2]
-multi_summary = summarize_requests(multi, [])
-write_table(multi_summary, out / "multi_tool_summary.csv")
-complete_multi = multi_summary[multi_summary.top_k == k].set_index("scorer")
-display(Markdown(
-    f"**Complete@{k} on the {split} requests that need several tools** "
-    f"({int(complete_multi['n_requests'].iloc[0])} requests; always-include tools set apart "
-    f"— {int(complete_multi['n_always_required'].iloc[0])} of them): "
-    + ", ".join(f"{s} {r['Complete@k']:.1%} (R@{k} {r['R@k']:.1%})"
-                for s, r in complete_multi.iterrows())))
-complete_multi[["n_requests", "R@k", "Complete@k", "gap", "n_always_required"]]
+if multi.empty:
+    display(Markdown(f"No request ({split}) needs several tools: no multi-tool summary."))
+else:
+    multi_summary = summarize_requests(multi, [])
+    write_table(multi_summary, out / "multi_tool_summary.csv")
+    complete_multi = multi_summary[multi_summary.top_k == k].set_index("scorer")
+    display(Markdown(
+        f"**Complete@{k} on the {split} requests that need several tools** "
+        f"({int(complete_multi['n_requests'].iloc[0])} requests; always-include tools set "
+        f"apart — {int(complete_multi['n_always_required'].iloc[0])} of them): "
+        + ", ".join(f"{s} {r['Complete@k']:.1%} (R@{k} {r['R@k']:.1%})"
+                    for s, r in complete_multi.iterrows())))
+    display(complete_multi[["n_requests", "R@k", "Complete@k", "gap", "n_always_required"]])
 
 # %%
 # Complete@k can never exceed R@k, and they coincide on single-tool requests
@@ -122,8 +153,11 @@ single = per_request[per_request.n_required == 1]
 assert (single["R@k"] == single["Complete@k"]).all()
 # always-include required tools never enter the filtered metrics
 assert (per_request.n_required + per_request.n_always_required == per_request.n_expected).all()
-# several tools are harder to get all at once than one
-assert (by_n[(by_n.top_k == k) & (by_n.n_required >= 2)]["gap"] > 0).all()
+# recall never falls as K grows
+for _, g in by_n.groupby(["scorer", "n_required"]):
+    assert g.sort_values("top_k")["R@k"].dropna().is_monotonic_increasing
+if bundled:  # on the bundled requests, several tools are harder to get all at once than one
+    assert (by_n[(by_n.top_k == k) & (by_n.n_required >= 2)]["gap"] > 0).all()
 
 # %%
 fig = plot_multi_tool(by_cat, by="category", top_k=k)
@@ -147,15 +181,20 @@ by_cat[by_cat.top_k == k].pivot_table(index="category", columns="scorer",
 # default). The larger *n*, the more required tools it finds, and the more irrelevant
 # definitions it loads into the context for the rest of the conversation. Here the search
 # runs over the deferred tools (always-include ones are loaded anyway) with the request text;
-# a second table uses the short `search_term` a model would pass instead.
+# a second table uses the short `search_term` a model would pass instead (when the requests
+# carry one).
 
 # %%
 curve = noise_curve(reg, qs, scorers, limits)
 noise = summarize_noise(curve)
 write_table(noise, out / "noise.csv")
-curve_terms = noise_curve(reg, qs, scorers, limits, query_field="search_term")
-noise_terms = summarize_noise(curve_terms)
-write_table(noise_terms, out / "noise_search_term.csv")
+has_terms = any(q.search_term for q in qs)
+if has_terms:
+    curve_terms = noise_curve(reg, qs, scorers, limits, query_field="search_term")
+    noise_terms = summarize_noise(curve_terms)
+    write_table(noise_terms, out / "noise_search_term.csv")
+else:
+    display(Markdown("No request has a `search_term`: the search-term table is skipped."))
 fig = plot_noise_curve(noise)
 save_figure(fig, out, "recall_vs_noise");
 
@@ -165,31 +204,36 @@ noise[noise.limit.isin([1, 3, 5, 10])].pivot_table(
     sort=False)
 
 # %%
-noise_terms[noise_terms.limit.isin([1, 3, 5, 10])].pivot_table(
-    index="limit", columns="scorer", values=["R@n", "Complete@n"], sort=False)
+if has_terms:
+    display(noise_terms[noise_terms.limit.isin([1, 3, 5, 10])].pivot_table(
+        index="limit", columns="scorer", values=["R@n", "Complete@n"], sort=False))
 
 # %%
 for s, g in noise.groupby("scorer"):
     g = g.sort_values("limit")
     assert g["found"].is_monotonic_increasing and g["irrelevant"].is_monotonic_increasing
     assert (g["loaded"] <= g["limit"]).all()
-five = noise[noise.limit == 5].set_index("scorer")
+n5 = 5 if 5 in limits else max(limits)
+five = noise[noise.limit == n5].set_index("scorer")
 display(Markdown(
-    f"At n=5 a search loads on average "
+    f"At n={n5} a search loads on average "
     + ", ".join(f"{s}: {r['irrelevant']:.1f} irrelevant definitions "
-                f"({r['irrelevant_tokens']:.0f} tokens) for R@5 {r['R@n']:.1%}"
+                f"({r['irrelevant_tokens']:.0f} tokens) for R@{n5} {r['R@n']:.1%}"
                 for s, r in five.iterrows()) + "."))
 
 # %%
 lo, hi = noise[noise.limit == min(limits)], noise[noise.limit == max(limits)]
-by_term = noise_terms[noise_terms.limit == min(limits)]
+terms = ""
+if has_terms:
+    by_term = noise_terms[noise_terms.limit == min(limits)]
+    terms = ("Searching with the short `search_term` a model would write instead of the whole "
+             f"request finds {by_term['R@n'].min():.0%}–{by_term['R@n'].max():.0%} at "
+             f"n={min(limits)}.")
 display(Markdown(
     f"**Reading ({split} split).** Going from n={min(limits)} to n={max(limits)} raises the "
     f"share of required tools one search finds from {lo['R@n'].min():.0%}–{lo['R@n'].max():.0%} "
     f"to {hi['R@n'].min():.0%}–{hi['R@n'].max():.0%} (across scorers), and loads "
     f"{hi['irrelevant'].min():.1f}–{hi['irrelevant'].max():.1f} irrelevant definitions "
     f"({hi['irrelevant_tokens'].min():.0f}–{hi['irrelevant_tokens'].max():.0f} tokens) per "
-    "request, which then stay in the context. Searching with the short `search_term` a model "
-    f"would write instead of the whole request finds {by_term['R@n'].min():.0%}–"
-    f"{by_term['R@n'].max():.0%} at n={min(limits)}: a focused query matters more than the "
-    "scorer for discovery."))
+    "request, which then stay in the context. " + terms
+    + (" A focused query matters more than the scorer for discovery." if bundled else "")))

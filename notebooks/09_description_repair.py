@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: toolsel
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -11,9 +12,14 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   toolsel:
+#     needs:
+#     - registry
+#     - requests
 # ---
 
 # %% [markdown]
+#
 
 # %% [markdown]
 # # Description repair: diagnose misses on dev, patch descriptions, re-measure on test
@@ -33,6 +39,10 @@
 #    in memory (`toolsel.eval.compare.apply_repairs`);
 # 3. measure once on the held-back **test** split, and on the article's 30 replication queries
 #    (never used to choose anything), counting gains *and* losses.
+#
+# On your own data: requests without a `split` are all treated as the set the misses are read
+# from (nothing held back, said in the report); without a repairs file (`repairs: ""`, or the
+# bundled patch on another registry) the report stops after the misses and repair hints.
 
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry (version a)
@@ -41,7 +51,7 @@ queries: str = "../data/queries.jsonl"  # the article's 30 replication queries
 repairs: str = "../data/repairs/descriptions_v2.json"  # description patch (version b)
 scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
 hint_scorer: str = "bm25"  # the scorer whose dev misses guided the repairs
-top_k: int = 5  # cut-off
+top_k: int = 5  # cut-off (a list: 5 if in it, else its middle value)
 out_dir: str = "../reports/09_description_repair"  # where tables and figures go
 
 # %%
@@ -61,14 +71,46 @@ pd.set_option("display.max_colwidth", 90)
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
 
+
+def _same(a: str, b: str) -> bool:
+    return bool(a) and bool(b) and Path(a).resolve() == Path(b).resolve()
+
+
+if isinstance(top_k, (list, tuple)):  # the report runner passes the suite's list of cut-offs
+    top_k = 5 if 5 in top_k else sorted(top_k)[len(top_k) // 2]
+bundled_registry = _same(registry, "../data/registry.json")
+bundled = bundled_registry and _same(requests, "../data/requests.jsonl")
 reg = load_registry(registry)
 all_requests = load_queries(requests, reg)
-dev, test = filter_split(all_requests, "dev"), filter_split(all_requests, "test")
-replication = load_queries(queries, reg)
-patch = load_repairs(repairs, reg)
-repaired = apply_repairs(reg, patch)
-display(Markdown(f"{len(dev)} dev and {len(test)} test requests, {len(replication)} replication "
-                 f"queries; the patch repairs {len(patch)} of {len(reg)} descriptions."))
+has_split = any(q.split for q in all_requests)
+if has_split:
+    dev, test = filter_split(all_requests, "dev"), filter_split(all_requests, "test")
+else:
+    dev, test = all_requests, []
+# the bundled replication queries and patch name the bundled registry's tools only
+held_name = "replication" if bundled_registry else "queries"
+use_queries = (bool(queries) and not _same(queries, requests)
+               and (bundled_registry or not _same(queries, "../data/queries.jsonl")))
+replication = load_queries(queries, reg) if use_queries else []
+use_repairs = bool(repairs) and (bundled_registry
+                                 or not _same(repairs, "../data/repairs/descriptions_v2.json"))
+patch = load_repairs(repairs, reg) if use_repairs else None
+repaired = apply_repairs(reg, patch) if use_repairs else None
+dev_name = "dev" if has_split else "all"
+notes = []
+if not has_split:
+    notes.append("The requests have no `split`: the misses below are read from **every** "
+                 "request, and nothing is held back to judge a repair on.")
+if patch is None:
+    notes.append("No description repairs for this registry (`repairs` empty, or the bundled "
+                 "patch on another registry): the before/after comparison is skipped.")
+counts = (f"{len(dev)} dev and {len(test)} test requests" if has_split
+          else f"{len(dev)} requests")
+if replication:
+    counts += f", {len(replication)} {held_name} queries"
+display(Markdown(" ".join(notes + [
+    counts + (f"; the patch repairs {len(patch)} of {len(reg)} descriptions."
+              if patch is not None else ".")])))
 
 # %% [markdown]
 # ## 1. Misses on dev, and what the descriptions lack
@@ -96,62 +138,89 @@ hints.head(20)
 # measurement below.
 
 # %%
-patch_table = repair_table(reg, patch)
-write_table(patch_table, out / "patch.csv")
-assert set(patch_table["tool"]) <= set(hints["expected"]), "a repair not motivated by a dev miss"
-leaks = held_back_terms(patch, reg, dev, [*test, *replication])
-assert leaks.empty, f"repairs use held-back vocabulary:\n{leaks}"
-patch_table[["tool", "added"]]
+if patch is None:
+    display(Markdown("No patch: skipped."))
+else:
+    patch_table = repair_table(reg, patch)
+    write_table(patch_table, out / "patch.csv")
+    unmotivated = sorted(set(patch_table["tool"]) - set(hints["expected"]))
+    leaks = held_back_terms(patch, reg, dev, [*test, *replication])
+    if bundled:
+        assert not unmotivated, "a repair not motivated by a dev miss"
+        assert leaks.empty, f"repairs use held-back vocabulary:\n{leaks}"
+    else:
+        if unmotivated:
+            display(Markdown(f"**Warning:** {len(unmotivated)} repaired tools had no miss "
+                             f"among the {dev_name} requests at K={top_k}."))
+        if not leaks.empty:
+            display(Markdown(f"**Warning:** the patch adds {len(leaks)} words that occur only "
+                             "in held-back requests (listed below): a gain there is not "
+                             "evidence."))
+            display(leaks)
+    display(patch_table[["tool", "added"]])
 
 # %% [markdown]
 # ## 3. Dev (where the repairs were chosen) vs test (held back)
 
 # %%
-results = {}
-for name, suite in (("dev", dev), ("test", test), ("replication", replication)):
-    summary, changed = compare_scorers(reg, repaired, suite, scorers, top_k,
-                                       labels=("v1", "v2"))
-    summary.insert(0, "suite", name)
-    changed.insert(0, "suite", name)
-    results[name] = (summary, changed)
-summaries = pd.concat([s for s, _ in results.values()], ignore_index=True)
-changes = pd.concat([c for _, c in results.values()], ignore_index=True)
-write_table(summaries, out / "compare_summary.csv")
-write_table(changes, out / "compare_changed.csv")
-gain = summaries.pivot_table(index=["suite", "scorer"], columns="registry",
-                             values="Complete@k", sort=False)
-gain["gain"] = gain["v2"] - gain["v1"]
-counts = summaries[summaries.registry == "v2"].set_index(["suite", "scorer"])[
-    ["found", "lost", "queries_fixed", "queries_broken"]]
-table = gain.join(counts)
-write_table(table.reset_index(), out / "gain_by_suite.csv")
-table
+if patch is not None:
+    results = {}
+    suites = [(dev_name, dev)] + ([("test", test)] if test else []) + (
+        [(held_name, replication)] if replication else [])
+    for name, suite in suites:
+        summary, changed = compare_scorers(reg, repaired, suite, scorers, top_k,
+                                           labels=("v1", "v2"))
+        summary.insert(0, "suite", name)
+        changed.insert(0, "suite", name)
+        results[name] = (summary, changed)
+    summaries = pd.concat([s for s, _ in results.values()], ignore_index=True)
+    changes = pd.concat([c for _, c in results.values()], ignore_index=True)
+    write_table(summaries, out / "compare_summary.csv")
+    write_table(changes, out / "compare_changed.csv")
+    gain = summaries.pivot_table(index=["suite", "scorer"], columns="registry",
+                                 values="Complete@k", sort=False)
+    gain["gain"] = gain["v2"] - gain["v1"]
+    counts = summaries[summaries.registry == "v2"].set_index(["suite", "scorer"])[
+        ["found", "lost", "queries_fixed", "queries_broken"]]
+    table = gain.join(counts)
+    write_table(table.reset_index(), out / "gain_by_suite.csv")
+    display(table)
 
 # %%
-test_cmp = compare_registries(reg, repaired, test, hint_scorer, top_k, labels=("v1", "v2"))
-test_cmp.write(out)
-test_cmp.changed()[["query_id", "query", "tool", "rank_v1", "rank_v2", "change",
-                    "rank_move"]]
+if patch is not None:
+    test_cmp = compare_registries(reg, repaired, test or dev, hint_scorer, top_k,
+                                  labels=("v1", "v2"))
+    test_cmp.write(out)
+    display(test_cmp.changed()[["query_id", "query", "tool", "rank_v1", "rank_v2", "change",
+                                "rank_move"]])
 
 # %%
-d = table.loc[("dev", hint_scorer)]
-t = table.loc[("test", hint_scorer)]
-r = table.loc[("replication", hint_scorer)]
-# chosen on dev: a large gain there without breaking a dev query
-assert d["gain"] > 0.15 and d["queries_broken"] == 0
-# the held-back sets are the evidence; they must be reported whatever they show
-assert t["found"] >= t["lost"] and r["lost"] == 0
-display(Markdown(
-    f"**Reading ({hint_scorer}, Complete@{top_k}).** On dev, where the repairs were chosen, "
-    f"{d['v1']:.1%} → {d['v2']:.1%} ({100 * d['gain']:+.1f} points, {int(d['found'])} tools found, "
-    f"{int(d['lost'])} lost, {int(d['queries_broken'])} requests broken). On the held-back "
-    f"**test** split: {t['v1']:.1%} → {t['v2']:.1%} ({100 * t['gain']:+.1f} points; "
-    f"{int(t['found'])} found, "
-    f"{int(t['lost'])} lost, {int(t['queries_fixed'])} requests fixed, "
-    f"{int(t['queries_broken'])} broken). On the 30 replication queries: {r['v1']:.1%} → "
-    f"{r['v2']:.1%} ({int(r['found'])} found, {int(r['lost'])} lost). "
-    + ("Most of the dev gain did not carry over: repairs written from a few dozen dev misses "
-       "fit those requests' words. " if t["gain"] < d["gain"] / 2 else
-       "The gain carries over to the held-back requests. ")
-    + "This is what the held-back split is for: judge a patch on test, count its losses as "
-    "well as its gains, and repair from *kinds* of misses rather than single requests."))
+if patch is not None and bundled:
+    d = table.loc[("dev", hint_scorer)]
+    t = table.loc[("test", hint_scorer)]
+    r = table.loc[("replication", hint_scorer)]
+    # chosen on dev: a large gain there without breaking a dev query
+    assert d["gain"] > 0.15 and d["queries_broken"] == 0
+    # the held-back sets are the evidence; they must be reported whatever they show
+    assert t["found"] >= t["lost"] and r["lost"] == 0
+    display(Markdown(
+        f"**Reading ({hint_scorer}, Complete@{top_k}).** On dev, where the repairs were chosen, "
+        f"{d['v1']:.1%} → {d['v2']:.1%} ({100 * d['gain']:+.1f} points, {int(d['found'])} tools "
+        f"found, {int(d['lost'])} lost, {int(d['queries_broken'])} requests broken). On the "
+        f"held-back **test** split: {t['v1']:.1%} → {t['v2']:.1%} ({100 * t['gain']:+.1f} "
+        f"points; {int(t['found'])} found, "
+        f"{int(t['lost'])} lost, {int(t['queries_fixed'])} requests fixed, "
+        f"{int(t['queries_broken'])} broken). On the 30 replication queries: {r['v1']:.1%} → "
+        f"{r['v2']:.1%} ({int(r['found'])} found, {int(r['lost'])} lost). "
+        + ("Most of the dev gain did not carry over: repairs written from a few dozen dev "
+           "misses fit those requests' words. " if t["gain"] < d["gain"] / 2 else
+           "The gain carries over to the held-back requests. ")
+        + "This is what the held-back split is for: judge a patch on test, count its losses as "
+        "well as its gains, and repair from *kinds* of misses rather than single requests."))
+elif patch is not None:
+    g = table.xs(hint_scorer, level="scorer")
+    display(Markdown(
+        f"**Reading ({hint_scorer}, Complete@{top_k}).** "
+        + "; ".join(f"{name}: {r['v1']:.1%} → {r['v2']:.1%} ({int(r['found'])} tools found, "
+                    f"{int(r['lost'])} lost)" for name, r in g.iterrows())
+        + ". Judge a patch on requests it was not written from, and count its losses."))

@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: toolsel
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -11,6 +12,9 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   toolsel:
+#     needs:
+#     - mcp_dumps
 # ---
 
 # %% [markdown]
@@ -27,6 +31,10 @@
 #    blocks. Both are checked against the `anthropic` SDK's own types.
 # 3. **LangChain middleware.** The article's 3-turn scenario through a real `create_agent`
 #    loop (middleware, tool node, checkpointer) with a scripted model standing in for the LLM.
+#
+# Given your own `mcp_dumps` and `queries`, part 1 imports and evaluates them; part 2 builds the
+# request for `registry` (the checks of its example turn run on the bundled registry only);
+# part 3 always runs the article's four tools.
 
 # %% tags=["parameters"]
 mcp_dumps: list[str] = ["../data/integrations/mcp_github.json",
@@ -44,6 +52,8 @@ out_dir: str = "../reports/10_integrations"  # where tables and figures go
 import json
 from pathlib import Path
 
+import html
+
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -52,6 +62,10 @@ from toolsel.cli import main as toolsel
 
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
+bundled_dumps = [Path(p).resolve() for p in mcp_dumps] == [
+    Path(p).resolve() for p in ("../data/integrations/mcp_github.json",
+                                "../data/integrations/mcp_linear.json")]
+bundled_registry = Path(registry).resolve() == Path("../data/registry.json").resolve()
 
 # %% [markdown]
 # ## 1. Import an MCP dump, then evaluate it
@@ -75,7 +89,8 @@ display(pd.DataFrame([{"name": t.name, "server": t.metadata.get("server"),
                        "original_name": t.metadata.get("original_name", ""),
                        "read_only": t.metadata.get("annotations", {}).get("readOnlyHint", "")}
                       for t in reg]))
-assert "github__create_issue" in reg and "linear__create_issue" in reg
+if bundled_dumps:
+    assert "github__create_issue" in reg and "linear__create_issue" in reg
 
 # %%
 assert toolsel(["sweep", "--registry", str(imported), "--queries", queries,
@@ -107,7 +122,7 @@ display(cost)
 (out / "anthropic_tools.json").write_text(json.dumps(tools, indent=2) + "\n")
 assert tools[0] == {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
 assert int(table["deferred"].sum()) == len(big) - len(loaded)
-display(Markdown(f"**{len(loaded)} of {len(big)} tools loaded** for *{first_turn}*; the "
+display(Markdown(f"**{len(loaded)} of {len(big)} tools loaded** for *{html.escape(first_turn)}*; the "
                  f"loaded definitions are {cost.loc['loaded', 'sum']:,} of "
                  f"{table['definition_chars'].sum():,} JSON characters."))
 
@@ -127,7 +142,8 @@ result = handler({"type": "tool_use", "id": "toolu_01", "name": "search_tools",
 validate_tool_result(result)
 print(json.dumps(result, indent=2))
 assert all(block["type"] == "tool_reference" for block in result["content"])
-assert "jira_transition_issue" in [block["tool_name"] for block in result["content"]]
+if bundled_registry and search_query == "move a jira ticket to in progress":
+    assert "jira_transition_issue" in [block["tool_name"] for block in result["content"]]
 
 # %% [markdown]
 # ## 3. The LangChain middleware through a real agent loop

@@ -46,3 +46,51 @@ def test_widgets_update_headless(tiny):
     ex.panels[0]["scorer"].value = "tfidf"
     assert ex.views[0].scorer == "tfidf"
     assert "<table>" in ex.panels[0]["out"].value
+
+
+def _labeled(tmp_path):
+    path = tmp_path / "queries.jsonl"
+    path.write_text('{"id": "x1", "query": "weather in paris", "expected": ["weather_lookup"], '
+                    '"split": "dev"}\n')
+    return path
+
+
+def test_labeling_panel_appends_and_shows_impact(tiny, tmp_path):
+    pytest.importorskip("ipywidgets")
+    from toolsel import load_queries
+    from toolsel.data import Registry
+    from toolsel.report.explorer import build_labeling_panel
+    path = _labeled(tmp_path)
+    panel = build_labeling_panel(tiny, path, scorer="jaccard", top=3,
+                                 scorers=["jaccard", "bm25"], ks=[1, 3], embed_check=False)
+    panel.request.value = "translate <b>text</b> | please"
+    assert list(panel.ranking["tool"])[0] == "translate_text" and len(panel.checks) == 3
+    assert panel.append() is None and "Nothing appended" in panel.out.value  # nothing ticked
+    panel.checks[0].value = True
+    q = panel.append()
+    assert q.id == "x2" and q.split == "test" and q.expected == ("translate_text",)
+    assert [x.id for x in load_queries(path, Registry(tiny))] == ["x1", "x2"]
+    assert set(panel.impact["scorer"]) == {"jaccard", "bm25"}
+    assert "<b>text</b>" not in panel.out.value and "&lt;b&gt;text&lt;/b&gt;" in panel.out.value
+    assert "complete@1" in panel.out.value and "<table>" in panel.out.value
+
+
+def test_labeling_panel_flags_duplicates_and_escapes(tiny, tmp_path):
+    pytest.importorskip("ipywidgets")
+    from toolsel.report.explorer import build_labeling_panel
+    path = _labeled(tmp_path)
+    panel = build_labeling_panel(tiny, path, scorer="jaccard", scorers=["jaccard"],
+                                 embed_check=False)
+    panel.request.value = "Weather in Paris"
+    panel.checks[0].value = True
+    panel.split.value = "dev"
+    assert panel.append().split == "dev"
+    assert "Near-duplicates" in panel.out.value and "x1" in panel.out.value
+    before = path.read_bytes()
+    panel.request.value = "weather <script>alert(1)</script>"
+    panel.checks[0].value = True
+    panel.category.value = "<i>x</i>"
+    assert panel.append() is not None
+    assert "<script>" not in panel.out.value and "<i>x</i>" not in panel.out.value
+    assert "&lt;script&gt;" in panel.out.value and "&lt;i&gt;x&lt;/i&gt;" in panel.out.value
+    assert path.read_bytes().startswith(before)

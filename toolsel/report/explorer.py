@@ -5,6 +5,10 @@ sent and its payload); :func:`build_explorer` wraps it in ipywidgets: choose the
 indexed fields, top_k and always-include of each panel, type a query, and both panels update.
 The widgets are optional (``notebooks`` extra) and imported only by :func:`build_explorer`.
 Fitted scorers are cached per (scorer, fields), so changing the query or K does not refit.
+
+:func:`build_labeling_panel` is the notebook face of ``toolsel label``: type a request, tick
+its tools in the registry ranked by the ``default`` scorer, append it to a labeled file, and
+see each scorer's rank of it (the logic is :mod:`toolsel.eval.labeling`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from ..scorers.base import Scorer, get_scorer
 from ..selection import Selector
 from ..text import FIELDS
 
-__all__ = ["ExplorerView", "explore", "Explorer", "build_explorer"]
+__all__ = ["ExplorerView", "explore", "Explorer", "build_explorer", "LabelingPanel",
+           "build_labeling_panel"]
 
 
 @dataclass
@@ -173,3 +178,147 @@ def build_explorer(registry: Sequence[Tool], scorers: Sequence[str] = ("jaccard"
     reg = registry if isinstance(registry, Registry) else Registry(registry)
     always = sorted(reg.check_names(always_include, what="always_include"), key=reg.index)
     return Explorer(reg, list(scorers), query, top_k, always)
+
+
+# --------------------------------------------------------------------------------------------
+# labeling panel: extend a labeled query file from the notebook
+
+
+def _html_table(df: pd.DataFrame) -> str:
+    """A small HTML table of ``df`` with every cell escaped (data strings are user text)."""
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in df.columns)
+    body = "".join("<tr>" + "".join(f"<td>{escape(_cell(v))}</td>" for v in row) + "</tr>"
+                   for row in df.itertuples(index=False))
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _cell(v) -> str:
+    if isinstance(v, float):
+        return "" if v != v else f"{v:.3f}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(map(str, v))
+    return str(v)
+
+
+class LabelingPanel:
+    """Add a labeled request to a query file: type it, tick the expected tools, append.
+
+    The same steps as ``toolsel label`` (:mod:`toolsel.eval.labeling`): the registry ranked by
+    ``scorer`` for the typed request, one checkbox per shown tool, a split (``rule`` = the
+    documented rule when the file is split), an optional category, and an *append* button that
+    validates and appends one line, then shows each scorer's rank of the expected tools.
+    Usable headless: set ``request.value``, tick ``checks``, call :meth:`append`.
+    """
+
+    def __init__(self, registry: Registry, path, *, scorer: str = "default", top: int = 15,
+                 scorers: Sequence[str] | None = None, ks: Sequence[int] | None = None,
+                 embed_check: bool = True):
+        import ipywidgets as w
+        from ..eval.labeling import LABEL_KS, LABEL_SCORERS
+        self.registry = registry
+        self.path = path
+        self.scorer = scorer
+        self.top = top
+        self.scorers = list(scorers or LABEL_SCORERS)
+        self.ks = list(ks or LABEL_KS)
+        self.embed_check = embed_check
+        self._cache: dict = {}
+        self.ranking: pd.DataFrame | None = None
+        self.appended = None
+        self.impact: pd.DataFrame | None = None
+        self.request = w.Text(description="request", continuous_update=False,
+                              layout=w.Layout(width="95%"))
+        self.checks_box = w.VBox()
+        self.checks: list = []
+        self.split = w.Dropdown(options=["rule", "dev", "test"], value="rule",
+                                description="split")
+        self.category = w.Text(description="category")
+        self.button = w.Button(description="append", button_style="primary")
+        self.out = w.HTML()
+        self.request.observe(lambda _change: self.rank(), names="value")
+        self.button.on_click(lambda _b: self.append())
+        self.widget = w.VBox([self.request, self.checks_box,
+                              w.HBox([self.split, self.category, self.button]), self.out])
+
+    def rank(self) -> pd.DataFrame | None:
+        """Rank the registry for the typed request and show one checkbox per tool."""
+        import ipywidgets as w
+        from ..eval.labeling import rank_for_labeling
+        text = self.request.value.strip()
+        if not text:
+            self.ranking, self.checks = None, []
+            self.checks_box.children = ()
+            return None
+        self.ranking = rank_for_labeling(self.registry, text, self.scorer, top=self.top,
+                                         _cache=self._cache)
+        self.checks = [w.Checkbox(value=False, indent=False, layout=w.Layout(width="95%"),
+                                  description=f"{r.n}. {r.tool}  ({r.score:.3f}) "
+                                              f"{r.description[:80]}")
+                       for r in self.ranking.itertuples()]
+        self.checks_box.children = tuple(self.checks)
+        self.out.value = (f"<i>ranked by {escape(self.scorer)}: tick the tools this request "
+                          "needs, then append</i>")
+        return self.ranking
+
+    def picked(self) -> list[str]:
+        """The ticked tools, in ranking order."""
+        if self.ranking is None:
+            return []
+        return [t for t, c in zip(self.ranking["tool"], self.checks) if c.value]
+
+    def append(self):
+        """Validate and append the request with the ticked tools; show the impact table.
+
+        Returns the new :class:`~toolsel.data.Query`, or ``None`` when nothing was appended
+        (the reason is shown in the panel).
+        """
+        from ..data import DataError
+        from ..eval.labeling import (append_query, file_ids, label_impact, near_duplicates,
+                                     new_record, read_labeled)
+        text = self.request.value.strip()
+        expected = self.picked()
+        if not text or not expected:
+            self.out.value = "<b>Nothing appended:</b> type a request and tick its tools."
+            return None
+        try:
+            existing = read_labeled(self.path, self.registry)
+            split = None if self.split.value == "rule" else self.split.value
+            record = new_record(text, expected, existing, self.registry, split=split,
+                                category=self.category.value.strip() or None,
+                                ids=file_ids(self.path))
+            dups = near_duplicates(text, existing, embed=self.embed_check)
+            query = append_query(self.path, record, self.registry)
+        except DataError as exc:
+            self.out.value = f"<b>Nothing appended:</b> {escape(str(exc))}"
+            return None
+        self.appended = query
+        self.impact = label_impact(self.registry, text, expected, self.scorers, self.ks,
+                                   _cache=self._cache)
+        parts = [f"Appended <code>{escape(str(record['id']))}</code> "
+                 f"&ldquo;{escape(text)}&rdquo; &rarr; {escape(', '.join(expected))}"
+                 + (f" (split {escape(record['split'])})" if "split" in record else "")
+                 + (f" (category {escape(record['category'])})" if "category" in record
+                    else "")
+                 + f" to {escape(str(self.path))}."]
+        if not dups.empty:
+            parts.append("<b>Near-duplicates already in the file:</b>"
+                         + _html_table(dups[["id", "query", "expected", "token_jaccard",
+                                             "cosine", "flagged_by"]]))
+        parts.append("Rank of each expected tool (0 = always-include) and the K it is sent at:"
+                     + _html_table(self.impact[["scorer", "tool", "rank", "found_at"]
+                                               + [f"complete@{k}" for k in sorted(self.ks)]]))
+        self.out.value = "<br>".join(parts)
+        return query
+
+
+def build_labeling_panel(registry: Sequence[Tool], path, *, scorer: str = "default",
+                         top: int = 15, scorers: Sequence[str] | None = None,
+                         ks: Sequence[int] | None = None,
+                         embed_check: bool = True) -> LabelingPanel:
+    """The labeling panel over ``registry`` appending to the JSONL file ``path``.
+
+    Display ``panel.widget``. Needs ipywidgets.
+    """
+    reg = registry if isinstance(registry, Registry) else Registry(registry)
+    return LabelingPanel(reg, path, scorer=scorer, top=top, scorers=scorers, ks=ks,
+                         embed_check=embed_check)

@@ -1,0 +1,237 @@
+"""Labeling: ids, picks, splits, near-duplicates, atomic appends, impact, and ``toolsel label``.
+
+Every append test works on a real file in ``tmp_path`` and reads it back.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from toolsel import Tool, load_queries
+from toolsel.cli import main as toolsel
+from toolsel.data import DataError, Registry
+from toolsel.eval.discovery import assign_splits
+from toolsel.eval.labeling import (append_query, file_ids, label_impact, near_duplicates,
+                                   new_record, next_id, rank_for_labeling, read_labeled,
+                                   resolve_picks)
+
+TOOLS = [
+    Tool("weather_lookup", "current weather for a city"),
+    Tool("stock_price", "latest stock price for a ticker"),
+    Tool("translate_text", "translate text into another language"),
+    Tool("calculator", "evaluate a basic arithmetic expression"),
+    Tool("read_file", "read a file from disk", metadata={"always_include": True}),
+]
+LINES = [
+    {"id": "t01", "query": "weather in paris", "expected": ["weather_lookup"],
+     "split": "dev", "category": "direct"},
+    {"id": "t02", "query": "price of msft", "expected": ["stock_price"],
+     "split": "test", "category": "direct"},
+    {"id": "t03", "query": "say hello in french", "expected": ["translate_text"],
+     "split": "dev", "category": "far"},
+]
+
+
+@pytest.fixture
+def reg():
+    return Registry(TOOLS)
+
+
+@pytest.fixture
+def files(tmp_path, reg):
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps([t.to_record() for t in TOOLS]))
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in LINES))
+    return registry, queries
+
+
+def test_next_id_follows_the_pattern():
+    assert next_id(["r001", "r162"]) == "r163"
+    assert next_id(["q05", "q30"]) == "q31"
+    assert next_id(["q09"]) == "q10"
+    assert next_id(["plg-001", "plg-143"]) == "plg-144"
+    assert next_id(["i1", "i8"]) == "i9"
+    assert next_id([1, 2, 30]) == 31
+    assert next_id([]) == "q001"
+    assert next_id(["a1", "b2", "a7"]) == "a8"
+    assert next_id(["x5", "x6"]) == "x7" and next_id(["x9", "x10"]) == "x11"
+    assert next_id(["q1", "q02", "q2"]) not in {"q1", "q02", "q2"}
+
+
+def test_rank_and_picks(reg):
+    ranking = rank_for_labeling(reg, "translate this text", "jaccard", top=3)
+    assert list(ranking["n"]) == [1, 2, 3] and ranking["tool"].iloc[0] == "translate_text"
+    assert resolve_picks("1, calculator", ranking, reg) == ["translate_text", "calculator"]
+    with pytest.raises(DataError, match="did you mean 'calculator'"):
+        resolve_picks("calculater", ranking, reg)
+    with pytest.raises(DataError, match="not a number in the list"):
+        resolve_picks("7", ranking, reg)
+    with pytest.raises(DataError, match="twice"):
+        resolve_picks("1, translate_text", ranking, reg)
+    with pytest.raises(DataError, match="at least one"):
+        resolve_picks(" , ", ranking, reg)
+
+
+def test_new_record_split_by_the_rule(files, reg):
+    _, path = files
+    existing = load_queries(path, reg)
+    rec = new_record("weather in rome", ["weather_lookup"], existing, reg, category="direct")
+    assert rec["id"] == "t04"
+    # third 'direct' request in file order -> dev, as assign_splits says
+    assert rec["split"] == "dev" == assign_splits([*existing, rec])[-1]
+    rec = new_record("hola in english", ["translate_text"], existing, reg, category="far")
+    assert rec["split"] == "test"
+    assert new_record("x", ["calculator"], existing, reg, split="test")["split"] == "test"
+    with pytest.raises(DataError, match="already in the file"):
+        new_record("x", ["calculator"], existing, reg, id="t02")
+
+
+def test_no_split_when_the_file_has_none(tmp_path, reg):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": 1, "query": "weather", "expected": ["weather_lookup"]}\n')
+    existing = read_labeled(path, reg)
+    rec = new_record("stock", ["stock_price"], existing, reg, ids=file_ids(path))
+    assert rec == {"id": 2, "query": "stock", "expected": ["stock_price"]}  # integer ids stay
+
+
+def test_append_keeps_every_line_and_validates(files, reg):
+    _, path = files
+    before = path.read_bytes()
+    rec = new_record("what is 3 + 4", ["calculator"], load_queries(path, reg), reg,
+                     category="direct")
+    q = append_query(path, rec, reg)
+    assert q.id == "t04" and q.split == "dev"
+    after = path.read_bytes()
+    assert after.startswith(before) and after.endswith(b"\n")
+    assert json.loads(after.decode().splitlines()[-1]) == rec
+    assert [x.id for x in load_queries(path, reg)] == ["t01", "t02", "t03", "t04"]
+    assert list(path.parent.glob(".*.tmp")) == []  # no temporary file left behind
+
+
+def test_unknown_name_or_taken_id_writes_nothing(files, reg):
+    _, path = files
+    before = path.read_bytes()
+    with pytest.raises(DataError, match="did you mean 'calculator'"):
+        append_query(path, {"id": "t09", "query": "3+4", "expected": ["calculater"]}, reg)
+    with pytest.raises(DataError, match="already in the file"):
+        append_query(path, {"id": "t01", "query": "3+4", "expected": ["calculator"]}, reg)
+    with pytest.raises(DataError, match="split"):
+        append_query(path, {"id": "t09", "query": "3+4", "expected": ["calculator"],
+                            "split": "train"}, reg)
+    assert path.read_bytes() == before
+    assert list(path.parent.glob(".*.tmp")) == []
+
+
+def test_append_to_a_file_without_final_newline(tmp_path, reg):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "a1", "query": "weather", "expected": ["weather_lookup"]}')
+    append_query(path, {"id": "a2", "query": "stock", "expected": ["stock_price"]}, reg)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2 and json.loads(lines[1])["id"] == "a2"
+    assert path.read_text().endswith("\n")
+
+
+def test_append_creates_a_missing_file(tmp_path, reg):
+    path = tmp_path / "new.jsonl"
+    rec = new_record("weather", ["weather_lookup"], read_labeled(path, reg), reg)
+    append_query(path, rec, reg)
+    assert [q.id for q in load_queries(path, reg)] == ["q001"]
+
+
+def test_near_duplicates_by_tokens(files, reg):
+    _, path = files
+    existing = load_queries(path, reg)
+    dups = near_duplicates("Weather in Paris?", existing, embed=False)
+    assert list(dups["id"]) == ["t01"] and dups["token_jaccard"].iloc[0] == 1.0
+    assert dups["flagged_by"].iloc[0] == "tokens"
+    assert near_duplicates("weather in rome today", existing, embed=False).empty
+    assert near_duplicates("anything", [], embed=False).empty
+
+
+def test_near_duplicates_by_embedding(files, reg):
+    pytest.importorskip("onnxruntime")
+    _, path = files
+    existing = load_queries(path, reg)
+    try:
+        dups = near_duplicates("what's the weather like in paris", existing)
+    except (ImportError, FileNotFoundError, OSError) as exc:  # model package missing
+        pytest.skip(f"embedding model unavailable: {exc}")
+    assert dups.empty or list(dups["id"]) == ["t01"]
+    same = near_duplicates("weather in paris", existing)
+    assert same["flagged_by"].iloc[0] == "tokens + embedding"
+    assert same["cosine"].iloc[0] == pytest.approx(1.0, abs=1e-4)
+
+
+def test_label_impact(reg):
+    imp = label_impact(reg, "translate text", ["translate_text", "read_file"],
+                       ["jaccard", "bm25"], [1, 3])
+    assert list(imp.columns) == ["scorer", "tool", "rank", "found_at", "@1", "@3",
+                                 "complete@1", "complete@3"]
+    t = imp.set_index(["scorer", "tool"])
+    assert t.loc[("jaccard", "translate_text"), "rank"] == 1
+    assert t.loc[("jaccard", "read_file"), "rank"] == 0  # always-include: always sent
+    assert t.loc[("jaccard", "read_file"), "found_at"] == 0
+    assert bool(t.loc[("bm25", "translate_text"), "complete@1"])
+    # a tool the query shares nothing with ranks in registry order among the 4 filtered
+    far = label_impact(reg, "translate text", ["calculator"], ["jaccard"], [1, 3]).iloc[0]
+    assert far["rank"] == 4 and far["found_at"] != far["found_at"]  # NaN: not sent
+    with pytest.raises(DataError, match="did you mean"):
+        label_impact(reg, "x", ["calculater"], ["jaccard"])
+
+
+def _cli(files, *extra):
+    registry, path = files
+    return toolsel(["label", "--registry", str(registry), "--queries", str(path),
+                    "--scorers", "jaccard,bm25", "--scorer", "bm25", "--no-embed-check",
+                    *extra])
+
+
+def test_cli_non_interactive(files, capsys):
+    _, path = files
+    assert _cli(files, "--query", "what is 3 + 4", "--expected", "calculator",
+                "--category", "far", "--yes") == 0
+    out = capsys.readouterr().out
+    assert "appended 't04'" in out and "bm25" in out and "rank" in out
+    last = json.loads(path.read_text().splitlines()[-1])
+    assert last == {"id": "t04", "query": "what is 3 + 4", "expected": ["calculator"],
+                    "split": "test", "category": "far"}
+
+
+def test_cli_refuses_unknown_name_and_writes_nothing(files, capsys):
+    _, path = files
+    before = path.read_bytes()
+    assert _cli(files, "--query", "3 + 4", "--expected", "calculater", "--yes") == 2
+    assert "did you mean 'calculator'" in capsys.readouterr().err
+    assert path.read_bytes() == before
+
+
+def test_cli_flags_near_duplicate(files, capsys):
+    assert _cli(files, "--query", "weather in Paris", "--expected", "weather_lookup",
+                "--yes") == 0
+    assert "near-duplicate of t01 (tokens" in capsys.readouterr().out
+
+
+def test_cli_interactive(files, capsys, monkeypatch):
+    _, path = files
+    # request, a mistyped name (asked again), then a pick by number, then confirm
+    monkeypatch.setattr("sys.stdin", io.StringIO("translate good morning to german\n"
+                                                 "translat_text\n1\ny\n"))
+    assert _cli(files) == 0
+    captured = capsys.readouterr()
+    assert "1. translate_text" in captured.out and "did you mean" in captured.err
+    last = json.loads(path.read_text().splitlines()[-1])
+    assert last["expected"] == ["translate_text"] and last["id"] == "t04"
+
+
+def test_cli_interactive_declined_writes_nothing(files, monkeypatch):
+    _, path = files
+    before = path.read_bytes()
+    monkeypatch.setattr("sys.stdin", io.StringIO("weather in oslo\n1\nn\n"))
+    assert _cli(files) == 1
+    monkeypatch.setattr("sys.stdin", io.StringIO("weather in oslo\n"))  # input ends early
+    assert _cli(files) == 1
+    assert path.read_bytes() == before

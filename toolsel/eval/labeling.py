@@ -1,0 +1,303 @@
+"""Extending a labeled query file by one request: rank, pick, check, append, see the impact.
+
+The steps behind ``toolsel label`` and the explorer's labeling panel, as pure functions over a
+registry and the file's queries (only :func:`append_query` writes):
+
+1. :func:`rank_for_labeling`: the registry ranked for the new request by one scorer (the
+   ``default`` scorer), so the labeler picks the expected tools from the likely ones;
+2. :func:`new_record`: the line to append: a new unique id (:func:`next_id`, following the
+   file's own id pattern), the split by the documented rule
+   (:func:`toolsel.eval.discovery.assign_splits`) when the file is split, unknown tool names
+   refused with the closest names suggested;
+3. :func:`near_duplicates`: requests already in the file that say nearly the same thing
+   (token Jaccard, and embedding cosine when the embedding model is available);
+4. :func:`append_query`: validate the whole file plus the new line, then replace the file
+   atomically (written to a temporary file beside it, then renamed), so an interrupted or
+   refused append never loses or half-writes a line;
+5. :func:`label_impact`: per scorer, the rank of each expected tool and the smallest K at
+   which it is sent: what the new label will change in every recall table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data import (DataError, Query, Registry, Tool, check_tool_names, load_queries,
+                    query_from_record, read_records)
+from ..ranking import rank_order, ranks_of
+from ..scorers.base import Scorer, get_scorer
+from ..text import tokenize
+from .discovery import assign_splits
+
+__all__ = ["LABEL_SCORERS", "LABEL_KS", "read_labeled", "file_ids", "rank_for_labeling", "next_id",
+           "resolve_picks", "new_record", "near_duplicates", "append_query", "label_impact"]
+
+#: Scorers whose view of a new label :func:`label_impact` reports.
+LABEL_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "default")
+#: Cut-offs at which :func:`label_impact` says whether each expected tool is sent.
+LABEL_KS = (1, 3, 5, 10)
+
+_ID = re.compile(r"^(.*?)(\d+)$")
+
+
+def _registry(registry: Sequence[Tool]) -> Registry:
+    return registry if isinstance(registry, Registry) else Registry(registry)
+
+
+def _fitted(registry: Registry, scorer: str | Scorer, cache: dict | None) -> Scorer:
+    key = scorer if isinstance(scorer, str) else id(scorer)
+    if cache is not None and key in cache:
+        return cache[key]
+    sc = get_scorer(scorer).fit(registry)
+    if cache is not None:
+        cache[key] = sc
+    return sc
+
+
+def read_labeled(path: str | Path, registry: Sequence[Tool]) -> list[Query]:
+    """The queries of ``path`` validated against ``registry``; ``[]`` for a missing or empty
+    file (a labeled set may start from nothing)."""
+    path = Path(path)
+    if not path.exists() or not path.read_text(encoding="utf-8").strip():
+        return []
+    return load_queries(path, _registry(registry))
+
+
+def file_ids(path: str | Path) -> list[str | int]:
+    """The ids of a labeled file as written (integers stay integers), in file order."""
+    path = Path(path)
+    if not path.exists() or not path.read_text(encoding="utf-8").strip():
+        return []
+    return [rec.get("id") for _, rec in read_records(path) if isinstance(rec, Mapping)]
+
+
+def rank_for_labeling(registry: Sequence[Tool], query: str, scorer: str | Scorer = "default",
+                      *, top: int | None = 15, _cache: dict | None = None) -> pd.DataFrame:
+    """The registry ranked for ``query`` (best first; ties in registry order).
+
+    Columns ``n`` (1-based position, what a labeler types to pick a tool), ``tool``, ``score``,
+    ``always_include``, ``domain``, ``description``. ``top=None`` keeps every tool.
+    """
+    reg = _registry(registry)
+    sc = _fitted(reg, scorer, _cache)
+    scores = sc.score(query)
+    order = rank_order(scores)
+    if top is not None:
+        order = order[:top]
+    return pd.DataFrame([{"n": pos, "tool": reg[int(i)].name, "score": float(scores[i]),
+                          "always_include": reg[int(i)].always_include,
+                          "domain": reg[int(i)].domain or "",
+                          "description": reg[int(i)].description}
+                         for pos, i in enumerate(order, start=1)],
+                        columns=["n", "tool", "score", "always_include", "domain",
+                                 "description"])
+
+
+def next_id(ids: Iterable[str | int]) -> str | int:
+    """A new id following the file's pattern: ``r162`` → ``r163``, ``plg-009`` → ``plg-010``.
+
+    The pattern is the prefix and zero padding of the last id ending in digits; the number is
+    one more than the largest number with that prefix (and never an id already taken).
+    Integer ids give the next integer; no ids at all give ``q001``.
+    """
+    ids = list(ids)
+    taken = {str(i) for i in ids}
+    if ids and all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        return max(ids) + 1
+    numbered = [m for m in (_ID.match(str(i)) for i in ids) if m]
+    if not numbered:
+        prefix, width, n = ("q", 3, 1) if not ids else (f"{ids[-1]}-", 0, 1)
+    else:
+        prefix = numbered[-1].group(1)
+        same = [m.group(2) for m in numbered if m.group(1) == prefix]
+        padded = any(len(d) > 1 and d.startswith("0") for d in same)
+        width = len(numbered[-1].group(2)) if padded else 0
+        n = max(int(d) for d in same) + 1
+    while f"{prefix}{n:0{width}d}" in taken:
+        n += 1
+    return f"{prefix}{n:0{width}d}"
+
+
+def resolve_picks(picks: str | Sequence[str], ranking: pd.DataFrame,
+                  registry: Sequence[Tool]) -> list[str]:
+    """Tool names from a labeler's picks: numbers of ``ranking`` rows or tool names.
+
+    ``"1, 3, slack_send_dm"`` → the tools shown at positions 1 and 3, then ``slack_send_dm``.
+    Raises :class:`DataError` for a number not shown or a name not in the registry (with the
+    closest names), and for a tool picked twice.
+    """
+    reg = _registry(registry)
+    items = ([p.strip() for p in picks.split(",")] if isinstance(picks, str)
+             else [str(p).strip() for p in picks])
+    items = [p for p in items if p]
+    if not items:
+        raise DataError("pick at least one expected tool (a number from the list or a name)",
+                        field="expected")
+    shown = dict(zip(ranking["n"].astype(int), ranking["tool"]))
+    names = []
+    for item in items:
+        if item.isdigit() and item not in reg:
+            if int(item) not in shown:
+                raise DataError(f"{item} is not a number in the list (1-{len(shown)})",
+                                field="expected")
+            names.append(shown[int(item)])
+        else:
+            names.append(item)
+    check_tool_names(names, reg, field="expected")
+    return names
+
+
+def new_record(query: str, expected: Sequence[str], existing: Sequence[Query],
+               registry: Sequence[Tool], *, id: str | int | None = None,
+               split: str | None = None, category: str | None = None,
+               ids: Sequence[str | int] | None = None, **fields: Any) -> dict[str, Any]:
+    """The JSON record of a new labeled request, validated, ready to append.
+
+    ``id`` defaults to :func:`next_id` of the file's ids (``ids`` as written, from
+    :func:`file_ids`, so integer ids stay integers; else the ids of ``existing``). ``split`` defaults to what the
+    documented rule (:func:`~toolsel.eval.discovery.assign_splits`: alternate within each
+    category in file order) gives the new last line, when the file has splits; a file without
+    any split gets none. Extra ``fields`` (``domain``, ``phrasing``, ``tags``,
+    ``search_term``...) are kept. Raises :class:`DataError` for an unknown tool name (with the
+    closest names), a taken id or an invalid field.
+    """
+    reg = _registry(registry)
+    qid = next_id([q.id for q in existing] if ids is None else ids) if id is None else id
+    if str(qid) in {q.id for q in existing}:
+        raise DataError(f"id {qid!r} is already in the file", field="id")
+    rec: dict[str, Any] = {"id": qid, "query": query, "expected": list(expected)}
+    rec.update({k: v for k, v in fields.items() if v not in (None, "", [], ())})
+    if split is None and any(q.split for q in existing):
+        split = assign_splits([*existing, {"category": category}])[-1]
+    if split is not None:
+        rec["split"] = split
+    if category is not None:
+        rec["category"] = category
+    query_from_record(rec, loc="new request", registry=reg)  # raises on any invalid field
+    return rec
+
+
+def near_duplicates(query: str, existing: Sequence[Query], *, token_threshold: float = 0.8,
+                    cosine_threshold: float = 0.95, embed: bool = True) -> pd.DataFrame:
+    """Requests of ``existing`` that nearly repeat ``query``, most similar first.
+
+    A request is flagged when the Jaccard overlap of the two token sets (the article's
+    tokenizer) is at least ``token_threshold``, or, with ``embed`` and the embedding model
+    installed, when the cosine of their MiniLM vectors is at least ``cosine_threshold``.
+    Columns ``id``, ``query``, ``expected``, ``token_jaccard``, ``cosine`` (NaN without
+    embeddings), ``flagged_by`` (``"tokens"``, ``"embedding"`` or both).
+    """
+    cols = ["id", "query", "expected", "token_jaccard", "cosine", "flagged_by"]
+    if not existing:
+        return pd.DataFrame(columns=cols)
+    new = set(tokenize(query))
+
+    def overlap(text: str) -> float:
+        other = set(tokenize(text))
+        return len(new & other) / len(new | other) if new | other else 0.0
+
+    jac = np.array([overlap(q.query) for q in existing])
+    cos = np.full(len(existing), np.nan)
+    if embed:
+        try:
+            from ..scorers.embedding import load_encoder
+            vecs = np.asarray(load_encoder().encode([query, *(q.query for q in existing)]),
+                              dtype=np.float64)
+        except ImportError:
+            vecs = None
+        if vecs is not None:
+            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+            cos = vecs[1:] @ vecs[0]
+    rows = []
+    for q, j, c in zip(existing, jac, cos):
+        by = [name for name, hit in (("tokens", j >= token_threshold),
+                                     ("embedding", not np.isnan(c) and c >= cosine_threshold))
+              if hit]
+        if by:
+            rows.append({"id": q.id, "query": q.query, "expected": list(q.expected),
+                         "token_jaccard": float(j), "cosine": float(c),
+                         "flagged_by": " + ".join(by)})
+    out = pd.DataFrame(rows, columns=cols)
+    key = out["cosine"].fillna(0) + out["token_jaccard"]
+    return out.loc[key.sort_values(ascending=False, kind="stable").index].reset_index(drop=True)
+
+
+def append_query(path: str | Path, record: Mapping[str, Any],
+                 registry: Sequence[Tool]) -> Query:
+    """Append one labeled request to the JSONL file ``path``, validated, atomically.
+
+    The existing file is loaded and validated first (with ``registry``), then the new record
+    (its tool names must exist, its id must be new). The file is rewritten through a temporary
+    file in the same folder and renamed over the original, so every existing line is kept
+    byte for byte, a missing final newline is added before the new line, and a failure
+    leaves the file as it was. A missing file is created. Returns the new :class:`Query`.
+    """
+    path = Path(path)
+    reg = _registry(registry)
+    existing = read_labeled(path, reg)
+    new = query_from_record(dict(record), path=path, loc="new request", registry=reg)
+    if new.id in {q.id for q in existing}:
+        raise DataError(f"id {new.id!r} is already in the file", path=path, field="id")
+    old = path.read_bytes() if path.exists() else b""
+    if old and not old.endswith(b"\n"):
+        old += b"\n"
+    line = json.dumps(dict(record), ensure_ascii=False) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(old + line.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return new
+
+
+def label_impact(registry: Sequence[Tool], query: str, expected: Sequence[str],
+                 scorers: Sequence[str | Scorer] = LABEL_SCORERS,
+                 ks: Sequence[int] = LABEL_KS, *, _cache: dict | None = None) -> pd.DataFrame:
+    """What a new label shows about each scorer: per scorer and expected tool, its rank and
+    the smallest K of ``ks`` at which the filter sends it.
+
+    Ranks are among the filtered tools (the registry's always-include tools are sent anyway
+    and never compete for K), ties in registry order, as :func:`toolsel.select_tools` ranks.
+    An always-include expected tool has ``rank`` 0 and ``found_at`` 0 (always sent). Columns
+    ``scorer``, ``tool``, ``rank``, ``found_at`` (NaN when not sent at the largest K), then
+    one boolean column ``@k`` per cut-off, and ``complete@k`` per scorer repeated on its rows
+    (every expected tool sent at K).
+    """
+    reg = _registry(registry)
+    check_tool_names(list(expected), reg, field="expected")
+    ks = sorted(set(int(k) for k in ks))
+    always = np.array([t.always_include for t in reg], dtype=bool)
+    targets = [reg.index(n) for n in expected]
+    rows = []
+    for scorer in scorers:
+        sc = _fitted(reg, scorer, _cache)
+        label = scorer if isinstance(scorer, str) else sc.name
+        ranks = ranks_of(sc.score(query), targets, ~always)
+        for name, i, rank in zip(expected, targets, ranks):
+            rank = 0 if always[i] else int(rank)
+            sent = {k: rank <= k for k in ks}
+            found = 0 if rank == 0 else next((k for k in ks if sent[k]), np.nan)
+            rows.append({"scorer": label, "tool": name, "rank": rank, "found_at": found,
+                         **{f"@{k}": sent[k] for k in ks}})
+    out = pd.DataFrame(rows)
+    for k in ks:
+        out[f"complete@{k}"] = out.groupby("scorer", sort=False)[f"@{k}"].transform("all")
+    return out
