@@ -17,7 +17,6 @@ the same tools and queries on every machine.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -251,19 +250,10 @@ def synthetic_queries(registry: Sequence[Tool], n_queries: int, *, seed: int = 0
     return out
 
 
-def _write_atomic(path: Path, lines) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.writelines(lines)
-    tmp.replace(path)
-    return path
-
-
 def write_registry(registry: Sequence[Tool], path: str | Path) -> Path:
     """Write ``registry`` as JSONL (one tool record a line) that :func:`load_registry` reads."""
-    return _write_atomic(Path(path), (json.dumps(t.to_record(), ensure_ascii=False) + "\n"
-                                      for t in registry))
+    from .io import write_jsonl
+    return write_jsonl((t.to_record() for t in registry), path)
 
 
 def write_queries(queries: Sequence[Query], path: str | Path) -> Path:
@@ -276,5 +266,5 @@ def write_queries(queries: Sequence[Query], path: str | Path) -> Path:
         if q.tags:
             rec["tags"] = list(q.tags)
         return rec
-    return _write_atomic(Path(path), (json.dumps(record(q), ensure_ascii=False) + "\n"
-                                      for q in queries))
+    from .io import write_jsonl
+    return write_jsonl((record(q) for q in queries), path)

@@ -36,8 +36,6 @@ names: a merged registry stays sendable to both APIs as it is.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -369,19 +367,10 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
 def write_registry(registry: Iterable[Tool], path: str | Path) -> Path:
     """Write ``registry`` as a JSON array that :func:`~toolsel.data.load_registry` reads back.
 
-    Atomic: the file is written to a temporary file in the same folder and renamed over
-    ``path``, so a failed write never leaves a half-written registry.
+    Atomic (:func:`toolsel.io.write_registry`): a temporary file with a unique name in the
+    same folder, renamed over ``path``; created with the user's umask. Strict JSON: a NaN or
+    Infinity in a schema raises :class:`ValueError` instead of writing a file no JSON reader
+    accepts.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    records = [t.to_record() for t in registry]
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(records, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    from ..io import write_registry as _write
+    return _write(registry, path, jsonl=False)
