@@ -125,12 +125,23 @@ _CORE = (
 )
 
 
+#: Largest registry :func:`synthetic_registry` makes (about 1 GB of tools in memory).
+MAX_TOOLS = 1_000_000
+
+
 def _server_name(rng: np.random.Generator, used: set[str]) -> str:
-    while True:
+    # 2-3 syllables give about 27,000 names; once draws keep colliding (registries past
+    # ~100,000 tools) a number makes the name unique instead of drawing forever
+    for _ in range(16):
         name = "".join(rng.choice(_SYLLABLES, size=int(rng.integers(2, 4))))
         if name not in used:
             used.add(name)
             return name
+    i = 2
+    while f"{name}{i}" in used:
+        i += 1
+    used.add(f"{name}{i}")
+    return f"{name}{i}"
 
 
 def _tool_name(style: str, server: str, action: str, resource: str) -> str:
@@ -159,7 +170,7 @@ def synthetic_registry(n_tools: int, *, seed: int = 0, core: bool = True) -> Reg
     Parameters
     ----------
     n_tools : int
-        Registry size (>= 1).
+        Registry size, 1 to :data:`MAX_TOOLS`.
     seed : int
         Everything is a function of ``(n_tools, seed)``.
     core : bool
@@ -171,6 +182,9 @@ def synthetic_registry(n_tools: int, *, seed: int = 0, core: bool = True) -> Reg
     """
     if not isinstance(n_tools, (int, np.integer)) or n_tools < 1:
         raise ValueError(f"n_tools must be a positive integer, got {n_tools!r}")
+    if n_tools > MAX_TOOLS:
+        raise ValueError(f"n_tools={n_tools:,} is more than the {MAX_TOOLS:,} tools a synthetic "
+                         "registry can have (toolsel.synthetic.MAX_TOOLS)")
     rng = np.random.default_rng(seed)
     tools: list[Tool] = []
     if core:
