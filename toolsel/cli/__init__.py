@@ -39,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             # a data warning reads as a line of the command's output, not as a source location
-            warnings.formatwarning = lambda message, category, *a, **k: (
-                f"toolsel {args.command}: warning: {message}\n")
+            warnings.showwarning = lambda message, *a, **k: print(
+                f"toolsel {args.command}: warning: {message}", file=sys.stderr)
             return run(args)
     except (DataError, KeyError, ValueError, ImportError, OSError) as exc:
         print(f"toolsel {args.command}: error: {_one_line(exc)}", file=sys.stderr)
