@@ -86,24 +86,24 @@ def test_tool_value_semantics():
 
 @pytest.mark.parametrize("content, location, field, reason", [
     ('[{"name": "a", "description": "A"}, {"name": "a", "description": "B"}]',
-     "item 1", "name", "duplicate tool name 'a' (first at item 0)"),
-    ('[{"name": "a", "description": "  "}]', "item 0 (tool 'a')", "description", "is empty"),
-    ('[{"name": "a"}]', "item 0 (tool 'a')", "description", "missing"),
-    ('[{"description": "x"}]', "item 0", "name", "missing"),
-    ('[{"name": 3, "description": "x"}]', "item 0", "name", "expected a string, got int"),
-    ('[{"name": "a", "description": "A", "parameters": []}]', "item 0 (tool 'a')",
+     "item 2", "name", "duplicate tool name 'a' (first at item 1)"),
+    ('[{"name": "a", "description": "  "}]', "item 1 (tool 'a')", "description", "is empty"),
+    ('[{"name": "a"}]', "item 1 (tool 'a')", "description", "missing"),
+    ('[{"description": "x"}]', "item 1", "name", "missing"),
+    ('[{"name": 3, "description": "x"}]', "item 1", "name", "expected a string, got int"),
+    ('[{"name": "a", "description": "A", "parameters": []}]', "item 1 (tool 'a')",
      "parameters", "expected a JSON Schema object, got list"),
     ('[{"name": "a", "description": "A", "inputSchema": {"type": "string"}}]',
-     "item 0 (tool 'a')", "inputSchema", "type 'object'"),
+     "item 1 (tool 'a')", "inputSchema", "type 'object'"),
     ('[{"name": "a", "description": "A", "parameters": {"type": "object", "properties": '
-     '{"x": {}}, "required": ["y"]}}]', "item 0 (tool 'a')", "parameters.required", "'y'"),
+     '{"x": {}}, "required": ["y"]}}]', "item 1 (tool 'a')", "parameters.required", "'y'"),
     ('[{"name": "a", "description": "A", "parameters": {}, "input_schema": {}}]',
-     "item 0 (tool 'a')", "input_schema", "give the schema once"),
-    ('[{"name": "a", "description": "A", "always_include": "yes"}]', "item 0 (tool 'a')",
+     "item 1 (tool 'a')", "input_schema", "give the schema once"),
+    ('[{"name": "a", "description": "A", "always_include": "yes"}]', "item 1 (tool 'a')",
      "always_include", "true or false"),
     ('{"name": "a", "description": "A"}\n{"name": "b" "description": "B"}\n', "line 2", None,
      "invalid JSON"),
-    ('[1, 2]', "item 0", None, "expected a tool object, got int"),
+    ('[1, 2]', "item 1", None, "expected a tool object, got int"),
 ])
 def test_registry_errors(tmp_path, content, location, field, reason):
     path = _write(tmp_path, "bad.jsonl" if content.startswith("{") else "bad.json", content)

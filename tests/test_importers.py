@@ -37,7 +37,7 @@ def test_openai_chat_and_responses_forms_give_the_same_tool():
 def test_openai_rejects_builtin_tools_and_mixed_forms():
     with pytest.raises(DataError, match="built-in") as err:
         from_openai([{"type": "web_search"}], path="tools.json")
-    assert (err.value.path, err.value.location, err.value.field) == ("tools.json", "item 0",
+    assert (err.value.path, err.value.location, err.value.field) == ("tools.json", "item 1",
                                                                      "type")
     mixed = {"type": "function", "name": "x", "function": {"name": "x", "description": "d"}}
     with pytest.raises(DataError, match="not both"):
@@ -75,15 +75,15 @@ def test_mcp_keeps_annotations_title_and_server():
 
 def test_mcp_missing_description_and_schema_are_named(tmp_path):
     with pytest.raises(DataError, match="allows tools without a description") as err:
-        from_mcp([{"name": "x", "inputSchema": SCHEMA}], path="dump.json")
-    assert err.value.field == "description" and err.value.location == "item 0 (tool 'x')"
+        from_mcp([{"name": "x", "inputSchema": SCHEMA}], path="dump.json", strict=True)
+    assert err.value.field == "description" and err.value.location == "item 1 (tool 'x')"
     with pytest.raises(DataError) as err:
         from_mcp([{"name": "x", "description": "d"}])
     assert err.value.field == "inputSchema"
     with pytest.raises(DataError) as err:
         from_mcp([{"name": "ok", "description": "d", "inputSchema": SCHEMA},
                   {"name": "bad", "description": "d", "inputSchema": {"type": "string"}}])
-    assert err.value.location == "item 1 (tool 'bad')" and err.value.field == "inputSchema"
+    assert err.value.location == "item 2 (tool 'bad')" and err.value.field == "inputSchema"
 
 
 def test_mcp_sdk_objects_and_its_own_dump_round_trip(tmp_path):
@@ -213,7 +213,7 @@ def test_cli_import_error_names_file_entry_and_field(tmp_path, capsys):
         "name": "w", "description": "d", "parameters": {"type": "object", "required": ["x"]}}}])
     assert main(["import", "--from", "openai", str(bad), "--out", str(tmp_path / "r.json")]) == 2
     err = capsys.readouterr().err
-    assert "tools.json, item 0 (tool 'w'): field 'parameters.required'" in err
+    assert "tools.json, item 1 (tool 'w'): field 'parameters.required'" in err
     assert not (tmp_path / "r.json").exists()
 
 

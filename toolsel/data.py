@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,11 @@ __all__ = [
     "text_field",
     "load_unique",
     "suggest_names",
+    "read_text",
+    "check_name_syntax",
+    "ToolNameWarning",
+    "MAX_INPUT_BYTES",
+    "MAX_DEPTH",
 ]
 
 #: Keys accepted for a tool's JSON-Schema parameters block, in order of preference
@@ -133,11 +140,11 @@ class Registry(Sequence[Tool]):
         for i, tool in enumerate(self._tools):
             if not isinstance(tool, Tool):
                 raise DataError(f"expected a Tool, got {type(tool).__name__}",
-                                path=self.source, location=f"item {i}")
+                                path=self.source, location=f"item {i + 1}")
             if tool.name in self._index:
                 raise DataError(f"duplicate tool name {tool.name!r} (first at item "
-                                f"{self._index[tool.name]})", path=self.source,
-                                location=f"item {i}", field="name")
+                                f"{self._index[tool.name] + 1})", path=self.source,
+                                location=f"item {i + 1}", field="name")
             self._index[tool.name] = i
 
     def __len__(self) -> int:
@@ -208,37 +215,164 @@ def suggest_names(name: str, candidates: Sequence[str], n: int = 3) -> str:
 # reading records
 
 
+#: Input files larger than this are refused (a registry of 200,000 tools is about 150 MB):
+#: reading stops there, so a device such as ``/dev/zero`` or an endless pipe is refused too.
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+#: Records nested deeper than this (JSON objects and arrays inside each other) are refused:
+#: real tool schemas stay far below it, and deeper ones break JSON encoders downstream.
+MAX_DEPTH = 64
+
+_NAME_OR_ID = ("name", "id")
+
+
+def read_text(path: str | Path, *, limit: int | None = None) -> str:
+    """The UTF-8 text of ``path`` (a leading BOM dropped), or :class:`DataError` saying why not.
+
+    Refuses a folder, a file it cannot read (permissions, I/O errors: the OS reason), text that
+    is not UTF-8, and more than ``limit`` bytes (default :data:`MAX_INPUT_BYTES`).
+    """
+    path = Path(path)
+    limit = MAX_INPUT_BYTES if limit is None else limit
+    try:
+        if path.is_dir():
+            raise DataError("is a folder; expected a file", path=path)
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except FileNotFoundError:
+        raise DataError("file not found", path=path) from None
+    except OSError as exc:
+        raise DataError(f"cannot read it: {exc.strerror or exc}", path=path) from None
+    if len(data) > limit:
+        raise DataError(f"is larger than {limit / 2**20:.0f} MB, the limit for input files "
+                        "(toolsel.data.MAX_INPUT_BYTES); is it the right file?", path=path)
+    try:
+        return data.decode("utf-8-sig")  # a BOM, as Windows editors write, is not content
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path) from None
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON value (write null or a number)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` that refuses NaN/Infinity and overflowing numbers (strict JSON)."""
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def _json_problem(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return f"invalid JSON: nested too deeply (more than {MAX_DEPTH} levels allowed)"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON: {exc.msg}"
+    msg = str(exc).split(";")[0]  # Python's int-digits limit appends advice for programmers
+    return f"invalid JSON: {msg}"
+
+
+def _record_label(rec: Any, loc: str) -> str:
+    if isinstance(rec, Mapping):
+        inner = rec.get("function") if isinstance(rec.get("function"), Mapping) else rec
+        for key in _NAME_OR_ID:
+            value = inner.get(key)
+            if isinstance(value, (str, int)) and not isinstance(value, bool):
+                kind = "tool" if key == "name" else "id"
+                return f"{loc} ({kind} {_safe_repr(value)})"
+    return loc
+
+
+def _safe_repr(value: Any) -> str:
+    """``repr`` that never fails and stays short (a record's name in an error message)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _check_value(rec: Any, *, path, loc: str, surrogates: bool) -> None:
+    """Refuse a record nested deeper than :data:`MAX_DEPTH`, or holding lone surrogates."""
+    stack: list[tuple[Any, tuple, int]] = [(rec, (), 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if isinstance(value, str):
+            if surrogates:
+                _check_surrogates(value, rec, where, path=path, loc=loc)
+            continue
+        if isinstance(value, (dict, list)):
+            if depth >= MAX_DEPTH:
+                field = ".".join(map(str, where[:3])) + "..."
+                raise DataError(f"nested more than {MAX_DEPTH} levels deep; a tool schema "
+                                "needs far fewer", path=path, location=_record_label(rec, loc),
+                                field=field)
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    if surrogates:
+                        _check_surrogates(key, rec, where + (key,), path=path, loc=loc)
+                    stack.append((item, where + (key,), depth + 1))
+            else:
+                stack.extend((item, where + (i,), depth + 1) for i, item in enumerate(value))
+
+
+def _check_surrogates(text: str, rec, where, *, path, loc) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise DataError(f"holds a lone surrogate escape ({text[exc.start]!r}, position "
+                        f"{exc.start + 1}): not a character, and not valid UTF-8 text",
+                        path=path, location=_record_label(rec, loc),
+                        field=".".join(map(str, where)) or None) from None
+
+
+def _refuse_partial_page(doc: Any, path) -> None:
+    """A ``tools/list`` page with a ``nextCursor`` lacks the server's other tools: say so."""
+    result = doc.get("result", doc) if isinstance(doc, Mapping) else None
+    cursor = result.get("nextCursor") if isinstance(result, Mapping) else None
+    if cursor:
+        raise DataError(f"is one page of a paged tools/list (nextCursor {_safe_repr(cursor)}); "
+                        "loading it would silently drop the server's other tools: request "
+                        "every page and put all tools in one {\"tools\": [...]} file",
+                        path=path, field="nextCursor")
+
+
 def read_records(path: str | Path) -> list[tuple[str, Any]]:
     """Read a JSON array (or an object holding one under ``tools``) or JSONL file.
 
     Returns ``(location, record)`` pairs where location is ``"line N"`` (JSONL) or
-    ``"item N"`` (JSON array, 0-based). Raises :class:`DataError` on unreadable input.
+    ``"item N"`` (JSON array, 1-based like lines). Raises :class:`DataError` on anything
+    unreadable: a folder, an unreadable or oversized file (:func:`read_text`), text that is
+    not UTF-8 (a BOM is fine), invalid or non-strict JSON (``NaN``, ``Infinity``, numbers out
+    of range or of more than 4300 digits), records nested deeper than :data:`MAX_DEPTH`,
+    strings holding lone surrogates, and one page of a paged MCP ``tools/list``.
     """
     path = Path(path)
-    if not path.exists():
-        raise DataError("file not found", path=path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path) from None
+    text = read_text(path)
     stripped = text.lstrip()
     if not stripped:
         raise DataError("file is empty", path=path)
+    # lone surrogates can only come from \uD800-style escapes: check strings only then
+    surrogates = bool(_SURROGATE_ESCAPE.search(text))
     data: Any = None
     if stripped[0] == "[" or (stripped[0] == "{" and path.suffix.lower() not in (".jsonl",
                                                                                   ".ndjson")):
         try:
-            data = json.loads(text)
+            data = _loads(text)
         except json.JSONDecodeError as exc:
             # a JSONL file starts with "{" too: only a lone document that fails is an error
             if stripped[0] == "[" or exc.msg != "Extra data":
                 raise DataError(f"invalid JSON: {exc.msg}", path=path,
                                 location=f"line {exc.lineno}, column {exc.colno}") from None
             data = None
+        except (ValueError, RecursionError) as exc:
+            raise DataError(_json_problem(exc), path=path) from None
     if isinstance(data, dict):
         # MCP tools/list results and API requests keep the array under "tools"
         inner = data.get("result", data)
         if isinstance(inner, dict) and isinstance(inner.get("tools"), list):
+            _refuse_partial_page(data, path)
             data = inner["tools"]
         else:  # a one-record JSONL file: read it as lines, for line numbers
             data = None
@@ -246,17 +380,26 @@ def read_records(path: str | Path) -> list[tuple[str, Any]]:
         if not isinstance(data, list):
             raise DataError("expected a JSON array of records (or JSONL, one object a line)",
                             path=path)
-        return [(f"item {i}", rec) for i, rec in enumerate(data)]
-    out = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith("//"):
-            continue
-        try:
-            out.append((f"line {lineno}", json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
-                            location=f"line {lineno}") from None
+        out = [(f"item {i}", rec) for i, rec in enumerate(data, start=1)]
+    else:
+        out = []
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip() or line.lstrip().startswith("//"):
+                continue
+            try:
+                out.append((f"line {lineno}", _loads(line)))
+            except json.JSONDecodeError as exc:
+                raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
+                                location=f"line {lineno}") from None
+            except (ValueError, RecursionError) as exc:
+                raise DataError(_json_problem(exc), path=path,
+                                location=f"line {lineno}") from None
+    for loc, rec in out:
+        _check_value(rec, path=path, loc=loc, surrogates=surrogates)
     return out
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def _text_field(rec: Mapping[str, Any], key: str, *, path, loc, required=True) -> str | None:
@@ -341,24 +484,67 @@ def _check_schema(schema: Any, *, path, loc, field: str) -> None:
                         path=path, location=loc, field=f"{field}.required")
 
 
-def load_registry(path: str | Path) -> Registry:
+def load_registry(path: str | Path, *, strict: bool = False) -> Registry:
     """Load and validate a registry file: a JSON array or JSONL of tool objects.
 
     Each object needs ``name`` and ``description``; the schema may be under ``parameters``,
     ``input_schema`` or ``inputSchema``; OpenAI ``{"type": "function", "function": ...}``
     wrappers and a top-level ``{"tools": [...]}`` object (MCP ``tools/list``) are unwrapped.
+    Tool names are checked with :func:`check_name_syntax` (a :class:`ToolNameWarning`, or
+    :class:`DataError` when ``strict``).
     """
-    tools = load_unique(path, tool_from_record, plural="tools", label="tool name", key="name")
-    return Registry(tools, source=path)
+    records = load_unique(path, tool_from_record, plural="tools", label="tool name",
+                          key="name", with_locations=True)
+    check_name_syntax([(loc, t.name) for loc, t in records], path=path, strict=strict)
+    return Registry([t for _, t in records], source=path)
+
+
+#: Tool names every API accepts: OpenAI function names and Anthropic tool names.
+SENDABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: Tool names MCP accepts (1-128 ASCII letters, digits, ``_``, ``-``, ``.``).
+MCP_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+class ToolNameWarning(UserWarning):
+    """Tool names that the MCP, OpenAI or Anthropic APIs would refuse."""
+
+
+def check_name_syntax(names: Sequence[tuple[str, str]], *, path=None,
+                      strict: bool = False) -> None:
+    """Check tool names against what the APIs accept; ``names`` is ``[(location, name)]``.
+
+    A name MCP refuses too (spaces, emoji, ``/``, ``&``, more than 128 characters; pattern
+    :data:`MCP_NAME`) gives one :class:`ToolNameWarning` for the file, listing them. With
+    ``strict`` every name must also be sendable to OpenAI and Anthropic (:data:`SENDABLE_NAME`:
+    no dots, at most 64 characters) and the first that is not raises :class:`DataError`.
+    """
+    pattern = SENDABLE_NAME if strict else MCP_NAME
+    bad = [(loc, name) for loc, name in names if not pattern.fullmatch(name)]
+    if not bad:
+        return
+    if strict:
+        loc, name = bad[0]
+        raise DataError(f"tool name {_safe_repr(name)} is not accepted by the OpenAI and "
+                        "Anthropic APIs (1-64 letters, digits, '_' or '-')"
+                        + (f"; {len(bad) - 1} more names like it" if len(bad) > 1 else ""),
+                        path=path, location=f"{loc} (tool {_safe_repr(name)})", field="name")
+    shown = ", ".join(f"{_safe_repr(n)} ({loc})" for loc, n in bad[:5])
+    more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+    where = f"{path}: " if path is not None else ""
+    warnings.warn(f"{where}field 'name': {len(bad)} tool name(s) that the MCP, OpenAI and "
+                  f"Anthropic APIs refuse (they accept letters, digits, '_', '-' and, for MCP, "
+                  f"'.'): {shown}{more}; rename them before sending (--strict refuses them)",
+                  ToolNameWarning, stacklevel=3)
 
 
 def load_unique(path: str | Path, build, *, plural: str, label: str, key: str = "id",
-                **build_kwargs: Any) -> list:
+                with_locations: bool = False, **build_kwargs: Any) -> list:
     """Read every record of ``path``, ``build(rec, path=, loc=, **build_kwargs)`` each, and
     refuse an empty file or two records with the same ``key`` attribute.
 
     The shared loop of every labeled-file loader: errors name the file, the record's line (or
-    array item), the field ``key`` and where the first of a duplicate pair stands.
+    array item), the field ``key`` and where the first of a duplicate pair stands. With
+    ``with_locations`` the items come as ``(location, item)`` pairs.
     """
     records = read_records(path)
     if not records:
@@ -372,7 +558,7 @@ def load_unique(path: str | Path, build, *, plural: str, label: str, key: str = 
             raise DataError(f"duplicate {label} {value!r} (first at {seen[value]})", path=path,
                             location=loc, field=key)
         seen[value] = loc
-        out.append(item)
+        out.append((loc, item) if with_locations else item)
     return out
 
 

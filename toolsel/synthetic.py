@@ -17,7 +17,6 @@ the same tools and queries on every machine.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -126,12 +125,23 @@ _CORE = (
 )
 
 
+#: Largest registry :func:`synthetic_registry` makes (about 1 GB of tools in memory).
+MAX_TOOLS = 1_000_000
+
+
 def _server_name(rng: np.random.Generator, used: set[str]) -> str:
-    while True:
+    # 2-3 syllables give about 27,000 names; once draws keep colliding (registries past
+    # ~100,000 tools) a number makes the name unique instead of drawing forever
+    for _ in range(16):
         name = "".join(rng.choice(_SYLLABLES, size=int(rng.integers(2, 4))))
         if name not in used:
             used.add(name)
             return name
+    i = 2
+    while f"{name}{i}" in used:
+        i += 1
+    used.add(f"{name}{i}")
+    return f"{name}{i}"
 
 
 def _tool_name(style: str, server: str, action: str, resource: str) -> str:
@@ -160,7 +170,7 @@ def synthetic_registry(n_tools: int, *, seed: int = 0, core: bool = True) -> Reg
     Parameters
     ----------
     n_tools : int
-        Registry size (>= 1).
+        Registry size, 1 to :data:`MAX_TOOLS`.
     seed : int
         Everything is a function of ``(n_tools, seed)``.
     core : bool
@@ -172,6 +182,9 @@ def synthetic_registry(n_tools: int, *, seed: int = 0, core: bool = True) -> Reg
     """
     if not isinstance(n_tools, (int, np.integer)) or n_tools < 1:
         raise ValueError(f"n_tools must be a positive integer, got {n_tools!r}")
+    if n_tools > MAX_TOOLS:
+        raise ValueError(f"n_tools={n_tools:,} is more than the {MAX_TOOLS:,} tools a synthetic "
+                         "registry can have (toolsel.synthetic.MAX_TOOLS)")
     rng = np.random.default_rng(seed)
     tools: list[Tool] = []
     if core:
@@ -251,19 +264,10 @@ def synthetic_queries(registry: Sequence[Tool], n_queries: int, *, seed: int = 0
     return out
 
 
-def _write_atomic(path: Path, lines) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.writelines(lines)
-    tmp.replace(path)
-    return path
-
-
 def write_registry(registry: Sequence[Tool], path: str | Path) -> Path:
     """Write ``registry`` as JSONL (one tool record a line) that :func:`load_registry` reads."""
-    return _write_atomic(Path(path), (json.dumps(t.to_record(), ensure_ascii=False) + "\n"
-                                      for t in registry))
+    from .io import write_jsonl
+    return write_jsonl((t.to_record() for t in registry), path)
 
 
 def write_queries(queries: Sequence[Query], path: str | Path) -> Path:
@@ -276,5 +280,5 @@ def write_queries(queries: Sequence[Query], path: str | Path) -> Path:
         if q.tags:
             rec["tags"] = list(q.tags)
         return rec
-    return _write_atomic(Path(path), (json.dumps(record(q), ensure_ascii=False) + "\n"
-                                      for q in queries))
+    from .io import write_jsonl
+    return write_jsonl((record(q) for q in queries), path)

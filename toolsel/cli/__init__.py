@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 from ..data import DataError
+from ..io import OutputError
 # importing a subcommand module registers it; the order here is the order of `toolsel -h`
 from . import (benchmark, compare, conversations, discovery, importers, label,  # noqa: F401
                report, runs, sweep, validate)
@@ -35,11 +37,26 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _, _, run = COMMANDS[args.command]
     try:
-        return run(args)
-    except (DataError, KeyError, ValueError, FileNotFoundError, ImportError) as exc:
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"toolsel {args.command}: error: {msg}", file=sys.stderr)
+        with warnings.catch_warnings():
+            # a data warning reads as a line of the command's output, not as a source location
+            warnings.showwarning = lambda message, *a, **k: print(
+                f"toolsel {args.command}: warning: {message}", file=sys.stderr)
+            return run(args)
+    except (DataError, KeyError, ValueError, ImportError, OSError) as exc:
+        print(f"toolsel {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of ``exc`` as one line; an ``OSError`` as ``file: reason``."""
+    if isinstance(exc, KeyError) and exc.args:
+        msg = str(exc.args[0])
+    elif isinstance(exc, OSError) and exc.strerror and not isinstance(exc, OutputError):
+        files = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+        msg = f"{files}: {exc.strerror}" if files else exc.strerror
+    else:
+        msg = str(exc)
+    return msg
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -20,8 +20,12 @@ def _synthetic_args(p: argparse.ArgumentParser) -> None:
          _synthetic_args)
 def _synthetic(args: argparse.Namespace) -> int:
     from ..synthetic import synthetic_queries, synthetic_registry, write_queries, write_registry
+    from ..io import check_output_file
     if args.queries and not args.queries_out:
         raise SystemExit("toolsel synthetic: --queries needs --queries-out")
+    check_output_file(args.registry_out)
+    if args.queries_out:
+        check_output_file(args.queries_out)
     reg = synthetic_registry(args.tools, seed=args.seed)
     write_registry(reg, args.registry_out)
     servers = len({t.domain for t in reg})

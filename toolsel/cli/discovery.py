@@ -9,6 +9,10 @@ from .common import command, csv_list, int_list
 from ..data import load_queries, load_registry
 
 
+_FILES = ("per_request.csv", "by_category.csv", "by_n_required.csv", "noise_per_request.csv",
+          "noise.csv")
+
+
 def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--registry", required=True, type=Path)
     p.add_argument("--queries", required=True, type=Path, help="labeled requests (JSONL)")
@@ -28,7 +32,10 @@ def _args(p: argparse.ArgumentParser) -> None:
          _args)
 def _run(args: argparse.Namespace) -> int:
     from ..eval.discovery import (filter_split, multi_tool_metrics, noise_curve, summarize_noise,
-                            summarize_requests, write_table)
+                            summarize_requests)
+    from ..io import check_output_dir, write_set
+    if args.out:
+        check_output_dir(args.out, _FILES)
     reg = load_registry(args.registry)
     queries = filter_split(load_queries(args.queries, reg), args.split)
     per_request = multi_tool_metrics(reg, queries, args.scorers, args.top_k)
@@ -49,9 +56,7 @@ def _run(args: argparse.Namespace) -> int:
     print(noise[["scorer", "limit", "R@n", "Complete@n", "irrelevant",
                  "irrelevant_tokens"]].to_string(**fmt))
     if args.out:
-        for name, df in (("per_request", per_request), ("by_category", by_cat),
-                         ("by_n_required", by_n), ("noise_per_request", curve),
-                         ("noise", noise)):
-            write_table(df, args.out / f"{name}.csv")
-        print(f"\nwrote 5 tables to {args.out}")
+        tables = (per_request, by_cat, by_n, curve, noise)
+        write_set(args.out, dict(zip(_FILES, tables)))
+        print(f"\nwrote {len(tables)} tables to {args.out}")
     return 0

@@ -30,7 +30,9 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
 @command("sweep", "evaluate scorers x top_k on a labeled query set; write CSV tables",
          _sweep_args)
 def _sweep(args: argparse.Namespace) -> int:
-    from ..eval.sweep import sweep
+    from ..eval.sweep import SweepResult, sweep
+    from ..io import check_output_dir
+    check_output_dir(args.out, SweepResult.FILES)  # before any work: a bad --out fails now
     reg = load_registry(args.registry)
     queries = load_queries(args.queries, reg)
     t0 = time.perf_counter()

@@ -15,13 +15,16 @@ def _validate_args(p: argparse.ArgumentParser) -> None:
                    help="labeled query file (JSONL); repeat for several")
     p.add_argument("--conversations", type=Path, action="append", default=[],
                    help="labeled conversation file (JSONL); repeat for several")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse tool names the OpenAI or Anthropic APIs refuse (1-64 letters, "
+                        "digits, '_' or '-'); default: warn about names every API refuses")
 
 
 @command("validate", "check a registry and query files; print a summary or the first error",
          _validate_args)
 def _validate(args: argparse.Namespace) -> int:
     from ..eval.metrics import payload_chars
-    reg = load_registry(args.registry)
+    reg = load_registry(args.registry, strict=args.strict)
     marked = sorted(reg.always_include, key=reg.index)
     domains = {t.domain for t in reg if t.domain}
     print(f"{args.registry}: {len(reg)} tools, {len(domains)} domains, "

@@ -244,13 +244,13 @@ def summarize_noise(curve: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_table(df: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``df`` as CSV with the report conventions (6-decimal floats, ``\\n`` lines)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    df.to_csv(tmp, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
-    tmp.replace(path)
-    return path
+    """Write ``df`` as CSV with the report conventions (6-decimal floats, ``\\n`` lines).
+
+    Atomic, through :func:`toolsel.io.write_table`; for several tables that belong together
+    use :func:`toolsel.io.write_set`.
+    """
+    from ..io import write_table as _write_table
+    return _write_table(df, path, float_format=FLOAT_FORMAT)
 
 
 def __getattr__(name: str):

@@ -64,7 +64,6 @@ _BLOCK_TYPES = _PLAIN_BLOCKS | {"tool_use", "tool_result", "server_tool_use",
 _RESULT_CONTENT = {"text", "image", "document", "search_result", "tool_reference"}
 _USAGE_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
                  "output_tokens")
-_FLOAT_FORMAT = "%.6f"
 
 
 # --------------------------------------------------------------------------------------------
@@ -606,17 +605,9 @@ class RunsReport:
     names: tuple[str, ...] = field(default=("stages", "tasks", "searches", "compare", "cost"))
 
     def write(self, out_dir: str | Path) -> list[Path]:
-        """Write one CSV per table, each through a temporary file renamed into place."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for name in self.names:
-            path, tmp = out / f"{name}.csv", out / f".{name}.csv.tmp"
-            getattr(self, name).to_csv(tmp, index=False, float_format=_FLOAT_FORMAT,
-                                       lineterminator="\n")
-            tmp.replace(path)
-            paths.append(path)
-        return paths
+        """Write one CSV per table, replaced as one set (:func:`toolsel.io.write_set`)."""
+        from ..io import write_set
+        return write_set(out_dir, {f"{name}.csv": getattr(self, name) for name in self.names})
 
     def table(self) -> str:
         """The three-stage table as text."""

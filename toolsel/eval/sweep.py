@@ -60,23 +60,20 @@ class SweepResult:
     timings: dict[str, dict[str, float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    #: The files :meth:`write` creates.
+    FILES = ("summary.csv", "query_metrics.csv", "per_query.csv", "misses.csv")
+
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write ``summary.csv``, ``query_metrics.csv``, ``per_query.csv``, ``misses.csv``.
 
-        Each file is written to a temporary name and renamed, so a failure never leaves a
-        half-written table.
+        The four files are replaced as one set (:func:`toolsel.io.write_set`): a reader, or a
+        run killed at any point, sees the old four or the new four, never a mix; a second
+        process writing the same folder waits for the first.
         """
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for name in ("summary", "query_metrics", "per_query", "misses"):
-            path = out / f"{name}.csv"
-            tmp = out / f".{name}.csv.tmp"
-            getattr(self, name).to_csv(tmp, index=False, float_format=_FLOAT_FORMAT,
-                                       lineterminator="\n")
-            tmp.replace(path)
-            paths.append(path)
-        return paths
+        from ..io import write_set
+        return write_set(out_dir, {f"{name}.csv": getattr(self, name)
+                                   for name in ("summary", "query_metrics", "per_query",
+                                                "misses")})
 
 
 def _check_top_k(top_k: Iterable[int]) -> list[int]:

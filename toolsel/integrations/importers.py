@@ -36,16 +36,17 @@ names: a merged registry stays sendable to both APIs as it is.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..data import DataError, Registry, Tool, read_records, tool_from_record
+from ..data import (DataError, Registry, Tool, _loads, check_name_syntax, read_records,
+                    read_text, tool_from_record)
 
 __all__ = ["FORMATS", "SEPARATOR", "from_mcp", "from_openai", "from_anthropic",
-           "from_langchain", "merge_servers", "import_files", "write_registry"]
+           "from_langchain", "merge_servers", "import_files", "write_registry",
+           "MissingDescriptionWarning", "fallback_description"]
 
 #: Formats :func:`import_files` and ``toolsel import --from`` accept.
 FORMATS = ("mcp", "openai", "anthropic")
@@ -82,26 +83,60 @@ def _description(entry: Mapping[str, Any], *, fmt: str, path, loc) -> Any:
     return value
 
 
+class MissingDescriptionWarning(UserWarning):
+    """MCP tools without a description were imported with a fallback text."""
+
+
+def fallback_description(entry: Mapping[str, Any]) -> tuple[str, str]:
+    """The text that stands in for a missing MCP description, and where it came from.
+
+    The tool's ``title`` when it has one (``("Create issue", "title")``), else its name split
+    into words (``github_create_issue`` → ``("github create issue", "name")``).
+    """
+    from ..text import split_identifier
+    title = entry.get("title")
+    if isinstance(title, str) and title.strip():
+        return title.strip(), "title"
+    words = split_identifier(str(entry.get("name", "")))
+    return " ".join(words) or str(entry.get("name")), "name"
+
+
 # --------------------------------------------------------------------------------------------
 # one format each
 
 
-def from_mcp(tools: Iterable[Any], *, server: str | None = None, path=None) -> list[Tool]:
+def from_mcp(tools: Iterable[Any], *, server: str | None = None, path=None,
+             strict: bool = False) -> list[Tool]:
     """Tools of an MCP ``tools/list`` result (the list under ``tools``, as dicts).
 
     ``server`` is stored as metadata (the tool's domain). Also accepts ``mcp.types.Tool``
     objects from a live ``ClientSession.list_tools()``. With the MCP SDK installed
     (``toolsel[mcp]``) every entry is also checked against ``mcp.types.Tool``.
+
+    MCP allows a tool without a description; toolsel scores name + description, so such a
+    tool gets :func:`fallback_description` (its ``title``, else its name split into words),
+    ``description_fallback`` metadata saying which, and one :class:`MissingDescriptionWarning`
+    for the list. With ``strict`` a missing description raises :class:`DataError`.
     """
     out = []
+    fallbacks: list[str] = []
     for i, entry in enumerate(_as_list(tools, path=path)):
-        loc = f"item {i}"
+        loc = f"item {i + 1}"
         if hasattr(entry, "model_dump"):  # mcp.types.Tool (pydantic) from the SDK
             entry = entry.model_dump(mode="json", by_alias=True, exclude_none=True)
         entry = _require_mapping(entry, path=path, loc=loc)
         _check_with_mcp_sdk(entry, path=path, loc=loc)
-        rec: dict[str, Any] = {"name": entry.get("name"),
-                               "description": _description(entry, fmt="MCP", path=path, loc=loc)}
+        value = entry.get("description")
+        if not strict and (value is None or (isinstance(value, str) and not value.strip())):
+            tool_from_record({"name": entry.get("name"), "description": "-"}, path=path, loc=loc)
+            description, source = fallback_description(entry)
+            fallbacks.append(f"{entry.get('name')!r} ({loc})")
+        else:
+            description = _description(entry, fmt="MCP", path=path, loc=loc)
+            source = None
+        rec: dict[str, Any] = {"name": entry.get("name"), "description": description}
+        if source is not None:
+            rec["description_fallback"] = source
         if "inputSchema" not in entry:
             raise DataError("missing; an MCP tool needs an object schema (use "
                             "{\"type\": \"object\"} for no arguments)", path=path,
@@ -116,6 +151,14 @@ def from_mcp(tools: Iterable[Any], *, server: str | None = None, path=None) -> l
         if extra:
             rec["mcp_extra"] = {k: entry[k] for k in extra}
         out.append(tool_from_record(rec, path=path, loc=loc))
+    if fallbacks:
+        where = f"{path}: " if path is not None else ""
+        more = f" and {len(fallbacks) - 5} more" if len(fallbacks) > 5 else ""
+        warnings.warn(f"{where}{len(fallbacks)} MCP tool(s) have no description: "
+                      f"{', '.join(fallbacks[:5])}{more}; imported with their title, else their "
+                      "name split into words, as description (metadata description_fallback); "
+                      "write real descriptions for better selection (--strict refuses them)",
+                      MissingDescriptionWarning, stacklevel=2)
     return out
 
 
@@ -139,7 +182,7 @@ def from_openai(tools: Iterable[Any], *, path=None) -> list[Tool]:
     """Tools of an OpenAI tools array, Chat Completions or flat Responses form."""
     out = []
     for i, entry in enumerate(_as_list(tools, path=path)):
-        loc = f"item {i}"
+        loc = f"item {i + 1}"
         entry = _require_mapping(entry, path=path, loc=loc)
         kind = entry.get("type", "function")
         if kind != "function":
@@ -174,7 +217,7 @@ def from_anthropic(tools: Iterable[Any], *, path=None) -> list[Tool]:
     """Tools of an Anthropic Messages API tools array (``name``, ``description``, ``input_schema``)."""
     out = []
     for i, entry in enumerate(_as_list(tools, path=path)):
-        loc = f"item {i}"
+        loc = f"item {i + 1}"
         entry = _require_mapping(entry, path=path, loc=loc)
         kind = entry.get("type", "custom")
         if kind not in ("custom", None):
@@ -209,7 +252,7 @@ def from_langchain(tools: Iterable[Any]) -> list[Tool]:
     out = []
     for i, obj in enumerate(tools):
         name = getattr(obj, "name", None) or getattr(obj, "__name__", None)
-        loc = f"item {i}"
+        loc = f"item {i + 1}"
         try:
             fn = convert_to_openai_tool(obj)["function"]
         except Exception as exc:  # LangChain raises several types for unconvertible input
@@ -283,13 +326,10 @@ def merge_servers(groups: Sequence[tuple[str, Sequence[Tool]]], *,
 
 def _read_json(path: Path) -> Any:
     """The parsed JSON document in ``path`` (``None`` for JSONL), with clear errors."""
+    text = read_text(path)  # DataError for a folder, an unreadable or oversized file
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError("file not found", path=path) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return _loads(text)
+    except (ValueError, RecursionError):
         return None  # JSONL or broken: read_records reports it with a line number
 
 
@@ -303,19 +343,8 @@ def _server_name(doc: Any, path: Path) -> str:
     return path.stem
 
 
-def _refuse_partial_page(doc: Any, path: Path) -> None:
-    """A ``tools/list`` page with a ``nextCursor`` lacks the server's other tools: say so."""
-    result = doc.get("result", doc) if isinstance(doc, Mapping) else None
-    cursor = result.get("nextCursor") if isinstance(result, Mapping) else None
-    if cursor:
-        raise DataError(f"is one page of a paged tools/list (nextCursor {cursor!r}); importing "
-                        "it would silently drop the server's other tools: request every page "
-                        "and put all tools in one {\"tools\": [...]} file", path=path,
-                        field="nextCursor")
-
-
 def import_files(paths: Sequence[str | Path], fmt: str, *,
-                 servers: Sequence[str] | None = None) -> Registry:
+                 servers: Sequence[str] | None = None, strict: bool = False) -> Registry:
     """Read tool files of one format (see :data:`FORMATS`) into one validated registry.
 
     Parameters
@@ -327,6 +356,12 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
         A server name per file; for MCP the default is the file's ``server`` /
         ``serverInfo.name`` or the file stem. For OpenAI and Anthropic, names given here are
         stored as ``server`` metadata, and the file stem qualifies clashing names otherwise.
+    strict : bool
+        Refuse MCP tools without a description (default: a fallback text and a
+        :class:`MissingDescriptionWarning`), and names the OpenAI or Anthropic APIs refuse
+        (default: a :class:`~toolsel.data.ToolNameWarning` for names every API refuses).
+
+    A paged ``tools/list`` (non-null ``nextCursor``) is refused: it lacks the other pages.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -342,20 +377,22 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
         if isinstance(doc, Mapping) and "error" in doc and "result" not in doc:
             raise DataError("holds a JSON-RPC error response, not a tools/list result: "
                             f"{json.dumps(doc['error'])[:200]}", path=path, field="error")
-        records = [rec for _, rec in read_records(path)]
+        located = read_records(path)  # refuses one page of a paged tools/list, too
+        records = [rec for _, rec in located]
         if not records:
             raise DataError("no tools in the file", path=path)
         given = servers[i] if servers else None
         if fmt == "mcp":
-            _refuse_partial_page(doc, path)
             server = given or _server_name(doc, path)
-            tools = from_mcp(records, server=server, path=path)
+            tools = from_mcp(records, server=server, path=path, strict=strict)
         else:
             server = given or path.stem
             tools = (from_openai if fmt == "openai" else from_anthropic)(records, path=path)
             if given:
                 tools = [Tool(t.name, t.description, t.parameters,
                               {**t.metadata, "server": given}) for t in tools]
+        check_name_syntax([(loc, t.name) for (loc, _), t in zip(located, tools)], path=path,
+                          strict=strict)
         groups.append((server, tools))
     try:
         return merge_servers(groups)
@@ -369,19 +406,10 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
 def write_registry(registry: Iterable[Tool], path: str | Path) -> Path:
     """Write ``registry`` as a JSON array that :func:`~toolsel.data.load_registry` reads back.
 
-    Atomic: the file is written to a temporary file in the same folder and renamed over
-    ``path``, so a failed write never leaves a half-written registry.
+    Atomic (:func:`toolsel.io.write_registry`): a temporary file with a unique name in the
+    same folder, renamed over ``path``; created with the user's umask. Strict JSON: a NaN or
+    Infinity in a schema raises :class:`ValueError` instead of writing a file no JSON reader
+    accepts.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    records = [t.to_record() for t in registry]
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(records, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    from ..io import write_registry as _write
+    return _write(registry, path, jsonl=False)

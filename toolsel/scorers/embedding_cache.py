@@ -7,8 +7,10 @@ writes them as one new shard, so re-fitting an unchanged registry encodes nothin
 registry with one edited tool encodes one text.
 
 The cache root is ``cache_dir`` when given, else ``$TOOLSEL_CACHE``, else
-``$XDG_CACHE_HOME/toolsel`` (``~/.cache/toolsel``). Shards are written to a temporary file and
-renamed, so readers never see half a file. A shard that cannot be read, or whose content does
+``$XDG_CACHE_HOME/toolsel`` (``~/.cache/toolsel``). Shards are written to a temporary file
+(``.<random>.npz.part``: it never matches the shard pattern ``*.npz``) and renamed, so readers,
+in this process or another, never see half a file; several processes can fit into one cache
+at once without losing shards. Files are created with the user's umask. A shard that cannot be read, or whose content does
 not check out (zip CRC, shapes, dtype, model id, finite values), is reported with a
 :class:`EmbeddingCacheWarning` naming the file and removed; its texts are simply encoded again.
 Vectors are never taken from a file that failed a check.
@@ -16,16 +18,19 @@ Vectors are never taken from a file that failed a check.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
-import tempfile
+import time
 import warnings
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+
+from ..io import _create_unique
 
 __all__ = ["EmbeddingCache", "EmbeddingCacheWarning", "cache_root", "text_hash"]
 
@@ -78,7 +83,8 @@ class EmbeddingCache:
     def _shards(self) -> list[Path]:
         if not self.directory.is_dir():
             return []
-        return sorted(self.directory.glob("*.npz"))
+        # temporary files end in ".part": another process's half-written shard is never read
+        return sorted(p for p in self.directory.glob("*.npz") if not p.name.startswith("."))
 
     def _read_shard(self, path: Path, dim: int | None):
         """``(hashes, vectors)`` of a shard, or ``None`` after warning if it fails a check."""
@@ -129,11 +135,13 @@ class EmbeddingCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         name = hashlib.sha256(hashes.tobytes()).hexdigest()[:32]
         path = self.directory / f"{name}.npz"
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".npz")
+        fd, tmp = _create_unique(self.directory, ".", ".npz.part")  # mode 0o666 - umask
         try:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, hashes=hashes, vectors=vectors, model=np.asarray(self.model_id))
-            os.replace(tmp, path)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)  # atomic publication: the shard is whole or absent
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
@@ -170,9 +178,15 @@ class EmbeddingCache:
         keys = sorted(table)
         hashes = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32)
         merged = self._write(hashes, np.stack([table[k] for k in keys]))
+        # only shards read above are removed: one another process added meanwhile stays
         for path in shards:
             if path != merged:
                 path.unlink(missing_ok=True)
+        now = time.time()
+        for part in self.directory.glob(".*.npz.part"):  # a killed writer's leftovers
+            with contextlib.suppress(OSError):
+                if now - part.stat().st_mtime > 600:
+                    part.unlink()
         return merged
 
     def clear(self) -> None:
