@@ -399,7 +399,8 @@ def test_plain_json_without_the_sdk():
     import subprocess
     import sys
     code = ("import sys; sys.modules['anthropic'] = None\n"
-            "from toolsel.eval.runs import load_runs, evaluate_runs, _sdk_types\n"
+            "from toolsel.eval.runs import load_runs, evaluate_runs\n"
+            "from toolsel.integrations.anthropic_runs import _sdk_types\n"
             f"r = evaluate_runs(load_runs({str(RUNS)!r}))\n"
             "assert _sdk_types() == {}\n"
             "print(r.stages.to_csv(index=False))")

@@ -2,6 +2,10 @@
 
 - :mod:`toolsel.integrations.anthropic` (``toolsel[anthropic]``): a Messages API ``tools``
   array with tool search and deferred loading, and a client-side search handler.
+- :mod:`toolsel.integrations.importers`: MCP ``tools/list`` dumps, OpenAI and Anthropic tool
+  arrays and LangChain tools into a registry (no SDK needed for the JSON shapes).
+- :mod:`toolsel.integrations.anthropic_runs`: recorded Messages API runs (request/response
+  pairs with tool search), parsed and validated for :mod:`toolsel.eval.runs`.
 - :mod:`toolsel.integrations.langchain` (``toolsel[langchain]``): a LangChain v1 agent
   middleware that filters tools per model call and gives the model a ``discover_tools`` tool.
 
