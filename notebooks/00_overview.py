@@ -140,7 +140,7 @@ else:
 
 # %%
 nbs = find_notebooks(notebooks_dir)
-display(Markdown("\n".join(f"- **{p.stem[:2]}** [{escape_md(notebook_title(p))}]({p.stem}.html)"
+display(Markdown("\n".join(f"- **{p.stem[:2]}** [{notebook_title(p)}]({p.stem}.html)"
                            for p in nbs)))
 
 # %% [markdown]

@@ -691,7 +691,7 @@ def render_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],
         if (rep / f"{stem}.ipynb").exists():
             links.append(f"[executed notebook]({stem}.ipynb)")
         status = f" — FAILED: {escape_md(r.error)}" if r.error else ""
-        out.append(f"- **{stem}** {escape_md(notebook_title(r.source))}{status}: "
+        out.append(f"- **{stem}** {notebook_title(r.source)}{status}: "
                    + (" · ".join(links) or "no output"))
         art = rep / stem
         if art.is_dir():
