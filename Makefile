@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: report sweep test setup clean benchmark
+.PHONY: report sweep test setup clean benchmark strip
 
 setup: $(STAMP)
 
@@ -38,6 +38,12 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_scale.py --out reports/benchmarks
 	$(BIN)/python benchmarks/bench_sweep.py --out reports/benchmarks
 	$(BIN)/python benchmarks/bench_default.py --tools 4000 --out reports/benchmarks/default_latency.csv
+
+# After editing a notebook in JupyterLab: strip outputs and execution counts from the source
+# notebooks (cell ids kept) and bring each py:percent pair in step; `make test` checks both.
+strip: $(STAMP)
+	$(BIN)/nbstripout --keep-id notebooks/[0-9][0-9]_*.ipynb
+	$(BIN)/jupytext --sync notebooks/[0-9][0-9]_*.ipynb
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: toolsel
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -11,6 +12,10 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   toolsel:
+#     needs:
+#     - registry
+#     - queries
 # ---
 
 # %% [markdown]
@@ -29,7 +34,7 @@
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
 scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding"]  # filter and discover scorers
-top_k: int = 10  # tools sent per turn besides always-include and pins
+top_k: list[int] = [10]  # tools sent per turn: 10 if given, else the largest K that filters
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 out_dir: str = "../reports/03_escape_hatch"  # where tables and figures go
 
@@ -40,9 +45,12 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import Selector, load_queries, load_registry
-from toolsel.report.plots import plot_escape_hatch, save_figure, setup_style
+from toolsel.eval.replication import is_article_benchmark
 from toolsel.eval.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scenario, escape_hatch,
-                              scenario_table)
+                                   scenario_table, scenario_tools_present)
+from toolsel.report.html import escape_md, md_code
+from toolsel.report.plots import plot_escape_hatch, save_figure, setup_style
+from toolsel.report.runner import headline_k
 
 setup_style()
 pd.set_option("display.max_colwidth", 100)
@@ -50,27 +58,36 @@ out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
 reg = load_registry(registry)
 qs = load_queries(queries, reg)
+article = is_article_benchmark(reg, qs)  # the bundled data: its numbers are checked
+k = headline_k(top_k, len(reg) - len(set(always_include)))
 
 # %% [markdown]
 # ## The article's conversation
 #
 # Four tools (`weather_lookup`, `stock_price`, `translate_text`, `calculator`, with our
 # registry's descriptions), Jaccard, `top_k=1`, no always-include, `discover_tools` injected
-# on every turn outside the filter.
+# on every turn outside the filter. (Only when the registry has those four tools.)
 
 # %%
-turns = article_scenario(reg)
-table = scenario_table(turns)
-table.to_csv(out / "scenario.csv", index=False, lineterminator="\n")
-table
+scenario = scenario_tools_present(reg)
+if scenario:
+    turns = article_scenario(reg)
+    table = scenario_table(turns)
+    table.to_csv(out / "scenario.csv", index=False, lineterminator="\n")
+    display(table)
+else:
+    display(Markdown("*Skipped: the article's conversation needs the tools "
+                     + ", ".join(md_code(n) for n in ARTICLE_TOOLS)
+                     + ", which this registry does not have.*"))
 
 # %%
-for t in turns:
-    print(f"turn {t.turn}: user: {t.user!r}")
-    print(f"        model sees {len(t.sent)} tools: {', '.join(t.sent)}")
-    if t.discover_query:
-        print(f"        model calls discover_tools({t.discover_query!r}) -> {t.tool_result}")
-    print(f"        pinned: {list(t.pinned)}")
+if scenario:
+    for t in turns:
+        print(f"turn {t.turn}: user: {t.user!r}")
+        print(f"        model sees {len(t.sent)} tools: {', '.join(t.sent)}")
+        if t.discover_query:
+            print(f"        model calls discover_tools({t.discover_query!r}) -> {t.tool_result}")
+        print(f"        pinned: {list(t.pinned)}")
 
 # %% [markdown]
 # Turn 2 shares no content word with the calculator's description ("evaluate a basic
@@ -81,18 +98,21 @@ for t in turns:
 # Pins are per conversation: a new session over the same selector starts empty.
 
 # %%
-selector = Selector([reg.get(n) for n in ARTICLE_TOOLS], "jaccard", top_k=1, always_include=())
-other_chat = selector.session()
-other_sent = other_chat.select("translate hello to French")
-print("another conversation, same turn 3:", other_sent, "pinned:", other_chat.pinned)
+if scenario:
+    selector = Selector([reg.get(n) for n in ARTICLE_TOOLS], "jaccard", top_k=1,
+                        always_include=())
+    other_chat = selector.session()
+    other_sent = other_chat.select("translate hello to French")
+    print("another conversation, same turn 3:", other_sent, "pinned:", other_chat.pinned)
 
 # %%
-assert [len(t.sent) for t in turns] == [2, 2, 3]
-assert turns[0].sent == ("discover_tools", "weather_lookup")
-assert turns[1].discovered == "calculator" and "calculator" not in turns[1].sent
-assert turns[2].sent == ("calculator", "discover_tools", "translate_text")
-assert list(turns[-1].pinned) == ["calculator"]
-assert other_sent == ["translate_text"] and other_chat.pinned == []
+if scenario:
+    assert [len(t.sent) for t in turns] == [2, 2, 3]
+    assert turns[0].sent == ("discover_tools", "weather_lookup")
+    assert turns[1].discovered == "calculator" and "calculator" not in turns[1].sent
+    assert turns[2].sent == ("calculator", "discover_tools", "translate_text")
+    assert list(turns[-1].pinned) == ["calculator"]
+    assert other_sent == ["translate_text"] and other_chat.pinned == []
 
 # %% [markdown]
 # ## Over the labeled set: what one `discover` call recovers
@@ -110,7 +130,7 @@ assert other_sent == ["translate_text"] and other_chat.pinned == []
 #   e.g. "arithmetic" for "what's 340 divided by 12").
 
 # %%
-hatch = escape_hatch(reg, qs, scorers, top_k, always_include=always_include)
+hatch = escape_hatch(reg, qs, scorers, k, always_include=always_include)
 hatch.summary.to_csv(out / "summary.csv", index=False, float_format="%.6f", lineterminator="\n")
 hatch.misses.to_csv(out / "misses.csv", index=False, lineterminator="\n")
 fig = plot_escape_hatch(hatch.summary)
@@ -127,7 +147,7 @@ s[["misses", "recovered_literal", "recovered_literal_unseen", "recovered_search_
 # Every request carries `discover_tools` itself (its name and description); a query with a
 # miss makes a second request that carries everything again plus the pinned hit. Payload is
 # name + description characters per query, averaged over all queries; the reduction is
-# against sending all 61 tools with no hatch.
+# against sending the whole registry with no hatch.
 
 # %%
 cost = s[["extra_calls_search_term", "discover_tool_chars", "payload_chars",
@@ -137,17 +157,19 @@ cost.T
 # %%
 j = s.loc[scorers[0]]
 display(Markdown(
-    f"With **{scorers[0]}** at K={top_k}: {int(j.misses)} misses in {int(j.queries_with_miss)} "
+    f"With **{escape_md(scorers[0])}** at K={k}: {int(j.misses)} misses in {int(j.queries_with_miss)} "
     f"queries. One call with the user's words recovers {int(j.recovered_literal)}; with only "
     f"unseen tools {int(j.recovered_literal_unseen)}; with a short search term "
-    f"{int(j.recovered_search_term)}, raising Complete@{top_k} from "
+    f"{int(j.recovered_search_term)}, raising Complete@{k} from "
     f"{100 * j['Complete@k']:.0f}% to {100 * j.Complete_after_search_term:.0f}%. "
     f"The cost: {int(j.extra_calls_search_term)} extra calls over {len(qs)} queries and "
     f"{j.payload_chars_search_term - j.payload_chars:,.0f} more characters per query on "
     f"average, so the payload reduction falls from {100 * j.payload_reduction:.1f}% to "
     f"{100 * j.payload_reduction_search_term:.1f}%. The hatch is only as good as the words "
     f"the model searches with: it pays off when the model rephrases the need in the tools' "
-    f"vocabulary."))
+    f"vocabulary."
+    + ("" if any(q.search_term for q in qs) else " (This query file gives no `search_term`: "
+       "the search-term call is never made.)")))
 
 # %% [markdown]
 # ### Each miss, and what each call found
@@ -168,6 +190,7 @@ assert (hatch.summary["recovered_literal"] == 0).all()
 assert (hatch.summary["Complete_after_search_term"] >= hatch.summary["Complete@k"]).all()
 assert (hatch.summary["payload_chars_search_term"] > hatch.summary["payload_chars"]).all()
 assert DISCOVER_TOOL.name == "discover_tools"
-if top_k == 10 and scorers[0] == "jaccard" and not always_include:
+assert (hatch.summary["Complete_after_search_term"] <= 1).all()
+if article and k == 10 and scorers[0] == "jaccard" and not always_include:
     assert int(j.misses) == 16 and int(j.recovered_search_term) == 9
 print("all checks passed")

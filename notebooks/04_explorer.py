@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: toolsel
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -11,6 +12,9 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   toolsel:
+#     needs:
+#     - registry
 # ---
 
 # %% [markdown]
@@ -21,13 +25,15 @@
 # fields (none selected: the scorer's defaults), `top_k` and always-include set.
 #
 # Open this notebook in Jupyter to use the widgets. The static report shows the panels for
-# the default query below.
+# the default query below (on a registry without its expected tool: the first labeled query
+# of `queries`, when given).
 
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
+queries: str = ""  # optional labeled queries: the first one is shown if expected is not a tool
 scorers: list[str] = ["jaccard", "bm25"]  # the two panels' scorers
 query: str = "file a bug report on the backend repo"  # the query shown first
-top_k: int = 10  # tools sent besides always-include
+top_k: list[int] = [10]  # tools sent besides always-include: 10 if given, else the largest that filters
 always_include: list[str] = []  # names sent every turn outside K
 expected: str = "github_create_issue"  # a tool to look for in the default query's rankings
 out_dir: str = "../reports/04_explorer"  # where tables go
@@ -36,17 +42,26 @@ out_dir: str = "../reports/04_explorer"  # where tables go
 from pathlib import Path
 
 import pandas as pd
-from IPython.display import HTML, display
+from IPython.display import HTML, Markdown, display
 
-from toolsel import load_registry
-from toolsel.report.explorer import build_explorer
+from toolsel import load_queries, load_registry
 from toolsel.eval.metrics import payload_chars
+from toolsel.report.explorer import build_explorer
+from toolsel.report.html import escape_md
+from toolsel.report.runner import headline_k
 
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
 reg = load_registry(registry)
+k = headline_k(top_k, len(reg) - len(set(always_include)))
+if expected and expected not in reg:
+    first = load_queries(queries, reg)[0] if queries else None
+    display(Markdown(f"*This registry has no {escape_md(expected)}: showing "
+                     + (f"the first labeled query, \"{escape_md(query)}\".*" if first else
+                        "the default query, with no tool to look for.*")))
+    query, expected = (first.query, first.expected[0]) if first else (query, "")
 
-explorer = build_explorer(reg, scorers, query=query, top_k=top_k,
+explorer = build_explorer(reg, scorers, query=query, top_k=k,
                           always_include=always_include)
 views = explorer.update()
 display(explorer.widget)
@@ -73,13 +88,14 @@ for v in views:
 assert len(views) == len(scorers)
 for v in views:
     assert len(v.ranking) == len(reg)
-    assert len(v.sent) == min(top_k, len(reg) - len(always_include)) + len(always_include)
+    assert len(v.sent) == min(k, len(reg) - len(always_include)) + len(always_include)
     assert v.ranking[v.ranking.sent].shape[0] == len(v.sent)
-    assert 0 < v.payload_chars < payload_chars(reg)
+    assert 0 < v.payload_chars <= payload_chars(reg)
 # changing a widget recomputes the panel
 explorer.panels[0]["top_k"].value = 3
-assert len(explorer.views[0].sent) == 3 + len(always_include)
-if query == "file a bug report on the backend repo" and scorers[:2] == ["jaccard", "bm25"]:
+assert len(explorer.views[0].sent) == min(3, len(reg) - len(always_include)) + len(always_include)
+if (query == "file a bug report on the backend repo" and scorers[:2] == ["jaccard", "bm25"]
+        and expected == "github_create_issue" and k == 10):  # the bundled registry
     jac, bm = (v.ranking.set_index("tool") for v in views)
     assert jac.loc["github_create_issue", "rank"] == 14  # the article's miss at K=10
     assert bm.loc["github_create_issue", "rank"] <= top_k  # BM25 sends it

@@ -1,6 +1,12 @@
 """The report runner: notebook discovery, titles, the README generator, and the CLI."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -172,3 +178,169 @@ def test_reruns_are_byte_identical_with_widgets_styler_and_reprs(tmp_path):
     assert runs[0] == runs[1]
     text = runs[0][0].decode()
     assert "0000000000000000000000000000000" in text and " at 0x" not in text
+
+
+# --------------------------------------------------------------------------------------------
+# the notebook convention's helpers
+
+
+def test_distinct_top_k_and_headline_k():
+    from toolsel.report.runner import distinct_top_k, headline_k, top_k_note
+    assert distinct_top_k([30, 1, 10, 20, 10], 61) == ([1, 10, 20, 30], [])
+    assert distinct_top_k([1, 3, 5, 10, 20, 30], 9) == ([1, 3, 5, 10], [20, 30])
+    assert distinct_top_k([9, 12], 9) == ([9], [12])
+    assert top_k_note([1, 3], [], 9) == ""
+    note = top_k_note([1, 10], [20, 30], 9)
+    assert "K=10 sends every one of the 9" in note and "K=20, 30" in note
+    assert headline_k([1, 10, 30], 61) == 10
+    assert headline_k([1, 3, 10, 20], 9) == 3  # 10 sends everything: the largest that filters
+    assert headline_k([20, 30], 9) == 20  # none filters
+    assert headline_k([5, 30]) == 30
+
+
+def test_notebook_needs_from_metadata(tmp_path):
+    from toolsel.report.runner import DEFAULT_NEEDS, notebook_needs
+    plain = _notebook(tmp_path / "01_a.ipynb", [("code", "x = 1")])
+    assert notebook_needs(plain) == DEFAULT_NEEDS
+    nb = json.loads(plain.read_text())
+    nb["metadata"]["toolsel"] = {"needs": ["registry", "conversations"]}
+    plain.write_text(json.dumps(nb))
+    assert notebook_needs(plain) == ("registry", "conversations")
+    nb["metadata"]["toolsel"] = {"needs": ["registry", "chats"]}
+    plain.write_text(json.dumps(nb))
+    with pytest.raises(ValueError, match="chats"):
+        notebook_needs(plain)
+
+
+# --------------------------------------------------------------------------------------------
+# escaping and sanitizing (issue 13, item 1)
+
+
+def test_escape_md_and_md_table_render_data_as_text():
+    from toolsel.report.html import escape_md, md_code, md_table
+    evil = "evil<img src=x onerror=alert(2)>"
+    assert escape_md(evil) == "evil&lt;img src=x onerror=alert(2)&gt;"
+    assert escape_md("a|b *c* `d` [e](f) $g$ #h\nnext") == \
+        r"a\|b \*c\* \`d\` \[e\](f) \$g\$ \#h next"
+    assert md_code("x|<y>") == "<code>x&#124;&lt;y&gt;</code>"
+    t = md_table(pd.DataFrame({"query": ["<script>alert(1)</script>"], "tool": [evil],
+                               "R": [0.5], "raw": ["**b**"]}), code=["tool"], raw=["raw"])
+    lines = t.splitlines()
+    assert lines[0] == "| query | tool | R | raw |" and len(lines) == 3
+    assert lines[2] == ("| &lt;script&gt;alert(1)&lt;/script&gt; | "
+                        "<code>evil&lt;img src=x onerror=alert(2)&gt;</code> | 0.500 | **b** |")
+    with pytest.raises(KeyError):
+        md_table(pd.DataFrame({"a": [1]}), code=["b"])
+
+
+def test_sanitize_html_drops_scripts_handlers_and_js_urls():
+    from toolsel.report.html import sanitize_html
+    dirty = ('<h2>t</h2><table><thead><tr><th>a</th></tr></thead><tbody><tr><td>1</td></tr>'
+             '</tbody></table><img src=x onerror=alert(2)><script>alert(1)</script>'
+             '<a href="javascript:alert(3)">l</a><img src="data:image/png;base64,AAAA">'
+             '<div onclick="alert(4)" style="color:red">d</div><iframe src="x"></iframe>')
+    clean = sanitize_html(dirty)
+    assert "alert" not in clean and "<iframe" not in clean and "onclick" not in clean
+    for kept in ("<h2>t</h2>", "<thead>", "<td>1</td>", 'src="data:image/png;base64,AAAA"',
+                 'style="color:red"'):
+        assert kept in clean
+
+
+def test_exported_html_is_sanitized(tmp_path):
+    """A notebook that forgets to escape still exports no live markup."""
+    pytest.importorskip("papermill")
+    nbdir = tmp_path / "nb"
+    nbdir.mkdir()
+    src = _notebook(nbdir / "05_x.ipynb", [
+        ("markdown", "# X <img src=x onerror=alert(5)>"),
+        ("code", 'out_dir: str = "out"'),
+        ("code", "from IPython.display import HTML, Markdown, Javascript, display\n"
+                 "display(Markdown('<img src=x onerror=alert(2)> **ok**'))\n"
+                 "display(HTML('<b>fine</b><script>alert(1)</script>'))\n"
+                 "display(Javascript('alert(6)'))")])
+    rep = tmp_path / "reports"
+    executed = execute_notebook(src, rep / "05_x.ipynb", rep / "05_x", cwd=nbdir)
+    html = export_html(executed, rep / "05_x.html").read_text()
+    assert "<b>fine</b>" in html and "<strong>ok</strong>" in html
+    for live in ("onerror", "alert(1)", "alert(6)"):
+        assert live not in html
+
+
+# --------------------------------------------------------------------------------------------
+# a run's outputs replace the previous ones as a set (issue 13, item 3)
+
+
+def _versioned(nb_dir, version: str, sleep: float):
+    return _notebook(nb_dir / "01_v.ipynb", [
+        ("markdown", "# V"),
+        ("code", 'out_dir: str = "out"'),
+        ("code", "import pathlib, time\np = pathlib.Path(out_dir)\n"
+                 "p.mkdir(parents=True, exist_ok=True)\n"
+                 f"(p / 'a.csv').write_text('{version}\\n')\ntime.sleep({sleep})\n"
+                 f"(p / 'b.csv').write_text('{version}\\n')\nprint('VERSION_{version}')")])
+
+
+def _files(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def test_a_killed_report_leaves_the_previous_set(tmp_path):
+    pytest.importorskip("papermill")
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(root), os.environ.get("PYTHONPATH")) if p))
+    nb, out = tmp_path / "nb", tmp_path / "out"
+    nb.mkdir()
+    cmd = [sys.executable, "-m", "toolsel.cli", "report", "--notebooks", str(nb), "--out",
+           str(out)]
+    _versioned(nb, "v1", 0)
+    subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=300)
+    before = _files(out)
+    assert before["01_v/a.csv"] == b"v1\n" and "VERSION_v1" in before["01_v.html"].decode()
+
+    _versioned(nb, "v2", 120)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # its own group: the kernel dies with it
+    staged = out / ".toolsel-staging" / "01_v" / "a.csv"
+    try:
+        deadline = time.monotonic() + 120
+        while not staged.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert staged.exists(), "the run never got to write its first table"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    after = {k: v for k, v in _files(out).items() if not k.startswith(".toolsel-staging")}
+    assert after == before  # the old set, whole
+
+    _versioned(nb, "v2", 0)
+    subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=300)
+    new = _files(out)
+    assert not (out / ".toolsel-staging").exists()  # the killed run's leftovers are gone
+    assert new["01_v/a.csv"] == new["01_v/b.csv"] == b"v2\n"
+    assert "VERSION_v2" in new["01_v.html"].decode()
+    assert ".toolsel-staging" not in new["01_v.ipynb"].decode()  # shows the final folder
+
+
+def test_a_swap_killed_half_way_is_finished_by_the_next_run(tmp_path):
+    from toolsel.report.runner import STAGING, _recover
+    out = tmp_path / "out"
+    stage = out / STAGING
+    (out / "01_x").mkdir(parents=True)
+    (out / "01_x" / "t.csv").write_text("old")
+    (out / "01_x.html").write_text("old")
+    (out / "02_gone.html").write_text("old")
+    (stage / "01_x").mkdir(parents=True)
+    (stage / "01_x" / "t.csv").write_text("new")
+    (stage / "01_x.html").write_text("new")
+    (out / "01_x.ipynb").write_text("new")  # moved in before the kill
+    (stage / ".commit").write_text("01_x.ipynb\n01_x.html\n01_x\n-02_gone.html\n")
+    _recover(out)
+    assert _files(out) == {"01_x.ipynb": b"new", "01_x.html": b"new", "01_x/t.csv": b"new"}
+
+    # killed before the commit list was written: the staged files are dropped
+    (stage / "01_x.html").parent.mkdir(parents=True)
+    (stage / "01_x.html").write_text("newer")
+    _recover(out)
+    assert _files(out)["01_x.html"] == b"new" and not stage.exists()

@@ -1,48 +1,122 @@
-"""``toolsel report``: execute every notebook into reports/, export HTML, write the README."""
+"""``toolsel report``: execute the notebooks into a folder, export HTML, write its README.
+
+Without ``--registry`` it regenerates the project's own ``reports/`` (``make report``). With
+``--registry`` (and ``--queries``, ``--requests``, ``--conversations``, ``--runs`` as the
+data allows) it runs every notebook that data supports into ``--out`` and says which it
+skipped and why. Everything given is checked before any notebook runs.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
-from .common import command, csv_list
+from .common import command, csv_list, int_list
+
+
+def _default_notebooks() -> Path:
+    """``notebooks/`` of the current folder if there is one, else the one beside the package."""
+    here = Path("notebooks")
+    if here.is_dir():
+        return here
+    beside = Path(__file__).resolve().parents[2] / "notebooks"
+    return beside if beside.is_dir() else here
 
 
 def _report_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--notebooks", type=Path, default=Path("notebooks"),
-                   help="folder of NN_slug.ipynb notebooks (default: notebooks)")
-    p.add_argument("--out", type=Path, default=Path("reports"),
-                   help="output folder (default: reports)")
+    p.add_argument("--notebooks", type=Path, default=None,
+                   help="folder of NN_slug.ipynb notebooks (default: ./notebooks, else the "
+                        "repository's)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="output folder (default: reports; required with --registry)")
     p.add_argument("--only", type=csv_list, default=None, metavar="NN[,NN]",
                    help="run only these notebook numbers (the README still lists all)")
     p.add_argument("--no-html", action="store_true", help="skip the HTML export")
     p.add_argument("--readme-only", action="store_true",
-                   help="only rewrite reports/README.md from the files present")
+                   help="only rewrite the README from the files present (project reports)")
+    g = p.add_argument_group("your own data (paths resolve against the current folder)")
+    g.add_argument("--registry", type=Path, help="tool registry JSON: report on it")
+    g.add_argument("--queries", type=Path, help="labeled queries JSONL")
+    g.add_argument("--requests", type=Path, help="labeled multi-tool requests JSONL")
+    g.add_argument("--conversations", type=Path, help="labeled conversations JSONL")
+    g.add_argument("--runs", type=Path, help="folder of recorded runs (with tasks.jsonl)")
+    g.add_argument("--scorers", type=csv_list, default=None,
+                   help="comma-separated scorers (default: each notebook's)")
+    g.add_argument("--top-k", type=int_list, default=None,
+                   help="comma-separated cut-offs (default: each notebook's)")
 
 
-@command("report", "execute the notebooks with papermill into reports/, export HTML, "
-         "write reports/README.md", _report_args)
-def _report(args: argparse.Namespace) -> int:
-    from ..report.runner import find_notebooks, generate_reports, write_readme
+def _user_data(args: argparse.Namespace):
+    from ..report.runner import DATA_PARAMS, UserData
+    given = {n: getattr(args, n) for n in DATA_PARAMS if getattr(args, n) is not None}
+    if args.registry is None:
+        if given or args.scorers is not None or args.top_k is not None:
+            flags = [f"--{n}" for n in given] + (["--scorers"] if args.scorers else []) \
+                + (["--top-k"] if args.top_k else [])
+            raise ValueError(f"{', '.join(flags)} need(s) --registry: the data to report on")
+        return None
+    if args.out is None:
+        raise ValueError("--out is required with --registry (the folder the report goes to)")
     if args.readme_only:
-        path = write_readme(args.out, find_notebooks(args.notebooks))
+        raise ValueError("--readme-only rewrites the project's reports/README.md; it takes "
+                         "no --registry")
+    return UserData(**{n: p.expanduser().resolve() for n, p in given.items()},
+                    scorers=tuple(args.scorers) if args.scorers is not None else None,
+                    top_k=tuple(args.top_k) if args.top_k is not None else None)
+
+
+def _check_out(out: Path) -> None:
+    """The output folder must be (or be creatable as) a writable folder: checked up front."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: exists and is not a folder")
+    parent = out
+    while not parent.exists():
+        parent = parent.parent
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {out}: {parent} is not writable")
+
+
+@command("report", "execute the notebooks with papermill (the project's reports/, or a "
+         "report on your --registry/--queries), export HTML, write a README", _report_args)
+def _report(args: argparse.Namespace) -> int:
+    from ..report.runner import check_user_data, find_notebooks, generate_reports, write_readme
+    data = _user_data(args)
+    notebooks = args.notebooks if args.notebooks is not None else _default_notebooks()
+    out = args.out if args.out is not None else Path("reports")
+    if args.readme_only:
+        path = write_readme(out, find_notebooks(notebooks))
         print(f"wrote {path}")
         return 0
+    find_notebooks(notebooks, args.only)  # a missing folder or number: before anything runs
+    _check_out(out)
+    if data is not None:
+        loaded = check_user_data(data)
+        counts = ", ".join(f"{len(v)} {k}" if k != "registry" else f"{len(v)} tools"
+                           for k, v in loaded.items())
+        print(f"your data: {counts}", flush=True)
 
     def done(run) -> None:
+        if run.skipped:
+            print(f"  {run.source.stem}: skipped, {run.skipped}", flush=True)
+            return
         status = "FAILED " + run.error if run.error else "ok"
         print(f"  {run.source.name}: {status} ({run.seconds:.1f} s)", flush=True)
 
     t0 = time.perf_counter()
-    print(f"executing notebooks from {args.notebooks} into {args.out}/", flush=True)
-    runs = generate_reports(args.notebooks, args.out, only=args.only, html=not args.no_html,
-                            on_done=done)
-    failed = [r for r in runs if r.error]
-    print(f"{len(runs) - len(failed)}/{len(runs)} notebooks ok in "
-          f"{time.perf_counter() - t0:.1f} s; wrote {args.out / 'README.md'}")
+    print(f"executing notebooks from {notebooks} into {out}/", flush=True)
+    runs = generate_reports(notebooks, out, only=args.only, html=not args.no_html,
+                            on_done=done, data=data)
+    ran = [r for r in runs if r.skipped is None]
+    failed = [r for r in ran if r.error]
+    skipped = len(runs) - len(ran)
+    print(f"{len(ran) - len(failed)}/{len(ran)} notebooks ok"
+          + (f", {skipped} skipped" if skipped else "")
+          + f" in {time.perf_counter() - t0:.1f} s; wrote {out / 'README.md'}")
     if failed:
-        print("failed: " + ", ".join(r.source.name for r in failed), file=sys.stderr)
+        print("failed: " + ", ".join(r.source.name for r in failed)
+              + " (previous outputs kept; see NN_slug.failed.ipynb)", file=sys.stderr)
         return 1
     return 0

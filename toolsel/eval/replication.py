@@ -14,8 +14,9 @@ import pandas as pd
 from ..data import Query, Tool
 from .metrics import payload_chars, payload_tokens
 
-__all__ = ["ARTICLE", "benchmark_facts", "replication_table", "miss_rank_bands",
-           "headline_frame"]
+__all__ = ["ARTICLE", "ARTICLE_TOOL_NAMES", "ARTICLE_MISSES", "is_article_registry",
+           "article_queries_present", "is_article_benchmark", "benchmark_facts",
+           "replication_table", "miss_rank_bands", "headline_frame"]
 
 #: What the article reports for its Jaccard scorer (BRIEF.md).
 ARTICLE = {
@@ -26,6 +27,41 @@ ARTICLE = {
     "payload_reduction@10": 0.84,
     "R@30 - R@10": 0.13,
 }
+
+#: Tool names the article's registry has (BRIEF.md); a registry without them is not its.
+ARTICLE_TOOL_NAMES = ("github_create_issue", "github_create_pr", "jira_create_issue",
+                      "jira_transition_issue", "slack_send_dm", "slack_search_messages",
+                      "read_file", "write_file", "calculator", "weather_lookup", "stock_price",
+                      "translate_text")
+
+#: The article's three listed Jaccard misses at K=10: query text, wanted tool, a sibling
+#: sent instead (``None``: no sibling, a short generic query).
+ARTICLE_MISSES = (
+    ("file a bug report on the backend repo", "github_create_issue", "github_create_pr"),
+    ("mark this jira ticket as in progress", "jira_transition_issue", "jira_create_issue"),
+    ("what's 340 divided by 12", "calculator", None),
+)
+
+
+def is_article_registry(registry: Sequence[Tool]) -> bool:
+    """Whether ``registry`` is the article's: 61 tools, its named tools among them."""
+    names = {t.name for t in registry}
+    return len(names) == ARTICLE["n_tools"] and names.issuperset(ARTICLE_TOOL_NAMES)
+
+
+def article_queries_present(queries: Sequence[Query]) -> bool:
+    """Whether ``queries`` hold the article's three listed misses (same text and tool)."""
+    have = {(q.query.strip().lower(), t) for q in queries for t in q.expected}
+    return all((text, wanted) in have for text, wanted, _ in ARTICLE_MISSES)
+
+
+def is_article_benchmark(registry: Sequence[Tool], queries: Sequence[Query]) -> bool:
+    """The article's registry with a 30-query set holding its three misses (the bundled data).
+
+    Notebook sections and checks tied to the article's numbers run only when this holds.
+    """
+    return (is_article_registry(registry) and len(queries) == ARTICLE["n_queries"]
+            and article_queries_present(queries))
 
 
 def benchmark_facts(registry: Sequence[Tool], queries: Sequence[Query]) -> dict[str, int]:

@@ -35,7 +35,7 @@ from ..scorers.base import Scorer
 from ..selection import Selector
 
 __all__ = ["DISCOVER_TOOL", "ARTICLE_TOOLS", "ARTICLE_TURNS", "Turn", "TurnResult",
-           "run_scenario", "article_scenario", "scenario_table", "EscapeHatch", "escape_hatch",
+           "run_scenario", "scenario_tools_present", "article_scenario", "scenario_table", "EscapeHatch", "escape_hatch",
            "DISCOVER_VARIANTS"]
 
 #: The injected escape-hatch tool (the model calls it; it is never scored or filtered).
@@ -131,6 +131,12 @@ def run_scenario(tools: Sequence[Tool], turns: Iterable[Turn], *,
                               turn.discover_query, hit_name, result, tuple(chat.pinned),
                               requests, chars))
     return out
+
+
+def scenario_tools_present(registry: Sequence[Tool]) -> bool:
+    """Whether ``registry`` has the article's four scenario tools (:data:`ARTICLE_TOOLS`)."""
+    names = {t.name for t in registry}
+    return all(n in names for n in ARTICLE_TOOLS)
 
 
 def article_scenario(registry: Sequence[Tool], *, scorer: str | Scorer = "jaccard",

@@ -1,14 +1,38 @@
-"""Regenerate ``reports/`` from the notebooks: execute, export HTML, write ``reports/README.md``.
+"""Run the notebook suite: the project's own ``reports/``, or a report on a user's data.
 
 For every ``notebooks/[0-9][0-9]_*.ipynb`` (found by glob, so a new notebook appears without
 any change here):
 
 1. execute it with papermill (kernel ``python3``, working directory ``notebooks/``) into
-   ``reports/NN_slug.ipynb``, passing ``out_dir`` so its tables and figures land in
-   ``reports/NN_slug/``; run timestamps are scrubbed from the executed copy;
-2. export ``reports/NN_slug.html`` with the code hidden (nbconvert ``--no-input``);
-3. write ``reports/README.md``: the headline table, then per notebook its title (the first
-   markdown heading), links to the HTML and executed notebook, its figures and its CSVs.
+   ``OUT/NN_slug.ipynb``, passing ``out_dir`` so its tables and figures land in
+   ``OUT/NN_slug/``; run timestamps are scrubbed from the executed copy;
+2. export ``OUT/NN_slug.html`` with the code hidden (nbconvert ``--no-input``), every
+   Markdown cell and HTML output sanitized (:func:`toolsel.report.html.sanitize_html`);
+3. write ``OUT/README.md``: the headline table, then per notebook its title (the first
+   markdown heading), links to the HTML and executed notebook, its figures and its CSVs
+   (and, for a user's data, which notebooks were skipped and why).
+
+**The notebook convention** (every notebook follows it, so the runner can hand it a user's
+data without knowing what it computes):
+
+- its ``parameters`` cell takes its data as paths, with the bundled data as defaults:
+  ``registry: str`` and, as relevant, ``queries``, ``requests``, ``conversations`` (files)
+  and ``runs`` (a folder) — :data:`DATA_PARAMS`; plus ``scorers: list[str]``,
+  ``top_k: list[int]`` and ``out_dir: str = "../reports/NN_slug"``;
+- its notebook metadata says which of those it cannot run without:
+  ``"toolsel": {"needs": ["registry", "queries"]}`` (jupytext keeps it in the ``.py``
+  header). No ``toolsel`` metadata means :data:`DEFAULT_NEEDS`; ``"needs": []`` means the
+  notebook reports on the project's own data only (skipped on a user's data);
+- on a user's data (:class:`UserData`) the runner runs a notebook only when every need is
+  given, and passes the absolute path of each data parameter the notebook declares, ``""``
+  for one the user did not give (the notebook must then skip what uses it: it is not a
+  need), and ``scorers``/``top_k`` when given (a notebook declaring ``top_k: int`` gets one
+  cut-off, :func:`headline_k`). Sections tied to the article's data check for it
+  (:func:`toolsel.eval.replication.is_article_benchmark`) and print a one-line note instead.
+
+A run writes into ``OUT/.toolsel-staging/`` and swaps the finished set in (:func:`_commit`):
+a killed run leaves the previous set whole, and its leftovers are cleaned (or, if it was
+killed while swapping, the swap finished) at the start of the next run.
 
 The README is a pure function of the files present: no dates, no timings, sorted listings;
 rerunning on the same code and data rewrites it byte for byte.
@@ -19,16 +43,19 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["NOTEBOOK_GLOB", "find_notebooks", "notebook_title", "execute_notebook",
-           "export_html", "headline_table", "render_readme", "write_readme", "NotebookRun",
-           "generate_reports"]
+__all__ = ["NOTEBOOK_GLOB", "DATA_PARAMS", "DEFAULT_NEEDS", "find_notebooks", "notebook_title",
+           "notebook_needs", "notebook_parameters", "UserData", "check_user_data",
+           "distinct_top_k", "headline_k", "notebook_plan", "execute_notebook", "export_html",
+           "headline_table", "render_readme", "write_readme", "NotebookRun",
+           "generate_reports", "STAGING"]
 
 NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
@@ -65,9 +92,194 @@ def notebook_title(path: str | Path) -> str:
     return path.stem.split("_", 1)[-1].replace("_", " ")
 
 
-def _scrub(path: Path) -> None:
-    """Drop run timestamps and durations that papermill and the kernel write into a notebook."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
+# --------------------------------------------------------------------------------------------
+# the notebook convention
+
+#: Data parameters a notebook may take, as paths (``runs`` is a folder, the others files).
+DATA_PARAMS = ("registry", "queries", "requests", "conversations", "runs")
+#: What a notebook without ``toolsel`` metadata needs.
+DEFAULT_NEEDS = ("registry", "queries")
+
+
+def _read_nb(path: Path) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def notebook_needs(path: str | Path) -> tuple[str, ...]:
+    """The data parameters a notebook cannot run without (its ``toolsel.needs`` metadata)."""
+    meta = _read_nb(Path(path)).get("metadata", {}).get("toolsel")
+    if meta is None or "needs" not in meta:
+        return DEFAULT_NEEDS
+    needs = meta["needs"]
+    bad = [n for n in needs if n not in DATA_PARAMS] if isinstance(needs, list) else [needs]
+    if bad:
+        raise ValueError(f"{Path(path).name}: metadata toolsel.needs has {bad!r}; expected a "
+                         f"list of {', '.join(DATA_PARAMS)}")
+    return tuple(needs)
+
+
+def notebook_parameters(path: str | Path) -> dict[str, str]:
+    """The names the notebook's ``parameters`` cell declares, with their annotated types."""
+    import papermill as pm
+    return {name: p.get("inferred_type_name", "None")
+            for name, p in pm.inspect_notebook(str(path)).items()}
+
+
+@dataclass(frozen=True)
+class UserData:
+    """A user's data for the suite: absolute paths, and optional scorers and cut-offs."""
+
+    registry: Path
+    queries: Path | None = None
+    requests: Path | None = None
+    conversations: Path | None = None
+    runs: Path | None = None
+    scorers: tuple[str, ...] | None = None
+    top_k: tuple[int, ...] | None = None
+
+    def given(self) -> dict[str, Path]:
+        """The data parameters given, name → path."""
+        return {n: getattr(self, n) for n in DATA_PARAMS if getattr(self, n) is not None}
+
+
+def check_user_data(data: UserData) -> dict[str, object]:
+    """Load and validate everything in ``data`` before any notebook runs.
+
+    Returns the loaded objects by parameter name. Raises :class:`~toolsel.data.DataError`
+    (a file's problem, with its path and line) or ``ValueError`` (an unknown scorer, a bad
+    cut-off): one line each, for the CLI to print.
+    """
+    from ..data import DataError, load_queries, load_registry, suggest_names
+    from ..scorers.base import available_scorers
+    for name, path in data.given().items():
+        folder = name == "runs"
+        if not path.exists():
+            raise DataError(f"--{name}: no such {'folder or file' if folder else 'file'}",
+                            path=path)
+        if not folder and not path.is_file():
+            raise DataError(f"--{name}: not a file", path=path)
+    if data.scorers is not None:
+        known = available_scorers()
+        if not data.scorers:
+            raise ValueError("--scorers: give at least one scorer")
+        for sc in data.scorers:
+            if sc not in known:
+                raise ValueError(f"--scorers: unknown scorer {sc!r}"
+                                 f"{suggest_names(sc, known)}; available: {', '.join(known)}")
+    if data.top_k is not None:
+        if not data.top_k or any(not isinstance(k, int) or isinstance(k, bool) or k < 1
+                                 for k in data.top_k):
+            raise ValueError(f"--top-k: expected integers >= 1, got {list(data.top_k)!r}")
+    loaded: dict[str, object] = {}
+    reg = loaded["registry"] = load_registry(data.registry)
+    if not len(reg):
+        raise DataError("the registry has no tools", path=data.registry)
+    for name in ("queries", "requests"):
+        if getattr(data, name) is not None:
+            loaded[name] = load_queries(getattr(data, name), reg)
+            if not loaded[name]:
+                raise DataError(f"--{name}: no labeled queries in the file",
+                                path=getattr(data, name))
+    if data.conversations is not None:
+        from ..eval.conversations import load_conversations
+        loaded["conversations"] = load_conversations(data.conversations, reg)
+    if data.runs is not None:
+        from ..eval.runs import load_runs
+        loaded["runs"] = load_runs(data.runs, registry=reg)
+    return loaded
+
+
+def distinct_top_k(top_k: Iterable[int], n_candidates: int) -> tuple[list[int], list[int]]:
+    """Cut-offs that send different tool sets: ``(kept, dropped)``, both sorted.
+
+    A registry with ``n_candidates`` tools competing for K (always-include tools excluded)
+    sends all of them at every K >= ``n_candidates``: the smallest such K is kept (the
+    "every tool" row), the larger ones are dropped rather than reported as duplicate rows.
+    """
+    ks = sorted(set(int(k) for k in top_k))
+    at_or_above = [k for k in ks if k >= n_candidates]
+    kept = [k for k in ks if k < n_candidates] + at_or_above[:1]
+    return kept, at_or_above[1:]
+
+
+def top_k_note(kept: Sequence[int], dropped: Sequence[int], n_candidates: int) -> str:
+    """One line saying which cut-offs send every tool, or ``""`` when none does."""
+    full = [k for k in kept if k >= n_candidates]
+    if not full:
+        return ""
+    note = (f"K={full[0]} sends every one of the {n_candidates} candidate tools (payload "
+            "reduction 0 besides always-include)")
+    if dropped:
+        note += (f"; K={', '.join(map(str, dropped))} would send the same and "
+                 f"{'is' if len(dropped) == 1 else 'are'} not repeated")
+    return note + "."
+
+
+def headline_k(top_k: Iterable[int], n_candidates: int | None = None, prefer: int = 10) -> int:
+    """The one cut-off a single-K section shows: ``prefer`` if given, else the largest K that
+    still filters (below ``n_candidates``), else the smallest."""
+    ks = sorted(set(int(k) for k in top_k))
+    if not ks:
+        raise ValueError("no cut-off given")
+    if prefer in ks and (n_candidates is None or prefer < n_candidates):
+        return prefer
+    filtering = [k for k in ks if n_candidates is None or k < n_candidates]
+    return filtering[-1] if filtering else ks[0]
+
+
+@dataclass
+class PlannedNotebook:
+    """A notebook as the runner will run it: parameters to pass, or why it is skipped."""
+
+    source: Path
+    parameters: dict = field(default_factory=dict)
+    skip: str | None = None
+
+
+def _missing_flag(name: str) -> str:
+    return f"no --{name} {'folder' if name == 'runs' else 'file'}"
+
+
+def notebook_plan(notebooks: Sequence[Path], data: UserData | None) -> list[PlannedNotebook]:
+    """What to pass each notebook, or the one-line reason it is skipped on ``data``.
+
+    ``data=None``: the project's own reports, every notebook with its defaults.
+    """
+    if data is None:
+        return [PlannedNotebook(Path(nb)) for nb in notebooks]
+    given = data.given()
+    plan = []
+    for nb in notebooks:
+        nb = Path(nb)
+        needs = notebook_needs(nb)
+        if not needs:
+            plan.append(PlannedNotebook(nb, skip="reports on the project's own data only"))
+            continue
+        missing = [n for n in needs if n not in given]
+        if missing:
+            plan.append(PlannedNotebook(nb, skip=", ".join(_missing_flag(n) for n in missing)))
+            continue
+        declared = notebook_parameters(nb)
+        params: dict = {n: (str(given[n]) if n in given else "")
+                        for n in DATA_PARAMS if n in declared}
+        if data.scorers is not None and "scorers" in declared:
+            params["scorers"] = list(data.scorers)
+        if data.top_k is not None and "top_k" in declared:
+            params["top_k"] = (list(data.top_k) if "list" in declared["top_k"]
+                               else headline_k(data.top_k))
+        plan.append(PlannedNotebook(nb, params))
+    return plan
+
+
+def _scrub(path: Path, replace: dict[str, str] | None = None) -> None:
+    """Drop run timestamps and durations that papermill and the kernel write into a notebook.
+
+    ``replace`` maps strings (a staging folder's paths) to what the notebook should show.
+    """
+    text = path.read_text(encoding="utf-8")
+    for old, new in (replace or {}).items():
+        text = text.replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
+    nb = json.loads(text)
     pm = nb.get("metadata", {}).get("papermill", {})
     for key in ("start_time", "end_time", "duration", "input_path", "output_path"):
         pm.pop(key, None)
@@ -130,34 +342,51 @@ def _renumber_widgets(nb: dict) -> dict:
 
 def execute_notebook(source: str | Path, executed: str | Path, out_dir: str | Path, *,
                      parameters: dict | None = None, kernel: str = "python3",
-                     cwd: str | Path | None = None) -> Path:
+                     cwd: str | Path | None = None, shown_out_dir: str | Path | None = None
+                     ) -> Path:
     """Run ``source`` with papermill into ``executed``; its ``out_dir`` parameter is set.
 
     ``out_dir`` is passed relative to ``cwd`` (default: the notebook's folder) so executed
-    notebooks carry no absolute paths. Raises papermill's execution error if a cell fails
-    (the partly executed notebook is still written).
+    notebooks carry no absolute paths. ``shown_out_dir``: where the outputs will finally
+    live (a staging run writes elsewhere first); the executed notebook names that folder.
+    Raises papermill's execution error if a cell fails (the partly executed notebook is
+    still written).
     """
     import papermill as pm
     source, executed = Path(source), Path(executed)
     cwd = Path(cwd) if cwd is not None else source.parent
-    params = {"out_dir": os.path.relpath(Path(out_dir).resolve(), cwd.resolve())}
+    rel = os.path.relpath(Path(out_dir).resolve(), cwd.resolve())
+    params = {"out_dir": rel}
     params.update(parameters or {})
+    replace = {}
+    if shown_out_dir is not None:
+        shown = Path(shown_out_dir).resolve()
+        replace = {rel: os.path.relpath(shown, cwd.resolve()),
+                   str(Path(out_dir).resolve()): str(shown)}
     executed.parent.mkdir(parents=True, exist_ok=True)
     try:
         pm.execute_notebook(str(source), str(executed), parameters=params, kernel_name=kernel,
                             cwd=str(cwd), progress_bar=False, log_output=False)
     finally:
         if executed.exists():
-            _scrub(executed)
+            _scrub(executed, replace)
     return executed
 
 
 def export_html(executed: str | Path, html: str | Path) -> Path:
-    """Export an executed notebook to HTML with the code hidden (outputs and markdown only)."""
+    """Export an executed notebook to HTML with the code hidden (outputs and markdown only).
+
+    Markdown cells and HTML/Markdown/SVG outputs are sanitized
+    (:func:`~toolsel.report.html.sanitize_html`): no script or event handler from the data
+    can run in the page; JavaScript outputs are dropped. Widgets still render.
+    """
     import nbformat
     from nbconvert import HTMLExporter
+
+    from .html import sanitize_html
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True,
-                            exclude_output_prompt=True)
+                            exclude_output_prompt=True, sanitize_html=True,
+                            filters={"clean_html": sanitize_html})
     body, _ = exporter.from_notebook_node(nbformat.read(str(executed), as_version=4))
     # nbconvert draws a uuid4 per widget output element: number them for identical reruns
     seen: dict[str, str] = {}
@@ -180,7 +409,8 @@ def headline_table(reports_dir: str | Path, top_k: int = 10) -> tuple[str, str] 
     """The headline markdown table and where it came from, or ``None`` if no summary exists.
 
     Reads ``01_*/summary.csv`` (with ``01_*/intervals.csv`` for 95% intervals when present),
-    else ``sweep/summary.csv``. One row per scorer at ``top_k`` (or the largest K swept).
+    else ``sweep/summary.csv``. One row per scorer at ``top_k`` (or, when it was not swept or
+    sends every tool, the largest K swept that still filters).
     """
     rep = Path(reports_dir)
     candidates = sorted(rep.glob("01_*/summary.csv")) + [rep / "sweep" / "summary.csv"]
@@ -189,7 +419,8 @@ def headline_table(reports_dir: str | Path, top_k: int = 10) -> tuple[str, str] 
         return None
     s = pd.read_csv(src)
     ks = sorted(s["top_k"].unique())
-    k = top_k if top_k in ks else ks[-1]
+    filtering = [x for x in ks if (s.loc[s.top_k == x, "payload_reduction"] > 0).any()]
+    k = top_k if top_k in filtering else (filtering or ks)[-1]
     iv = None
     if (src.parent / "intervals.csv").exists():
         iv = pd.read_csv(src.parent / "intervals.csv")
@@ -204,10 +435,11 @@ def headline_table(reports_dir: str | Path, top_k: int = 10) -> tuple[str, str] 
     head = (f"| scorer | R@{k} [95% CI] | Complete@{k} [95% CI] | MRR | payload chars @{k} | "
             f"payload reduction @{k} | R@{k_max} |")
     lines = [head, "| --- | --- | --- | --- | --- | --- | --- |"]
+    from .html import escape_md
     for scorer in dict.fromkeys(s["scorer"]):
         g = s[s.scorer == scorer].set_index("top_k")
         r = g.loc[k]
-        lines.append(f"| {scorer} | {_pct(r['R@k'])}{ci(scorer, 'R@k')} | "
+        lines.append(f"| {escape_md(scorer)} | {_pct(r['R@k'])}{ci(scorer, 'R@k')} | "
                      f"{_pct(r['Complete@k'])}{ci(scorer, 'Complete@k')} | {r['MRR']:.3f} | "
                      f"{r['payload_chars']:,.0f} | {_pct(r['payload_reduction'])} | "
                      f"{_pct(g.loc[k_max, 'R@k'])} |")
@@ -281,48 +513,203 @@ def write_readme(reports_dir: str | Path, notebooks: Sequence[Path]) -> Path:
     """Write ``reports/README.md`` (see :func:`render_readme`)."""
     path = Path(reports_dir) / "README.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_readme(reports_dir, notebooks), encoding="utf-8")
+    tmp = path.with_name(f".README.md.{os.getpid()}.tmp")
+    tmp.write_text(render_readme(reports_dir, notebooks), encoding="utf-8")
+    os.replace(tmp, path)
     return path
 
 
 @dataclass
 class NotebookRun:
-    """What happened to one notebook: its executed copy, HTML, seconds taken, error if any."""
+    """What happened to one notebook: its executed copy, HTML, seconds taken, error if any.
+
+    ``skipped``: why it did not run on the user's data (``executed`` then does not exist).
+    """
 
     source: Path
     executed: Path
     html: Path | None
     seconds: float
     error: str | None = None
+    skipped: str | None = None
+
+
+# --------------------------------------------------------------------------------------------
+# staging: a run's outputs replace the previous ones as a set
+
+#: The folder under OUT that a run writes into before swapping its outputs in.
+STAGING = ".toolsel-staging"
+_COMMIT = ".commit"  # in the staging folder: the run finished; lists what to swap in/remove
+_OLD = ".old"  # in the staging folder: replaced folders, deleted once the swap is done
+
+
+def _commit(stage: Path, out: Path) -> None:
+    """Swap the staged outputs into ``out`` following the staging folder's commit list.
+
+    Idempotent: a swap killed half way is finished by calling this again (each entry is
+    either still staged, or already in place).
+    """
+    entries = (stage / _COMMIT).read_text(encoding="utf-8").splitlines()
+    old = stage / _OLD
+    old.mkdir(exist_ok=True)
+    for entry in entries:
+        remove, name = entry.startswith("-"), entry.lstrip("-")
+        new, dest = stage / name, out / name
+        if remove or new.exists():
+            if dest.is_dir() and not dest.is_symlink():
+                trash = old / name
+                if trash.exists():
+                    shutil.rmtree(trash)
+                os.replace(dest, trash)
+            elif remove and dest.exists():
+                dest.unlink()
+        if not remove and new.exists():
+            os.replace(new, dest)  # atomic per file; a folder lands whole
+    shutil.rmtree(stage)
+
+
+def _recover(out: Path) -> None:
+    """Clean up after a killed run: finish its swap if it got that far, else drop its files."""
+    stage = out / STAGING
+    if (stage / _COMMIT).exists():
+        _commit(stage, out)
+    elif stage.exists():
+        shutil.rmtree(stage)
+
+
+def _run_one(planned: PlannedNotebook, stage: Path, out: Path, nb_dir: Path, *, html: bool,
+             kernel: str) -> tuple[NotebookRun, list[str]]:
+    """Execute one notebook into ``stage``; the run and its commit entries."""
+    src = planned.source
+    t0 = time.perf_counter()
+    run = NotebookRun(src, out / src.name, None, 0.0)
+    names = [src.name, f"{src.stem}.html", src.stem]
+    entries: list[str] = []
+    try:
+        execute_notebook(src, stage / src.name, stage / src.stem, kernel=kernel, cwd=nb_dir,
+                         parameters=planned.parameters, shown_out_dir=out / src.stem)
+        if html:
+            export_html(stage / src.name, stage / f"{src.stem}.html")
+            run.html = out / f"{src.stem}.html"
+        entries = [n if (stage / n).exists() else f"-{n}" for n in names]
+        entries.append(f"-{src.stem}.failed.ipynb")
+    except Exception as exc:  # report and go on with the other notebooks
+        lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+        run.error = f"{type(exc).__name__}: {lines[-1] if lines else ''}"
+        # the previous outputs stay; the failed notebook is kept beside them to debug
+        failed = stage / f"{src.stem}.failed.ipynb"
+        if (stage / src.name).exists():
+            os.replace(stage / src.name, failed)
+            entries = [failed.name]
+            run.executed = out / failed.name
+    run.seconds = time.perf_counter() - t0
+    return run, entries
 
 
 def generate_reports(notebooks_dir: str | Path = "notebooks", out_dir: str | Path = "reports",
                      *, only: Iterable[str] | None = None, html: bool = True,
-                     kernel: str = "python3", on_done=None) -> list[NotebookRun]:
+                     kernel: str = "python3", on_done=None, data: UserData | None = None
+                     ) -> list[NotebookRun]:
     """Execute the notebooks into ``out_dir``, export HTML, and rewrite the README.
 
+    ``data=None`` regenerates the project's own reports (every notebook on its defaults).
+    With a :class:`UserData` (checked first, :func:`check_user_data`), each notebook runs on
+    it if its needs are given, else is skipped with a reason; notebooks' previous outputs
+    not produced by this run are removed (the folder is the report of that data).
+
     A failing notebook does not stop the others; its error is in the returned
-    :class:`NotebookRun`. ``on_done(run)`` is called after each notebook (for progress).
-    The README always lists every source notebook.
+    :class:`NotebookRun` and its previous outputs stay. Outputs are swapped in as a set once
+    every notebook has run. ``on_done(run)`` is called after each notebook (for progress).
     """
     nb_dir = Path(notebooks_dir)
     rep = Path(out_dir)
+    notebooks = find_notebooks(nb_dir, only)
+    if data is not None:
+        check_user_data(data)
+    plan = notebook_plan(notebooks, data)
     rep.mkdir(parents=True, exist_ok=True)
-    runs = []
-    for src in find_notebooks(nb_dir, only):
-        t0 = time.perf_counter()
-        executed = rep / src.name
-        run = NotebookRun(src, executed, None, 0.0)
-        try:
-            execute_notebook(src, executed, rep / src.stem, kernel=kernel, cwd=nb_dir)
-            if html:
-                run.html = export_html(executed, rep / f"{src.stem}.html")
-        except Exception as exc:  # report and go on with the other notebooks
-            lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
-            run.error = f"{type(exc).__name__}: {lines[-1] if lines else ''}"
-        run.seconds = time.perf_counter() - t0
+    _recover(rep)
+    stage = rep / STAGING
+    stage.mkdir()
+    runs, entries = [], []
+    for planned in plan:
+        if planned.skip is not None:
+            src = planned.source
+            run = NotebookRun(src, rep / src.name, None, 0.0, skipped=planned.skip)
+            entries += [f"-{src.name}", f"-{src.stem}.html", f"-{src.stem}",
+                        f"-{src.stem}.failed.ipynb"]
+        else:
+            run, new = _run_one(planned, stage, rep, nb_dir, html=html, kernel=kernel)
+            entries += new
         runs.append(run)
         if on_done is not None:
             on_done(run)
-    write_readme(rep, find_notebooks(nb_dir))
+    if data is not None and only is None:  # a user's report: drop outputs of other notebooks
+        ours = {p.source.stem for p in plan}
+        entries += [f"-{p.name}" for p in sorted(rep.glob("[0-9][0-9]_*"))
+                    if p.name.split(".")[0] not in ours]
+    (stage / _COMMIT).write_text("\n".join(entries) + "\n", encoding="utf-8")
+    _commit(stage, rep)
+    if data is None:
+        write_readme(rep, find_notebooks(nb_dir))
+    else:
+        write_user_readme(rep, runs, data)
     return runs
+
+
+# --------------------------------------------------------------------------------------------
+# the README of a report on a user's data
+
+
+def render_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],
+                       data: UserData) -> str:
+    """The text of ``OUT/README.md`` for a report on a user's data: what ran, what not, why."""
+    from .html import escape_md, md_code
+    rep = Path(reports_dir)
+    out = ["# toolsel report on your data", "",
+           "Generated by `toolsel report --registry ...`: the notebooks of the suite that "
+           "your data supports, executed with papermill, exported to HTML with the code "
+           "hidden, with their figures (PNG and SVG) and tables (CSV). Regenerate rather "
+           "than edit.", "", "## Data", ""]
+    for name, path in data.given().items():
+        out.append(f"- {name}: {md_code(path)}")
+    out.append(f"- scorers: {', '.join(map(escape_md, data.scorers)) if data.scorers else 'each notebook’s defaults'}")
+    out.append(f"- top_k: {', '.join(map(str, data.top_k)) if data.top_k else 'each notebook’s defaults'}")
+    out.append("")
+    head = headline_table(rep)
+    if head is not None:
+        table, src = head
+        out += ["## Headline", "", f"Recall against payload (from {src}).", "", table, ""]
+    ran = [r for r in runs if r.skipped is None]
+    skipped = [r for r in runs if r.skipped is not None]
+    out += ["## Notebooks run", ""]
+    for r in ran:
+        stem = r.source.stem
+        links = []
+        if (rep / f"{stem}.html").exists():
+            links.append(f"[report (HTML)]({stem}.html)")
+        if (rep / f"{stem}.ipynb").exists():
+            links.append(f"[executed notebook]({stem}.ipynb)")
+        status = f" — FAILED: {escape_md(r.error)}" if r.error else ""
+        out.append(f"- **{stem}** {notebook_title(r.source)}{status}: "
+                   + (" · ".join(links) or "no output"))
+        art = rep / stem
+        if art.is_dir():
+            files = sorted(p for p in art.rglob("*") if p.suffix in (".csv", ".png"))
+            if files:
+                out.append("  - " + _links(files, rep))
+    if not ran:
+        out.append("- none")
+    out += ["", "## Notebooks skipped", ""]
+    out += [f"- {r.source.stem}: skipped, {escape_md(r.skipped)}" for r in skipped] or ["- none"]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def write_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],
+                      data: UserData) -> Path:
+    """Write ``OUT/README.md`` for a user's data (see :func:`render_user_readme`)."""
+    path = Path(reports_dir) / "README.md"
+    tmp = path.with_name(f".README.md.{os.getpid()}.tmp")
+    tmp.write_text(render_user_readme(reports_dir, runs, data), encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,347 @@
+"""``toolsel report --registry ... --queries ...``: the notebook suite on data other than ours.
+
+Two data sets besides the bundled one go through notebooks 00-04 end to end, as a user runs
+them (a subprocess, relative paths resolved against its working directory):
+
+- ``plugin``: the plugin-style registry and queries under ``data/styles/plugin``;
+- ``mcp``: a registry imported with ``toolsel import --from mcp`` from the two MCP dumps in
+  ``data/integrations`` plus a hostile server (``tests/data/mcp_hostile.json``: a tool named
+  ``evil<img src=x onerror=alert(2)>``), with ``tests/data/user_queries.jsonl`` (the
+  integration queries plus two holding ``<script>alert(1)</script>``).
+
+Checked: the outputs exist, the article-only sections say they were skipped, the notebooks'
+tables agree with ``toolsel sweep`` on the same data, no HTML page holds a live script or
+event handler, and nothing is written outside ``--out``. Bad input fails before anything
+runs, with one line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from toolsel import load_queries, load_registry
+from toolsel.cli import main
+from toolsel.report.runner import headline_k
+
+pytest.importorskip("papermill")
+
+ROOT = Path(__file__).resolve().parents[1]
+NB_DIR = ROOT / "notebooks"
+DATA = ROOT / "data"
+TEST_DATA = Path(__file__).resolve().parent / "data"
+PLUGIN = DATA / "styles" / "plugin"
+MCP_DUMPS = [DATA / "integrations" / "mcp_github.json", DATA / "integrations" / "mcp_linear.json"]
+OURS = ["00_overview", "01_recall_vs_payload", "02_misses", "03_escape_hatch", "04_explorer"]
+MCP_TOP_K = [1, 2, 3, 10, 20]  # 10 tools: K=10 sends all of them, K=20 is not repeated
+
+
+def _env() -> dict:
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    return dict(os.environ, PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
+
+
+def _snapshot(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): p.stat().st_mtime_ns
+            for p in folder.rglob("*") if "__pycache__" not in p.parts}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """Both data sets reported, concurrently (two kernels at a time keep the wall time low)."""
+    base = tmp_path_factory.mktemp("user")
+    mcp_dir = base / "mcp"
+    mcp_dir.mkdir()
+    assert main(["import", "--from", "mcp", *map(str, MCP_DUMPS),
+                 str(TEST_DATA / "mcp_hostile.json"), "--out", str(mcp_dir / "registry.json")]) == 0
+    before = {"notebooks": _snapshot(NB_DIR), "plugin": _snapshot(PLUGIN)}
+    only = ["--only", ",".join(n[:2] for n in OURS)]
+    jobs = {
+        # paths relative to the caller's folder, as a user types them
+        "plugin": (PLUGIN, ["--registry", "registry.json", "--queries", "queries.jsonl",
+                            "--scorers", "jaccard,bm25", "--out", str(base / "plugin-report")]),
+        "mcp": (mcp_dir, ["--registry", "registry.json", "--queries",
+                          os.path.relpath(TEST_DATA / "user_queries.jsonl", mcp_dir),
+                          "--scorers", "jaccard,bm25",
+                          "--top-k", ",".join(map(str, MCP_TOP_K)), "--out", "report"]),
+    }
+    procs = {name: subprocess.Popen([sys.executable, "-m", "toolsel.cli", "report", *args, *only],
+                                    cwd=cwd, env=_env(), stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+             for name, (cwd, args) in jobs.items()}
+    outs = {}
+    for name, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=900)
+        assert proc.returncode == 0, stdout[-3000:] + stderr[-3000:]
+        outs[name] = stdout
+    return {
+        "base": base, "before": before, "stdout": outs,
+        "plugin": {"out": base / "plugin-report", "registry": PLUGIN / "registry.json",
+                   "queries": PLUGIN / "queries.jsonl", "top_k": [1, 3, 5, 10, 20, 30]},
+        "mcp": {"out": mcp_dir / "report", "registry": mcp_dir / "registry.json",
+                "queries": TEST_DATA / "user_queries.jsonl", "top_k": MCP_TOP_K},
+    }
+
+
+def test_integration_queries_name_the_imported_tools(tmp_path):
+    """data/integrations/queries.jsonl labels tools by the names `toolsel import` gives."""
+    reg_path = tmp_path / "registry.json"
+    assert main(["import", "--from", "mcp", *map(str, MCP_DUMPS), "--out", str(reg_path)]) == 0
+    reg = load_registry(reg_path)
+    qs = load_queries(DATA / "integrations" / "queries.jsonl", reg)  # raises on unknown names
+    assert {t for q in qs for t in q.expected} <= set(reg.names)
+    assert "github__create_issue" in reg and "linear__create_issue" in reg
+
+
+@pytest.mark.parametrize("name", ["plugin", "mcp"])
+def test_outputs_exist_and_the_readme_lists_them(reports, name):
+    out = reports[name]["out"]
+    for stem in OURS:
+        assert (out / f"{stem}.ipynb").is_file() and (out / f"{stem}.html").is_file(), stem
+        assert any((out / stem).glob("*.csv")), stem
+    assert (out / "01_recall_vs_payload" / "recall_vs_payload.png").is_file()
+    assert not (out / ".toolsel-staging").exists()
+    readme = (out / "README.md").read_text()
+    assert "## Headline" in readme and "## Notebooks skipped" in readme
+    for stem in OURS:
+        assert f"[report (HTML)]({stem}.html)" in readme
+    assert "notebooks ok" in reports["stdout"][name]
+
+
+def test_nothing_written_outside_out(reports):
+    assert _snapshot(NB_DIR) == reports["before"]["notebooks"]
+    assert _snapshot(PLUGIN) == reports["before"]["plugin"]
+    assert sorted(p.name for p in (reports["base"] / "mcp").iterdir()) == ["registry.json",
+                                                                          "report"]
+
+
+@pytest.mark.parametrize("name", ["plugin", "mcp"])
+def test_article_sections_are_skipped_with_a_note(reports, name):
+    out = reports[name]["out"]
+    html = {stem: (out / f"{stem}.html").read_text() for stem in OURS}
+    assert "scenario is skipped" in html["00_overview"]
+    assert "Replication panel skipped" in html["01_recall_vs_payload"]
+    assert "the article&#39;s three misses are Jaccard misses" in html["02_misses"] \
+        or "the article's three misses are Jaccard misses" in html["02_misses"]
+    assert "the article&#39;s conversation needs" in html["03_escape_hatch"] \
+        or "the article's conversation needs" in html["03_escape_hatch"]
+    # tables of the article's data are not written for other data
+    assert not (out / "01_recall_vs_payload" / "replication.csv").exists()
+    assert not (out / "03_escape_hatch" / "scenario.csv").exists()
+
+
+def _sweep(tmp_path, data) -> Path:
+    out = tmp_path / "sweep"
+    assert main(["sweep", "--registry", str(data["registry"]), "--queries", str(data["queries"]),
+                 "--scorers", "jaccard,bm25", "--top-k", ",".join(map(str, data["top_k"])),
+                 "--out", str(out), "--no-progress", "--no-timings"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("name", ["plugin", "mcp"])
+def test_tables_agree_with_toolsel_sweep(reports, name, tmp_path, capsys):
+    data = reports[name]
+    sweep_dir = _sweep(tmp_path, data)
+    swept = pd.read_csv(sweep_dir / "summary.csv").set_index(["scorer", "top_k"])
+    capsys.readouterr()
+    nb = pd.read_csv(data["out"] / "01_recall_vs_payload" / "summary.csv")
+    n_tools = len(load_registry(data["registry"]))
+    ks = sorted(nb["top_k"].unique())
+    # K at or above the registry size: reported once (the first such K), never repeated
+    assert len([k for k in ks if k >= n_tools]) <= 1
+    assert len(nb) == len(nb.drop_duplicates(["scorer", "top_k"]))
+    assert set(ks) == {k for k in data["top_k"] if k < n_tools} | (
+        {min(k for k in data["top_k"] if k >= n_tools)} if max(data["top_k"]) >= n_tools
+        else set())
+    cols = ["R@k", "Success@k", "Complete@k", "MRR", "payload_chars", "payload_reduction",
+            "n_queries"]
+    theirs = swept.loc[list(zip(nb["scorer"], nb["top_k"])), cols].to_numpy(float)
+    assert np.allclose(nb[cols].to_numpy(float), theirs, atol=1e-6)
+    # the overview's headline row is the same sweep at its cut-off
+    head = pd.read_csv(data["out"] / "00_overview" / "headline.csv")
+    for _, r in head.iterrows():
+        s = swept.loc[(r["scorer"], r["top_k"])]
+        assert abs(r["R@k"] - s["R@k"]) < 1e-6 and abs(r["MRR"] - s["MRR"]) < 1e-6
+    # the misses 02 lists are the sweep's misses at its cut-off (10, else the largest K
+    # that still filters: 3 on the 10-tool registry)
+    k = headline_k(data["top_k"], n_tools)
+    listed = pd.read_csv(data["out"] / "02_misses" / "misses.csv")
+    theirs = pd.read_csv(sweep_dir / "misses.csv")
+    key = ["scorer", "query_id", "expected"]
+    assert len(listed) and set(listed["top_k"]) == {k}
+    assert sorted(map(tuple, listed[key].to_numpy())) == sorted(
+        map(tuple, theirs[theirs.top_k == k][key].to_numpy()))
+
+
+_JSON_SCRIPT = re.compile(r'<script type="application/[a-z.+-]*json">(.*?)</script>', re.S)
+
+
+class _LiveScript(HTMLParser):
+    """Collects what would run in a browser: event handlers, javascript: URLs, and script
+    elements executing data (any script holding the hostile payloads)."""
+
+    def __init__(self):
+        super().__init__()
+        self.found, self._script = [], None
+
+    def handle_starttag(self, tag, attrs):
+        for key, value in attrs:
+            if key.lower().startswith("on"):
+                self.found.append(f"<{tag} {key}={value!r}>")
+            if key in ("href", "src", "action") and (value or "").strip().lower().startswith(
+                    "javascript:"):
+                self.found.append(f"<{tag} {key}={value!r}>")
+        if tag == "script":
+            self._script = (dict(attrs).get("type") or "text/javascript").lower()
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._script = None
+
+    def handle_data(self, data):
+        if self._script in ("text/javascript", "module", "application/javascript") and \
+                "alert(" in data:
+            self.found.append(f"script: {data.strip()[:80]!r}")
+
+
+def test_no_live_script_from_hostile_names_and_queries(reports):
+    out = reports["mcp"]["out"]
+    pages = sorted(out.glob("*.html"))
+    assert len(pages) == len(OURS)
+    shown = 0
+    for page in pages:
+        text = page.read_text()
+        parser = _LiveScript()
+        parser.feed(text)
+        assert not parser.found, f"{page.name}: {parser.found[:3]}"
+        # widget state is JSON in <script type="application/...+json"> (inert; the widgets
+        # show its strings as text): each block must parse whole, so nothing broke out
+        for block in _JSON_SCRIPT.findall(text):
+            json.loads(block)
+        markup = _JSON_SCRIPT.sub("", text)
+        assert "<script>alert(1)" not in markup and "<img src=x onerror" not in markup
+        shown += text.count("evil&lt;img src=x onerror=alert(2)&gt;")
+    assert shown  # the hostile name is shown, as text
+    # the misses table holds the hostile query, escaped
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in (out / "02_misses.html").read_text()
+
+
+# --------------------------------------------------------------------------------------------
+# the convention on small made-up notebooks: what runs, what is skipped and why
+
+
+def _notebook(path: Path, params: str, code: str, needs=None) -> Path:
+    meta = {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}
+    if needs is not None:
+        meta["toolsel"] = {"needs": needs}
+    cells = [{"cell_type": "markdown", "id": "m", "metadata": {}, "source": f"# {path.stem}"},
+             {"cell_type": "code", "id": "p", "metadata": {"tags": ["parameters"]},
+              "source": params, "outputs": [], "execution_count": None},
+             {"cell_type": "code", "id": "c", "metadata": {}, "source": code, "outputs": [],
+              "execution_count": None}]
+    path.write_text(json.dumps({"cells": cells, "metadata": meta, "nbformat": 4,
+                                "nbformat_minor": 5}))
+    return path
+
+
+def test_notebooks_run_or_are_skipped_with_a_reason(tmp_path, capsys):
+    nb = tmp_path / "nb"
+    nb.mkdir()
+    _notebook(nb / "01_runs.ipynb",
+              'registry: str = "../data/registry.json"  # tool registry\n'
+              'queries: str = "../data/queries.jsonl"  # labeled queries\n'
+              'conversations: str = "../data/conversations.jsonl"  # optional here\n'
+              'top_k: list[int] = [1, 2]  # cut-offs\n'
+              'scorers: list[str] = ["jaccard"]  # scorers\n'
+              'out_dir: str = "../reports/01_runs"  # where tables go',
+              "import json, pathlib\npathlib.Path(out_dir).mkdir(parents=True, exist_ok=True)\n"
+              "(pathlib.Path(out_dir) / 'params.json').write_text(json.dumps(dict("
+              "registry=registry, queries=queries, conversations=conversations, top_k=top_k, "
+              "scorers=scorers)))", needs=["registry", "queries"])
+    _notebook(nb / "02_chats.ipynb", 'registry: str = "r"\nconversations: str = "c"\n'
+              'out_dir: str = "../reports/02_chats"', "1/0", needs=["registry", "conversations"])
+    _notebook(nb / "03_ours.ipynb", 'out_dir: str = "../reports/03_ours"', "1/0", needs=[])
+    out = tmp_path / "out"
+    (out / "09_old").mkdir(parents=True)  # a previous report's output: removed
+    (out / "09_old.html").write_text("old")
+    code = main(["report", "--notebooks", str(nb), "--registry", str(PLUGIN / "registry.json"),
+                 "--queries", str(PLUGIN / "queries.jsonl"), "--top-k", "3,5",
+                 "--out", str(out), "--no-html"])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "02_chats: skipped, no --conversations file" in printed
+    assert "03_ours: skipped, reports on the project's own data only" in printed
+    assert not (out / "09_old").exists() and not (out / "09_old.html").exists()
+    params = json.loads((out / "01_runs" / "params.json").read_text())
+    assert params == {"registry": str(PLUGIN / "registry.json"),
+                      "queries": str(PLUGIN / "queries.jsonl"), "conversations": "",
+                      "top_k": [3, 5], "scorers": ["jaccard"]}
+    readme = (out / "README.md").read_text()
+    assert "- 02_chats: skipped, no --conversations file" in readme
+    assert "- 03_ours: skipped, reports on the project" in readme
+
+
+def test_notebook_without_metadata_needs_registry_and_queries(tmp_path, capsys):
+    nb = tmp_path / "nb"
+    nb.mkdir()
+    _notebook(nb / "01_plain.ipynb", 'registry: str = "r"\nout_dir: str = "x"', "1/0")
+    code = main(["report", "--notebooks", str(nb), "--registry", str(PLUGIN / "registry.json"),
+                 "--out", str(tmp_path / "out"), "--no-html"])
+    assert code == 0
+    assert "01_plain: skipped, no --queries file" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------------
+# parameters are checked before anything runs
+
+
+def _bad_files(tmp_path: Path) -> dict[str, Path]:
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text("{not json")
+    unknown = tmp_path / "unknown.jsonl"
+    unknown.write_text('{"id": "x", "query": "book a flight", "expected": ["FareHawkk"]}\n')
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    return {"bad_json": bad_json, "unknown": unknown, "a_file": a_file}
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--registry", "{tmp}/nope.json", "--queries", "{plugin}/queries.jsonl"], "no such file"),
+    (["--registry", "{bad_json}", "--queries", "{plugin}/queries.jsonl"], "bad.json"),
+    (["--registry", "{plugin}/registry.json", "--queries", "{unknown}"], "FareHawkk"),
+    (["--registry", "{plugin}/registry.json", "--queries", "{plugin}/queries.jsonl",
+      "--scorers", "jaccard,bm52"], "unknown scorer 'bm52'"),
+    (["--registry", "{plugin}/registry.json", "--conversations", "{tmp}/none.jsonl"],
+     "--conversations: no such file"),
+    (["--queries", "{plugin}/queries.jsonl"], "need(s) --registry"),
+    (["--registry", "{plugin}/registry.json", "--queries", "{plugin}/queries.jsonl",
+      "--out", "{a_file}"], "not a folder"),
+])
+def test_bad_input_fails_before_anything_runs(tmp_path, capsys, args, says):
+    paths = {k: str(v) for k, v in _bad_files(tmp_path).items()}
+    paths.update(tmp=str(tmp_path), plugin=str(PLUGIN))
+    argv = ["report", "--only", "00"] + [a.format(**paths) for a in args]
+    if "--out" not in argv:
+        argv += ["--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and says in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_top_k_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--registry", str(PLUGIN / "registry.json"), "--top-k", "0,3",
+              "--out", str(tmp_path / "out")])
+    assert exc.value.code == 2
+    assert "--top-k" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
