@@ -196,10 +196,8 @@ def distinct_top_k(top_k: Iterable[int], n_candidates: int) -> tuple[list[int], 
     sends all of them at every K >= ``n_candidates``: the smallest such K is kept (the
     "every tool" row), the larger ones are dropped rather than reported as duplicate rows.
     """
-    ks = sorted(set(int(k) for k in top_k))
-    at_or_above = [k for k in ks if k >= n_candidates]
-    kept = [k for k in ks if k < n_candidates] + at_or_above[:1]
-    return kept, at_or_above[1:]
+    from ..eval.sweep import effective_top_k  # one rule, shared with the sweep
+    return effective_top_k(top_k, n_candidates)
 
 
 def top_k_note(kept: Sequence[int], dropped: Sequence[int], n_candidates: int) -> str:
