@@ -25,9 +25,23 @@ from .ranking import best_matches, rank_order, top_k_indices
 from .scorers.base import Scorer, get_scorer
 from .text import token_set
 
-__all__ = ["jaccard", "select_tools", "discover", "Selector", "Session", "fitted_scorer"]
+__all__ = ["jaccard", "select_tools", "discover", "Selector", "Session", "fitted_scorer",
+           "DISCOVER_TOOL"]
 
 ScorerHook = Callable[[Tool, set], float]
+
+#: The escape hatch as the model sees it: injected next to the selected tools, never scored or
+#: filtered itself. One definition for every place that sends it (the article's scenario,
+#: conversation replays and their cost, the LangChain middleware).
+DISCOVER_TOOL = Tool(
+    "discover_tools",
+    "Search the full tool registry when none of the tools you can see fits the task. The best "
+    "match is returned and stays available for the rest of the conversation.",
+    parameters={"type": "object",
+                "properties": {"query": {"type": "string",
+                                         "description": "A few words describing the tool "
+                                                        "you need."}},
+                "required": ["query"]})
 
 
 def jaccard(tool: Tool, query_tokens: set[str]) -> float:

@@ -48,7 +48,7 @@ import pandas as pd
 
 from ..data import DataError, Registry, Tool, check_tool_names, load_unique, text_field
 from .metrics import count_tokens, definition_json
-from ..selection import Selector
+from ..selection import DISCOVER_TOOL, Selector
 from ..text import tokenize
 
 __all__ = ["Turn", "Conversation", "load_conversations", "conversation_from_record",
@@ -59,15 +59,6 @@ __all__ = ["Turn", "Conversation", "load_conversations", "conversation_from_reco
 STRATEGIES = ("eager", "filtered", "deferred")
 POLICIES = ("latest", "carry_if_dependent", "carry_if_labeled")
 
-#: The escape hatch as the model sees it (sent with ``filtered`` and ``deferred``).
-DISCOVER_TOOL = Tool(
-    "discover_tools",
-    "Search the full tool catalog when none of the visible tools fits the task. Tools found "
-    "become available for the rest of the conversation.",
-    {"type": "object",
-     "properties": {"query": {"type": "string",
-                              "description": "What the tool should do, in a few words."}},
-     "required": ["query"]})
 
 
 @dataclass(frozen=True)

@@ -32,22 +32,12 @@ from ..data import Query, Registry, Tool
 from .metrics import payload_chars, payload_reduction
 from ..ranking import ranks_of, top_k_indices
 from ..scorers.base import Scorer
-from ..selection import Selector
+from ..selection import DISCOVER_TOOL, Selector
 
 __all__ = ["DISCOVER_TOOL", "ARTICLE_TOOLS", "ARTICLE_TURNS", "Turn", "TurnResult",
            "run_scenario", "scenario_tools_present", "article_scenario", "scenario_table", "EscapeHatch", "escape_hatch",
            "DISCOVER_VARIANTS"]
 
-#: The injected escape-hatch tool (the model calls it; it is never scored or filtered).
-DISCOVER_TOOL = Tool(
-    "discover_tools",
-    "Search the full tool registry when none of the tools you can see fits the task. The best "
-    "match is returned and stays available for the rest of the conversation.",
-    parameters={"type": "object",
-                "properties": {"query": {"type": "string",
-                                         "description": "A few words describing the tool "
-                                                        "you need."}},
-                "required": ["query"]})
 
 #: The article's four tools, in registry order.
 ARTICLE_TOOLS = ("weather_lookup", "stock_price", "translate_text", "calculator")

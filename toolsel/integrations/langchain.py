@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field
 
 from ..data import Registry, Tool
 from .importers import from_langchain
-from ..selection import Selector
+from ..selection import DISCOVER_TOOL, Selector
 
 __all__ = ["ToolSelectionMiddleware", "ToolselState", "PINNED_KEY", "latest_human_text"]
 
@@ -66,7 +66,8 @@ class ToolselState(AgentState):
 
 
 class _DiscoverArgs(BaseModel):
-    query: str = Field(description="What the tool you need should do, in a few words")
+    query: str = Field(
+        description=DISCOVER_TOOL.parameters["properties"]["query"]["description"])
 
 
 def latest_human_text(messages: Sequence[Any]) -> str | None:
@@ -173,9 +174,7 @@ class ToolSelectionMiddleware(AgentMiddleware):
 
         return StructuredTool.from_function(
             discover_tools, name=self.discover_name, args_schema=_DiscoverArgs,
-            description=("Search the full tool registry when none of the tools you can see "
-                         "fits the task. A tool it finds becomes available for the rest of "
-                         "the conversation."))
+            description=DISCOVER_TOOL.description)
 
     def __repr__(self) -> str:
         return (f"ToolSelectionMiddleware({self.selector!r}, search_limit={self.search_limit},"
