@@ -45,7 +45,7 @@
 # the bundled styles (its `test` requests when the file is split, else every request).
 
 # %% tags=["parameters"]
-registry: str = ""  # a registry to evaluate instead of the bundled styles ("" = the styles)
+registry: str = ""  # a registry to evaluate instead of the bundled styles; empty: the styles
 queries: str = ""  # labeled queries of that registry
 styles_root: str = "../data/styles"  # directory holding <style>/registry.json + queries.jsonl
 styles: list[str] = ["api", "plugin", "pooled"]  # registry styles to compare

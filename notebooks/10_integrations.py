@@ -13,8 +13,7 @@
 #     language: python
 #     name: python3
 #   toolsel:
-#     needs:
-#     - mcp_dumps
+#     needs: []
 # ---
 
 # %% [markdown]
