@@ -136,13 +136,19 @@ class Selector:
     always_include : iterable of str, optional
         Names always sent, outside the filter and outside ``top_k``. ``None`` (the default)
         takes the tools the registry marks ``always_include``; pass ``()`` for none.
+    policy : str or Policy, optional
+        How many filtered tools to send per query, instead of a fixed ``top_k``: a
+        :class:`~toolsel.policies.Policy` (``Threshold(0.6)``, ``AdaptiveK(1, 10)``,
+        ``TokenBudget(2000)``, ``TwoStage(2, k=8)``...) or its name. Fitted here as a clone
+        (the caller's object is never modified). ``None`` (the default) sends the fixed
+        ``top_k``; an explicit ``select(..., top_k=n)`` always sends the fixed ``n``.
     **scorer_params
         Passed to the scorer's constructor when ``scorer`` is a name.
     """
 
     def __init__(self, tools: Sequence[Tool], scorer: str | Scorer | ScorerHook = "default", *,
                  top_k: int = 10, always_include: Iterable[str] | None = None,
-                 **scorer_params: Any):
+                 policy: str | Any | None = None, **scorer_params: Any):
         self.registry = tools if isinstance(tools, Registry) else Registry(tools)
         if not len(self.registry):
             raise ValueError("Selector needs at least one tool")
@@ -155,6 +161,10 @@ class Selector:
             always_include = [always_include]
         self.always_include = self.registry.check_names(always_include, what="always_include")
         self.scorer = fitted_scorer(scorer, self.registry, **scorer_params)
+        if policy is not None:
+            from .policies import get_policy
+            policy = get_policy(policy).clone().fit(self.registry)
+        self.policy = policy
         self._always_mask = self._mask(self.always_include)
         # built once: Registry.names makes a new list per call, which costs more than
         # scoring a 10,000-tool registry
@@ -190,17 +200,22 @@ class Selector:
                top_k: int | None = None) -> list[str]:
         """Names to send, in registry order: always-include, pinned, and the top-k of the rest.
 
-        Same result as :func:`select_tools` with this selector's scorer.
+        Same result as :func:`select_tools` with this selector's scorer. With a ``policy``
+        (and no ``top_k`` given here) the policy decides how many of the rest to send.
         """
+        use_policy = self.policy is not None and top_k is None
         k = self.top_k if top_k is None else top_k
         n = len(self.registry)
-        if n <= k:
+        if n <= k and not use_policy:
             return list(self._names)
         keep = self._always_mask.copy()
         pinned = self._check_pinned(pinned)
         if pinned:
             keep |= self._mask(pinned)
-        chosen = top_k_indices(self.scores(query), k, ~keep)
+        if use_policy:
+            chosen = self.policy.select(self.scores(query), ~keep)
+        else:
+            chosen = top_k_indices(self.scores(query), k, ~keep)
         mask = keep
         mask[chosen] = True
         names = self._names

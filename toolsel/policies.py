@@ -1,0 +1,425 @@
+"""Selection policies: how many of the ranked tools to send, decided per query.
+
+A policy turns one query's scores (registry order) and a boolean mask of the *candidates*
+(the registry minus always-include and pinned tools) into the registry indices to send, in
+registry order. The fixed top-K of the article is one policy among several:
+
+============== ==============================================================================
+``top_k``       the ``k`` best candidates (:func:`toolsel.ranking.top_k_indices`, exactly)
+``threshold``   every candidate scoring at least ``min_score``, kept within ``[min_k, max_k]``
+``adaptive_k``  cut the ranking where the scores fall away: at the largest gap between
+                consecutive scores, or at the knee of the sorted scores, within
+                ``[min_k, max_k]``
+``token_budget`` the best candidates while their JSON definitions fit in ``tokens``
+``two_stage``   pick the ``n_servers`` best servers (:attr:`Tool.domain`), then the best tools
+                within them
+============== ==============================================================================
+
+All policies except ``two_stage`` send a *prefix of the ranking* (the best ``k`` candidates
+for a ``k`` they choose per query), so sending more never drops a better tool. Everything is
+deterministic: of two tools with equal scores the earlier one in the registry ranks higher, and
+every other tie (equal gaps, equal server scores) goes to the smaller cut-off or the server
+listed first. A score of ``nan`` (a scorer that failed on a tool) ranks last.
+
+Policies that need the registry (``token_budget``: the cost of each tool; ``two_stage``: the
+server of each tool) learn it in :meth:`Policy.fit`, scikit-learn style: attributes ending in
+``_``, ``fit`` returns ``self``, and :meth:`Policy.clone` gives an unfitted copy (what
+:class:`toolsel.selection.Selector` fits, so the caller's object is never modified).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .data import Tool
+from .ranking import rank_order, top_k_indices
+
+__all__ = ["Policy", "PrefixPolicy", "TopK", "Threshold", "AdaptiveK", "TokenBudget", "TwoStage",
+           "get_policy", "available_policies", "policy_grid"]
+
+_POLICIES: dict[str, type[Policy]] = {}
+_ALIASES = {"topk": "top_k", "fixed": "top_k", "adaptive": "adaptive_k", "budget": "token_budget",
+            "two-stage": "two_stage", "twostage": "two_stage"}
+
+
+def _register(cls):
+    _POLICIES[cls.name] = cls
+    return cls
+
+
+def _clean(scores, n: int | None = None) -> np.ndarray:
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 1:
+        raise ValueError(f"scores must be one query's 1-d array, got shape {scores.shape}")
+    if n is not None and len(scores) != n:
+        raise ValueError(f"scores has {len(scores)} entries but the policy was fitted on "
+                         f"{n} tools")
+    return np.where(np.isnan(scores), -np.inf, scores)
+
+
+def _mask(candidates, n: int) -> np.ndarray:
+    if candidates is None:
+        return np.ones(n, dtype=bool)
+    mask = np.asarray(candidates, dtype=bool)
+    if mask.shape != (n,):
+        raise ValueError(f"candidates must be a boolean mask of shape ({n},), got {mask.shape}")
+    return mask
+
+
+def _int(name: str, value, low: int, *, allow_none: bool = False) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}"
+                         f"{' or None' if allow_none else ''}, got {value!r}")
+    return int(value)
+
+
+def _bounds(min_k, max_k) -> tuple[int, int | None]:
+    lo = _int("min_k", min_k, 0)
+    hi = _int("max_k", max_k, 1, allow_none=True)
+    if hi is not None and hi < lo:
+        raise ValueError(f"max_k ({hi}) must be >= min_k ({lo})")
+    return lo, hi
+
+
+class Policy:
+    """Base class: ``select(scores, candidates)`` → registry indices to send, registry order.
+
+    Subclasses set ``name``, store their keyword parameters in the constructor (checked
+    there, with errors naming the parameter) and implement :meth:`select`. Policies that need
+    the registry override :meth:`fit`.
+    """
+
+    name: ClassVar[str] = ""
+    _params: ClassVar[tuple[str, ...]] = ()
+
+    def fit(self, tools: Sequence[Tool], *, costs: Sequence[int] | None = None) -> Policy:
+        """Learn what the policy needs from the registry (nothing by default); return ``self``.
+
+        ``costs`` (tokens per tool, registry order) is used by :class:`TokenBudget` only.
+        """
+        self.n_tools_ = len(tools)
+        return self
+
+    def select(self, scores: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
+        """Indices of the candidates to send, in registry order."""
+        raise NotImplementedError
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's parameters, by name."""
+        return {p: getattr(self, p) for p in self._params}
+
+    def clone(self) -> Policy:
+        """A new, unfitted policy with the same parameters."""
+        return type(self)(**self.get_params())
+
+    def _n(self) -> int | None:
+        return getattr(self, "n_tools_", None)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other.get_params() == self.get_params()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, tuple(repr(v) for v in self.get_params().values())))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+class PrefixPolicy(Policy):
+    """A policy that sends the best ``k`` candidates for a ``k`` it picks per query."""
+
+    def cutoff(self, ranked_scores: np.ndarray, ranked: np.ndarray) -> int:
+        """How many of the ranked candidates to send (scores best first, their indices)."""
+        raise NotImplementedError
+
+    def select(self, scores, candidates=None):
+        scores = _clean(scores, self._n())
+        mask = _mask(candidates, len(scores))
+        order = rank_order(scores, mask)
+        k = self.cutoff(scores[order], order)
+        return np.sort(order[:k])
+
+
+@_register
+class TopK(PrefixPolicy):
+    """The ``k`` best candidates (the article's fixed top-K; ``k`` past the candidates: all).
+
+    Equal to :func:`toolsel.ranking.top_k_indices` for every input.
+    """
+
+    name = "top_k"
+    _params = ("k",)
+
+    def __init__(self, k: int = 10):
+        self.k = _int("k", k, 0)
+
+    def select(self, scores, candidates=None):
+        scores = _clean(scores, self._n())
+        return top_k_indices(scores, self.k, _mask(candidates, len(scores)))
+
+    def cutoff(self, ranked_scores, ranked):
+        return min(self.k, len(ranked))
+
+
+@_register
+class Threshold(PrefixPolicy):
+    """Every candidate scoring ``>= min_score``, at least ``min_k`` and at most ``max_k`` of them.
+
+    ``min_score`` is on the scorer's own scale (the ``default`` scorer's best tool scores
+    about 1 and an average tool 0; BM25 scores are unbounded). When fewer than ``min_k``
+    candidates reach it the best ``min_k`` are sent anyway; when more than ``max_k`` do, the
+    best ``max_k`` (``None``: no cap).
+    """
+
+    name = "threshold"
+    _params = ("min_score", "min_k", "max_k")
+
+    def __init__(self, min_score: float = 0.5, *, min_k: int = 1, max_k: int | None = 20):
+        if isinstance(min_score, bool) or not isinstance(min_score, (int, float, np.number)) \
+                or np.isnan(min_score):
+            raise ValueError(f"min_score must be a number, got {min_score!r}")
+        self.min_score = float(min_score)
+        self.min_k, self.max_k = _bounds(min_k, max_k)
+
+    def cutoff(self, ranked_scores, ranked):
+        k = max(int(np.count_nonzero(ranked_scores >= self.min_score)), self.min_k)
+        return min(k, len(ranked) if self.max_k is None else self.max_k)
+
+
+@_register
+class AdaptiveK(PrefixPolicy):
+    """Cut the ranking where the scores fall away, sending between ``min_k`` and ``max_k``.
+
+    Parameters
+    ----------
+    min_k, max_k : int
+        Bounds on the number sent, ``1 <= min_k <= max_k`` (fewer than ``min_k`` candidates:
+        all of them).
+    rule : {"gap", "knee"}
+        ``"gap"``: send the best ``k`` where the drop from the ``k``-th to the ``(k+1)``-th
+        score is largest, for ``k`` in ``[min_k, max_k]`` (a drop to a ``nan`` score counts
+        as infinite). ``"knee"``: the knee of the sorted scores of the best ``max_k + 1``
+        candidates: the ``k`` whose score lies furthest below the straight line from the
+        best to the last of them (the Kneedle rule on a decreasing curve); the knee tool is
+        sent. Equal gaps or distances go to the smaller ``k``; a flat ranking sends
+        ``min_k``.
+    """
+
+    name = "adaptive_k"
+    _params = ("min_k", "max_k", "rule")
+    RULES = ("gap", "knee")
+
+    def __init__(self, min_k: int = 1, max_k: int = 10, *, rule: str = "gap"):
+        if max_k is None:
+            raise ValueError("max_k must be an integer >= 1, got None")
+        self.min_k, self.max_k = _bounds(_int("min_k", min_k, 1), max_k)
+        if rule not in self.RULES:
+            raise ValueError(f"rule must be one of {self.RULES}, got {rule!r}")
+        self.rule = rule
+
+    def cutoff(self, ranked_scores, ranked):
+        m = len(ranked)
+        lo = self.min_k
+        if m <= lo:
+            return m
+        s = ranked_scores
+        if self.rule == "gap":
+            hi = min(self.max_k, m - 1)  # the (k+1)-th score must exist; hi >= lo here
+            ks = np.arange(lo, hi + 1)
+            with np.errstate(invalid="ignore"):
+                gaps = s[ks - 1] - s[ks]
+            gaps = np.where(np.isnan(gaps), 0.0, gaps)  # -inf minus -inf: no drop
+            return int(ks[int(np.argmax(gaps))])
+        w = min(self.max_k + 1, m)
+        y = s[:w].copy()
+        finite = np.isfinite(y)
+        if not finite.any():
+            return lo
+        y[~finite] = y[finite].min()
+        chord = y[0] + (y[-1] - y[0]) * np.arange(w) / max(w - 1, 1)
+        ks = np.arange(lo, min(self.max_k, w) + 1)
+        below = chord[ks - 1] - y[ks - 1]
+        return int(ks[int(np.argmax(below))])
+
+
+@_register
+class TokenBudget(PrefixPolicy):
+    """The best candidates while their definitions fit in ``tokens``.
+
+    Candidates are taken best first while the running total of their costs stays within
+    ``tokens``; the first one that does not fit ends the selection (no smaller, worse tool is
+    slipped in after it, so the result is always a prefix of the ranking). **The budget is
+    never exceeded, except by the ``min_k`` best candidates** (default 1: a query always gets
+    its best tool, even one whose definition alone exceeds the budget). Always-include and
+    pinned tools are sent outside the budget, as they are outside K.
+
+    Parameters
+    ----------
+    tokens : int
+        The budget for the filtered tools' definitions.
+    encoding : str
+        Tokenizer of the cost (offline, :func:`toolsel.tokens.count_tokens`).
+    min_k, max_k : int
+        Bounds on the number sent (``max_k=None``: no cap).
+
+    A tool's cost is the tokens of its JSON definition (name, description, parameters:
+    :func:`toolsel.tokens.definition_tokens`), learnt in :meth:`fit`; pass ``costs`` to
+    :meth:`fit` to use precomputed ones.
+    """
+
+    name = "token_budget"
+    _params = ("tokens", "encoding", "min_k", "max_k")
+
+    def __init__(self, tokens: int = 2000, *, encoding: str = "cl100k_base", min_k: int = 1,
+                 max_k: int | None = None):
+        self.tokens = _int("tokens", tokens, 0)
+        if not isinstance(encoding, str):
+            raise ValueError(f"encoding must be a tokenizer name, got {encoding!r}")
+        self.encoding = encoding
+        self.min_k, self.max_k = _bounds(min_k, max_k)
+
+    def fit(self, tools, *, costs=None):
+        if costs is None:
+            from .tokens import definition_tokens
+            costs = [definition_tokens(t, self.encoding) for t in tools]
+        costs = np.asarray(costs, dtype=np.int64)
+        if costs.shape != (len(tools),) or (costs < 0).any():
+            raise ValueError(f"costs must be {len(tools)} non-negative token counts (one per "
+                             f"tool, registry order), got shape {costs.shape}")
+        self.costs_ = costs
+        return super().fit(tools)
+
+    def select(self, scores, candidates=None):
+        if not hasattr(self, "costs_"):
+            raise RuntimeError("TokenBudget is not fitted: call fit(tools) first (a Selector "
+                               "does it)")
+        return super().select(scores, candidates)
+
+    def cutoff(self, ranked_scores, ranked):
+        spent = np.cumsum(self.costs_[ranked])
+        k = max(int(np.searchsorted(spent, self.tokens, side="right")), self.min_k)
+        return min(k, len(ranked) if self.max_k is None else self.max_k)
+
+
+@_register
+class TwoStage(Policy):
+    """Pick the best servers, then the best tools within them.
+
+    Parameters
+    ----------
+    n_servers : int
+        How many servers to keep. A tool's server is :attr:`Tool.domain` (``domain``, else
+        ``server`` in its metadata); a tool with neither is a server of its own.
+    k_per_server : int, optional
+        Send the best ``k_per_server`` candidates of each kept server.
+    k : int, optional
+        Send the best ``k`` candidates of the kept servers together. Give exactly one of
+        ``k_per_server`` and ``k``.
+    by : {"max", "sum"}
+        A server's score: its best candidate's score, or the sum of its candidates' positive
+        scores (favours servers with several relevant tools). Equal server scores go to the
+        server whose first tool comes first in the registry; servers without candidates are
+        never kept.
+    """
+
+    name = "two_stage"
+    _params = ("n_servers", "k_per_server", "k", "by")
+    BY = ("max", "sum")
+
+    def __init__(self, n_servers: int = 2, k_per_server: int | None = None, *,
+                 k: int | None = None, by: str = "max"):
+        self.n_servers = _int("n_servers", n_servers, 1)
+        if (k_per_server is None) == (k is None):
+            raise ValueError("give exactly one of k_per_server and k, got "
+                             f"k_per_server={k_per_server!r}, k={k!r}")
+        self.k_per_server = _int("k_per_server", k_per_server, 1, allow_none=True)
+        self.k = _int("k", k, 1, allow_none=True)
+        if by not in self.BY:
+            raise ValueError(f"by must be one of {self.BY}, got {by!r}")
+        self.by = by
+
+    def fit(self, tools, *, costs=None):
+        ids: dict[Any, int] = {}
+        groups = []
+        for t in tools:
+            key = ("server", t.domain) if t.domain is not None else ("tool", t.name)
+            groups.append(ids.setdefault(key, len(ids)))
+        self.groups_ = np.asarray(groups, dtype=np.int64)
+        self.servers_ = [k[1] for k in ids]
+        # tools grouped by server (stable), for per-server reductions without ufunc.at
+        self._by_server = np.argsort(self.groups_, kind="stable")
+        self._starts = np.searchsorted(self.groups_[self._by_server], np.arange(len(ids)))
+        return super().fit(tools)
+
+    def select(self, scores, candidates=None):
+        if not hasattr(self, "groups_"):
+            raise RuntimeError("TwoStage is not fitted: call fit(tools) first (a Selector "
+                               "does it)")
+        scores = _clean(scores, self._n())
+        mask = _mask(candidates, len(scores))
+        if not mask.any():
+            return np.zeros(0, dtype=np.int64)
+        perm, starts = self._by_server, self._starts
+        has = np.logical_or.reduceat(mask[perm], starts)
+        if self.by == "max":
+            server = np.maximum.reduceat(np.where(mask, scores, -np.inf)[perm], starts)
+        else:
+            server = np.add.reduceat(np.where(mask, np.clip(scores, 0.0, None), 0.0)[perm],
+                                     starts)
+        kept = top_k_indices(server, self.n_servers, has)
+        keep = np.zeros(len(server), dtype=bool)
+        keep[kept] = True
+        inside = np.flatnonzero(mask & keep[self.groups_])
+        ranked = inside[np.argsort(-scores[inside], kind="stable")]  # ties: earlier tool
+        if self.k is not None:
+            return np.sort(ranked[:self.k])
+        group = self.groups_[ranked]
+        return np.sort(np.concatenate([ranked[group == g][:self.k_per_server] for g in kept]))
+
+
+def available_policies() -> list[str]:
+    """Names :func:`get_policy` accepts."""
+    return list(_POLICIES)
+
+
+def get_policy(policy: str | Policy, **params: Any) -> Policy:
+    """A policy from its name and parameters, or a :class:`Policy` returned as it is.
+
+    >>> get_policy("threshold", min_score=0.6)
+    Threshold(min_score=0.6, min_k=1, max_k=20)
+    """
+    if isinstance(policy, Policy):
+        if params:
+            raise ValueError(f"parameters {sorted(params)} given with a policy object; pass a "
+                             "name to build one")
+        return policy
+    if not isinstance(policy, str):
+        raise TypeError(f"policy must be a name or a Policy, got {type(policy).__name__}")
+    key = _ALIASES.get(policy.lower(), policy.lower())
+    if key not in _POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; available: {', '.join(_POLICIES)}")
+    cls = _POLICIES[key]
+    unknown = sorted(set(params) - set(cls._params))
+    if unknown:
+        raise ValueError(f"{cls.__name__} has no parameter(s) {unknown}; it takes "
+                         f"{', '.join(cls._params)}")
+    return cls(**params)
+
+
+def policy_grid(policy: str, **grid: Iterable[Any] | Any) -> list[Policy]:
+    """Every combination of the given parameter values, as policies (first parameter slowest).
+
+    >>> policy_grid("top_k", k=[1, 3])
+    [TopK(k=1), TopK(k=3)]
+    """
+    names = list(grid)
+    values = [list(v) if isinstance(v, (list, tuple, range)) else [v] for v in grid.values()]
+    return [get_policy(policy, **dict(zip(names, combo)))
+            for combo in itertools.product(*values)]
