@@ -281,6 +281,17 @@ class DefaultScorer(FusionScorer):
     If the embedding model cannot be loaded (its packages removed from a slim install), it
     warns and scores with BM25 alone rather than failing. Chosen on the dev
     splits of three registry styles (``data/styles``); see the README's "Which scorer?".
+
+    Re-checked on the dev splits of six sets (the five ``data/styles`` and
+    ``data/requests.jsonl``) with ``benchmarks/tune_default.py``, one knob at a time: parameter
+    names and/or descriptions in the embedded text, parameter descriptions in BM25, weights
+    0.5/0.5 and 0.3/0.7, splitting at sentences only or not at all, ``whole_bonus=0``. Only
+    BM25 over parameter descriptions raised the dev mean of R@5 and Complete@10 (0.903 vs
+    0.898, from openapi's Complete@10 0.731 → 0.791), and it lost 1.8 points of R@5 on
+    pooled, beyond the 1-point budget; every other knob lowered the mean. So these defaults
+    stay. Splitting is the latency knob: on 3-5-sentence requests each clause is one more
+    encoder call; not splitting cost 1.5-3.7 points of dev R@5 on plugin, pooled, openapi and
+    the workspace set (it gained 2.6 on marketplace, and lost 1.7 of Complete@10 there).
     """
 
     _lexical_fallback = True
