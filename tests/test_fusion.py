@@ -135,3 +135,15 @@ def test_default_falls_back_to_lexical_when_the_model_is_missing(registry):
         == "slack_send_message"
     with pytest.raises((ImportError, OSError)):
         FusionScorer(model=missing).fit(registry)
+
+
+def test_sentence_split_keeps_conjunctions():
+    q = "Find flights to Rome, and book a hotel near the Colosseum. Then rent a car there."
+    assert split_clauses(q, conjunctions=False) == [
+        "Find flights to Rome, and book a hotel near the Colosseum.", "rent a car there."]
+    assert len(split_clauses(q)) == 3
+    tools = [Tool("book_flight", "book a flight"), Tool("book_hotel", "book a hotel room")]
+    s = FusionScorer(semantic=None, clauses="sentences").fit(tools)
+    assert s.segments(q) == [q, *split_clauses(q, conjunctions=False)]
+    with pytest.raises(ValueError, match="clauses"):
+        FusionScorer(semantic=None, clauses="words").fit(tools)

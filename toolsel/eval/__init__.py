@@ -10,6 +10,7 @@
   :mod:`~toolsel.eval.conversations` and :mod:`~toolsel.eval.cost` (multi-turn replays and
   their input cost), :mod:`~toolsel.eval.runs` (recorded agent runs),
   :mod:`~toolsel.eval.scenario` and :mod:`~toolsel.eval.replication` (the article's numbers),
-  :mod:`~toolsel.eval.stats` (bootstrap intervals, paired tests), and
+  :mod:`~toolsel.eval.stats` (bootstrap intervals, paired tests),
+  :mod:`~toolsel.eval.tuning` (scorer variants × styles on dev, and the pick), and
   :mod:`~toolsel.eval.benchmark` (speed and memory).
 """
