@@ -18,7 +18,7 @@ from numbers import Integral, Real
 
 import pandas as pd
 
-__all__ = ["escape", "table", "interval", "pct"]
+__all__ = ["escape", "code", "table", "interval", "pct"]
 
 # Markdown punctuation that can change how a line renders; "$" starts math in Jupyter
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$])")
@@ -32,6 +32,15 @@ def escape(text: object) -> str:
     s = html.escape(str(text), quote=False)
     s = _PUNCT.sub(r"\\\1", s)
     return re.sub(r"\s*\n\s*", " ", s)
+
+
+def code(text: object) -> str:
+    """``text`` as an inline code span (backslash escapes are literal inside one, so data
+    strings go in verbatim, fenced by more backticks than they contain)."""
+    s = re.sub(r"\s*\n\s*", " ", str(text))
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
 
 
 def pct(value: float, digits: int = 0) -> str:
