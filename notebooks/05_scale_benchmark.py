@@ -44,6 +44,7 @@ out_dir: str = "../reports/05_scale_benchmark"  # where tables and figures go
 
 # %%
 import json
+import os
 from pathlib import Path
 
 import matplotlib
@@ -53,6 +54,7 @@ from IPython.display import Markdown, display
 from toolsel import load_registry
 from toolsel.eval.benchmark import (measure_scale, plot_latency_vs_tools, scale_table,
                                targets_table)
+from toolsel.report import markdown as md
 from toolsel.report.plots import save_figure
 from toolsel.synthetic import synthetic_queries, synthetic_registry
 
@@ -60,12 +62,17 @@ matplotlib.rcParams["svg.hashsalt"] = "toolsel"
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
 bench = Path(bench_dir)
+# links from the HTML page (written beside out_dir) to the committed benchmark tables
+bench_link = Path(os.path.relpath(bench.resolve(), out.resolve().parent)).as_posix()
 have_bench = all((bench / f).exists() for f in ("scale.csv", "sweep.csv", "machine.json"))
+default_csv = bench / "default_latency.csv"
+default_latency = pd.read_csv(default_csv) if default_csv.exists() else None
 if have_bench:
     scale = scale_table(pd.read_csv(bench / "scale.csv"))
     sweeps = pd.read_csv(bench / "sweep.csv")
     machine = json.loads((bench / "machine.json").read_text())
-    display(Markdown("Measured on: " + ", ".join(f"{k} {v}" for k, v in machine.items())))
+    display(Markdown("Measured on: " + ", ".join(f"{md.escape(k)} {md.escape(v)}"
+                                                 for k, v in machine.items()) + "."))
 else:
     display(Markdown(f"No committed benchmark in `{bench_dir}` (run `make benchmark`): the "
                      "sections on it are skipped; the smoke runs below still run."))
@@ -81,15 +88,43 @@ else:
 
 # %%
 if have_bench:
-    fig = plot_latency_vs_tools(scale)
-    save_figure(fig, out, "latency_vs_tools")
+    has_default = "default" in set(scale.scorer)
+    extra = None if has_default or default_latency is None else default_latency
+    fig = plot_latency_vs_tools(scale, extra=extra,
+                                extra_label="{scorer}: 4,000 tools only (bench_default.py)")
+    _ = save_figure(fig, out, "latency_vs_tools")
+    if has_default:
+        note = "The `default` scorer is measured in the scale benchmark itself."
+    elif extra is not None and "default" in set(extra.scorer):
+        d = extra.set_index("scorer").loc["default"]
+        note = (f"The scale benchmark has no `default` rows: the star is the `default` "
+                f"scorer's own benchmark ({md.code(default_csv.name)}, "
+                f"{int(d.n_tools):,} tools, one request at a time, scoring only): "
+                f"{d.p50_ms:.1f} ms median, {d.p95_ms:.1f} ms p95.")
+    else:
+        note = ("The committed benchmark has no `default` rows (neither in `scale.csv` nor a "
+                "`default_latency.csv`): the `default` scorer's latency is not shown.")
+    display(Markdown(note))
 
 # %%
-cols = ["scorer", "n_tools", "build_s", "p50_ms", "p95_ms", "speedup_vs_naive", "index_mb",
-        "traced_peak_mb", "maxrss_mb", "first_encode_s", "cached_load_s"]
 if have_bench:
-    display(scale[[c for c in cols if c in scale.columns]].style.format(precision=4,
-                                                                        na_rep=""))
+    p50 = scale.pivot_table(index="scorer", columns="n_tools", values="p50_ms", sort=False)
+    p50.columns = [f"{c:,} tools" for c in p50.columns]
+    display(Markdown("**Median latency of one `select` call (ms)**, by registry size:\n\n"
+                     + md.table(p50, {c: "{:.3f}" for c in p50.columns}, index=True)))
+    top = scale[scale.n_tools == scale.n_tools.max()]
+    cols = {"scorer": "scorer", "build_s": "build (s)", "p50_ms": "p50 (ms)",
+            "p95_ms": "p95 (ms)", "speedup_vs_naive": "× faster than naive",
+            "index_mb": "index (MB)", "maxrss_mb": "peak RSS (MB)",
+            "cached_load_s": "cached load (s)"}
+    shown = top[[c for c in cols if c in top.columns]].rename(columns=cols)
+    display(Markdown(
+        f"**At {int(top.n_tools.max()):,} tools** (the embedding's first encoding of every "
+        "tool is in `first_encode_s` of the CSV):\n\n"
+        + md.table(shown, {"build (s)": "{:.3f}", "p50 (ms)": "{:.3f}", "p95 (ms)": "{:.3f}",
+                           "× faster than naive": "{:,.0f}×", "index (MB)": "{:.2f}",
+                           "peak RSS (MB)": "{:,.0f}", "cached load (s)": "{:.3f}"},
+                   link=f"{bench_link}/scale.csv")))
 
 # %%
 if have_bench:  # the committed benchmark's own numbers
@@ -113,16 +148,26 @@ if have_bench:  # the committed benchmark's own numbers
 
 # %%
 if have_bench:
-    display(sweeps.style.format(precision=2))
+    sw = sweeps.assign(configuration=[f"{r.n_scorers} scorers × {r.n_top_k} top_k"
+                                      for r in sweeps.itertuples()])
+    sw = sw[["cache", "n_tools", "n_queries", "configuration", "total_s",
+             "embedding_fit_s", "maxrss_mb"]].rename(columns={
+                 "n_tools": "tools", "n_queries": "queries", "total_s": "total (s)",
+                 "embedding_fit_s": "embedding fit (s)", "maxrss_mb": "peak RSS (MB)"})
+    display(Markdown(md.table(sw, {"total (s)": "{:.1f}", "embedding fit (s)": "{:.2f}",
+                                   "peak RSS (MB)": "{:,.0f}"},
+                              link=f"{bench_link}/sweep.csv")))
     assert (sweeps.n_tools == 4_000).all() and {1_000, 2_000} <= set(sweeps.n_queries)
 
 # %% [markdown]
-# ## The targets
+# ## Targets set for the indexed selectors
 
 # %%
 if have_bench:
     targets = targets_table(scale, sweeps)
-    display(targets.style.format({"measured": "{:.3f}"}))
+    display(Markdown(md.table(targets, {
+        "measured": "{:,.3f}", "met": lambda v: "n/a" if v is None else ("yes" if v else "no")},
+        link=f"{out.name}/targets.csv")))
     targets.to_csv(out / "targets.csv", index=False, float_format="%.6f", lineterminator="\n")
     missed = targets[targets.met == False]  # noqa: E712 (None = not applicable)
     display(Markdown("All targets met." if missed.empty else "**Missed:** "
@@ -142,9 +187,11 @@ reg = synthetic_registry(smoke_tools, seed=0)
 texts = [q.query for q in synthetic_queries(reg, 100, seed=0)]
 smoke = scale_table([measure_scale(reg, texts, s, n_timed=smoke_queries, trace_memory=False)
                      for s in ("jaccard", "bm25", "naive")])
-display(smoke[["scorer", "n_tools"]].assign(measured=smoke.p50_ms.notna()))
 assert len(smoke) == 3 and (smoke.n_tools == smoke_tools).all()
 assert smoke.p50_ms.notna().all()
+display(Markdown(f"Smoke run: {smoke_tools:,} synthetic tools, {smoke_queries} timed calls "
+                 f"each for {', '.join(f'`{s}`' for s in smoke.scorer)}; every call measured, "
+                 "and the indexed `jaccard` selection equal to `select_tools` on each."))
 
 # %% [markdown]
 # ## The given registry
@@ -160,6 +207,8 @@ mine = scale_table([measure_scale(user_reg, user_texts, s, n_timed=min(smoke_que
                                                                       len(user_texts)),
                                   trace_memory=False)
                     for s in ("jaccard", "bm25", "naive")])
-display(mine[["scorer", "n_tools"]].assign(measured=mine.p50_ms.notna(),
-                                           checked_against_select_tools=mine.scorer == "naive"))
 assert (mine.n_tools == len(user_reg)).all() and mine.p50_ms.notna().all()
+display(Markdown(f"{md.code(Path(registry).name)}: {len(user_reg):,} tools, "
+                 f"{min(smoke_queries, len(user_texts))} timed calls each for "
+                 f"{', '.join(f'`{s}`' for s in mine.scorer)}; the indexed `jaccard` selection "
+                 "equal to `select_tools` on every call."))

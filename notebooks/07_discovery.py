@@ -19,14 +19,11 @@
 # ---
 
 # %% [markdown]
-#
-
-# %% [markdown]
 # # Discovery on real workflows: multi-tool requests, a held-back test split, recall vs loaded noise
 #
 # The article's 30 queries (the replication, `data/queries.jsonl`) mostly need one tool each.
-# Real requests often need several ("find the bug Alice filed in Linear and post it in
-# #backend"), use words far from the tools' vocabulary, ask for rare operations, or sit between
+# Real requests often need several ("find the bug Alice filed in Linear and post it in the
+# backend channel"), use words far from the tools' vocabulary, ask for rare operations, or sit between
 # neighbouring domains (Jira vs Linear vs GitHub issues, Gmail vs Slack, Drive vs Notion,
 # calendar vs CRM meetings). `data/requests.jsonl` holds 162 such requests, each with a
 # `category` and a `split`.
@@ -57,6 +54,7 @@ split: str = "test"  # the split the report shows
 out_dir: str = "../reports/07_discovery"  # where tables and figures go
 
 # %%
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -66,7 +64,10 @@ from toolsel import load_queries, load_registry
 from toolsel.eval.discovery import (assign_splits, filter_split, multi_tool_metrics, noise_curve,
                                plot_multi_tool, plot_noise_curve, summarize_noise,
                                summarize_requests, write_table)
+from toolsel.eval.stats import bootstrap_intervals
+from toolsel.report import markdown as md
 from toolsel.report.plots import save_figure, setup_style
+from toolsel.text import STOP_WORDS, tokenize
 
 setup_style()
 pd.set_option("display.precision", 3)
@@ -106,8 +107,29 @@ composition["needing 2-4 tools"] = labels[labels.n_tools >= 2].groupby(
 write_table(composition.reset_index(), out / "composition.csv")
 display(Markdown(f"{len(all_requests)} labeled requests, "
                  f"{int((labels.n_tools >= 2).sum())} of them needing 2–4 tools; "
-                 f"this report uses the **{split}** split: {len(qs)} requests."))
-composition
+                 f"this report uses the **{split}** split: {len(qs)} requests.\n\n"
+                 + md.table(composition.fillna(0).astype(int), index=True,
+                            link=f"{out.name}/composition.csv")))
+
+
+def intervals(frame, by, metrics=("R@k", "Complete@k")):
+    """Bootstrap 95% intervals of the per-request means, per scorer × top_k × group."""
+    frame = frame[frame["n_required"] > 0]
+    parts = [bootstrap_intervals(g, metrics=list(metrics)).assign(**{by: key})
+             for key, g in frame.groupby(by, sort=False)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["scorer", "top_k", "metric", "mean", "low", "high", "n_queries", by])
+
+
+def ci_table(ci, by, metric, k, label):
+    """One row per group, one column per scorer: mean [95% interval], and n."""
+    part = ci[(ci.top_k == k) & (ci.metric == metric)]
+    rows = []
+    for key, g in part.groupby(by, sort=False):
+        row = {label: key, "n": int(g["n_queries"].iloc[0])}
+        row.update({r.scorer: md.interval(r.mean, r.low, r.high) for r in g.itertuples()})
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 # %% [markdown]
 # ## Multi-tool requests: R@k and Complete@k side by side
@@ -127,8 +149,12 @@ write_table(per_request, out / "per_request.csv")
 write_table(by_n, out / "by_n_required.csv")
 write_table(by_cat, out / "by_category.csv")
 k = 5 if 5 in top_k else top_k[len(top_k) // 2]
-by_n[by_n.top_k == k].pivot_table(index="n_required", columns="scorer",
-                                  values=["R@k", "Complete@k"], sort=False)
+ci_n = intervals(per_request, "n_required").sort_values("n_required", kind="stable")
+for metric in ("R@k", "Complete@k"):
+    display(Markdown(f"**{metric.replace('@k', f'@{k}')} by number of filtered required tools** "
+                     "(mean over requests [bootstrap 95% interval]; n = requests):\n\n"
+                     + md.table(ci_table(ci_n, "n_required", metric, k, "required tools"),
+                                link=f"{out.name}/by_n_required.csv")))
 
 # %%
 multi = per_request[per_request.n_expected >= 2]
@@ -144,7 +170,17 @@ else:
         f"apart — {int(complete_multi['n_always_required'].iloc[0])} of them): "
         + ", ".join(f"{s} {r['Complete@k']:.1%} (R@{k} {r['R@k']:.1%})"
                     for s, r in complete_multi.iterrows())))
-    display(complete_multi[["n_requests", "R@k", "Complete@k", "gap", "n_always_required"]])
+    ci_multi = bootstrap_intervals(multi[(multi.top_k == k) & (multi.n_required > 0)],
+                                   metrics=["R@k", "Complete@k"])
+    rows = []
+    for s_, g in ci_multi.groupby("scorer", sort=False):
+        g = g.set_index("metric")
+        rows.append({"scorer": s_, "requests": int(g.loc["R@k", "n_queries"]),
+                     f"R@{k}": md.interval(*g.loc["R@k", ["mean", "low", "high"]]),
+                     f"Complete@{k}": md.interval(*g.loc["Complete@k", ["mean", "low", "high"]]),
+                     "gap (points)": 100 * complete_multi.loc[s_, "gap"]})
+    display(Markdown(md.table(pd.DataFrame(rows), {"gap (points)": "{:.1f}"},
+                              link=f"{out.name}/multi_tool_summary.csv")))
 
 # %%
 # Complete@k can never exceed R@k, and they coincide on single-tool requests
@@ -160,19 +196,25 @@ if bundled:  # on the bundled requests, several tools are harder to get all at o
     assert (by_n[(by_n.top_k == k) & (by_n.n_required >= 2)]["gap"] > 0).all()
 
 # %%
-fig = plot_multi_tool(by_cat, by="category", top_k=k)
-save_figure(fig, out, "multi_tool_by_category");
+ci_cat = intervals(per_request, "category")
+cat_ci = ci_cat[(ci_cat.metric == "Complete@k") & (ci_cat.top_k == k)]
+fig = plot_multi_tool(by_cat, by="category", top_k=k, intervals=cat_ci)
+_ = save_figure(fig, out, "multi_tool_by_category")
 
 # %%
-by_cat[by_cat.top_k == k].pivot_table(index="category", columns="scorer",
-                                      values="Complete@k", sort=False)
+display(Markdown(f"**Complete@{k} by category** (mean [bootstrap 95% interval]; n = requests: "
+                 "with so few requests per category, differences under about 20 points are "
+                 "within the noise):\n\n"
+                 + md.table(ci_table(ci_cat, "category", "Complete@k", k, "category"),
+                            link=f"{out.name}/by_category.csv")))
 
 # %% [markdown]
 # Reading the figure: the light bar is `R@k`, the dark bar inside it `Complete@k`. The two
 # multi-operation categories show the gap: a scorer usually finds one of the tools a request
 # needs and misses another, so the request still needs a discover call. `far_wording`
 # (requests that share almost no words with the tool's description) is where the lexical
-# scorers fail and the embedding helps most.
+# scorers fail and the embedding (and the default built on it) help most. Each category has
+# only 11–15 test requests: the error bars and the table's intervals are wide.
 
 # %% [markdown]
 # ## Recall vs loaded noise
@@ -181,13 +223,31 @@ by_cat[by_cat.top_k == k].pivot_table(index="category", columns="scorer",
 # default). The larger *n*, the more required tools it finds, and the more irrelevant
 # definitions it loads into the context for the rest of the conversation. Here the search
 # runs over the deferred tools (always-include ones are loaded anyway) with the request text;
-# a second table uses the short `search_term` a model would pass instead (when the requests
-# carry one).
+# two more searches use a short search term instead of the whole request:
+#
+# - **content words**, derived without labels: the request's tokens minus stop words
+#   (`toolsel.text.tokenize`, `toolsel.text.STOP_WORDS`), what a model that just drops filler
+#   words would send;
+# - the labeler's **`search_term`** (when the requests carry one): written by the person who
+#   also wrote the answer, so it is close to an oracle: read it as an **upper bound** on what
+#   a model's own search term finds, not as what a model will do.
 
 # %%
 curve = noise_curve(reg, qs, scorers, limits)
 noise = summarize_noise(curve)
 write_table(noise, out / "noise.csv")
+
+
+def content_words(text):
+    """The request without labels: its tokens minus stop words (all tokens if none is left)."""
+    words = [w for w in tokenize(text) if w not in STOP_WORDS]
+    return " ".join(words or tokenize(text)) or text
+
+
+qs_words = [dataclasses.replace(q, search_term=content_words(q.query)) for q in qs]
+noise_words = summarize_noise(noise_curve(reg, qs_words, scorers, limits,
+                                          query_field="search_term"))
+write_table(noise_words, out / "noise_content_words.csv")
 has_terms = any(q.search_term for q in qs)
 if has_terms:
     curve_terms = noise_curve(reg, qs, scorers, limits, query_field="search_term")
@@ -196,17 +256,37 @@ if has_terms:
 else:
     display(Markdown("No request has a `search_term`: the search-term table is skipped."))
 fig = plot_noise_curve(noise)
-save_figure(fig, out, "recall_vs_noise");
+_ = save_figure(fig, out, "recall_vs_noise")
 
 # %%
-noise[noise.limit.isin([1, 3, 5, 10])].pivot_table(
-    index="limit", columns="scorer", values=["R@n", "irrelevant", "irrelevant_tokens"],
-    sort=False)
+shown_limits = [n for n in limits if n in (1, 3, 5, 10)] or list(limits)
+
+
+def by_limit(frame, value, fmt):
+    wide = frame[frame.limit.isin(shown_limits)].pivot_table(index="limit", columns="scorer",
+                                                             values=value, sort=False)
+    return md.table(wide.rename_axis("n"), {c: fmt for c in wide.columns}, index=True)
+
+
+n_req = int(noise["n_requests"].iloc[0]) if len(noise) else 0
+display(Markdown(
+    f"Searching with the whole request ({n_req} requests with a deferred required tool; "
+    f"[noise.csv]({out.name}/noise.csv) has every n):\n\n"
+    f"**R@n**, share of required tools found:\n\n{by_limit(noise, 'R@n', '{:.1%}')}\n\n"
+    "**Irrelevant definitions loaded** per request (mean count):\n\n"
+    f"{by_limit(noise, 'irrelevant', '{:.1f}')}\n\n"
+    "**Irrelevant tokens loaded** per request (mean):\n\n"
+    f"{by_limit(noise, 'irrelevant_tokens', '{:,.0f}')}"))
 
 # %%
+text = ("**R@n with a short search term.** Content words of the request, derived without "
+        f"labels ([noise_content_words.csv]({out.name}/noise_content_words.csv)):\n\n"
+        + by_limit(noise_words, "R@n", "{:.1%}"))
 if has_terms:
-    display(noise_terms[noise_terms.limit.isin([1, 3, 5, 10])].pivot_table(
-        index="limit", columns="scorer", values=["R@n", "Complete@n"], sort=False))
+    text += ("\n\nThe labeler's `search_term`, an **upper bound** (written by whoever wrote the "
+             f"answer; [noise_search_term.csv]({out.name}/noise_search_term.csv)):\n\n"
+             + by_limit(noise_terms, "R@n", "{:.1%}"))
+display(Markdown(text))
 
 # %%
 for s, g in noise.groupby("scorer"):
@@ -217,18 +297,20 @@ n5 = 5 if 5 in limits else max(limits)
 five = noise[noise.limit == n5].set_index("scorer")
 display(Markdown(
     f"At n={n5} a search loads on average "
-    + ", ".join(f"{s}: {r['irrelevant']:.1f} irrelevant definitions "
+    + ", ".join(f"{md.escape(s)}: {r['irrelevant']:.1f} irrelevant definitions "
                 f"({r['irrelevant_tokens']:.0f} tokens) for R@{n5} {r['R@n']:.1%}"
                 for s, r in five.iterrows()) + "."))
 
 # %%
 lo, hi = noise[noise.limit == min(limits)], noise[noise.limit == max(limits)]
-terms = ""
+by_words = noise_words[noise_words.limit == min(limits)]
+terms = (f"Searching with the request's content words (no labels) finds "
+         f"{by_words['R@n'].min():.0%}–{by_words['R@n'].max():.0%} at n={min(limits)}. ")
 if has_terms:
     by_term = noise_terms[noise_terms.limit == min(limits)]
-    terms = ("Searching with the short `search_term` a model would write instead of the whole "
-             f"request finds {by_term['R@n'].min():.0%}–{by_term['R@n'].max():.0%} at "
-             f"n={min(limits)}.")
+    terms += ("The labeler's `search_term` finds "
+              f"{by_term['R@n'].min():.0%}–{by_term['R@n'].max():.0%}: an upper bound, since "
+              "its author knew the answer (what a model's own search term finds was not measured here).")
 display(Markdown(
     f"**Reading ({split} split).** Going from n={min(limits)} to n={max(limits)} raises the "
     f"share of required tools one search finds from {lo['R@n'].min():.0%}–{lo['R@n'].max():.0%} "
@@ -236,4 +318,5 @@ display(Markdown(
     f"{hi['irrelevant'].min():.1f}–{hi['irrelevant'].max():.1f} irrelevant definitions "
     f"({hi['irrelevant_tokens'].min():.0f}–{hi['irrelevant_tokens'].max():.0f} tokens) per "
     "request, which then stay in the context. " + terms
-    + (" A focused query matters more than the scorer for discovery." if bundled else "")))
+    + (" A focused search term can matter more than the scorer, but the gain measured with "
+       "labeler-written terms is an upper bound." if bundled and has_terms else "")))

@@ -19,9 +19,6 @@
 # ---
 
 # %% [markdown]
-#
-
-# %% [markdown]
 # # Conversations: pins over whole workflows, and what the prompt cache does to the saving
 #
 # A filter's saving is usually quoted for one request. An agent runs whole conversations:
@@ -45,7 +42,8 @@
 # "and MSFT?", "same for Bob"), the tools visible on the previous turn stay visible.
 #
 # **Discover simulation.** When a required tool is not visible, the model calls `discover`
-# with the turn's labeled search terms in order (the message itself when it has none), one
+# with the turn's labeled search terms in order (the message itself when it has none; written by
+# the labeler, so an optimistic stand-in for a model's own terms), one
 # request per call, until every required tool is visible. `filtered` pins the best hit (the
 # article's `discover`), `deferred` loads the top 5 (the server-side tool search's default).
 #
@@ -81,6 +79,8 @@ from toolsel.eval.conversations import (POLICIES, STRATEGIES, detector_agreement
 from toolsel.eval.cost import (Prices, cost_sensitivity, cost_table, cost_totals,
                           fewer_tokens_cost_more, plot_conversation_requests, plot_cost)
 from toolsel.eval.discovery import write_table
+from toolsel.eval.stats import bootstrap_intervals
+from toolsel.report import markdown as md
 from toolsel.report.plots import save_figure, setup_style
 
 setup_style()
@@ -129,7 +129,34 @@ turns = replay_table(replays)
 summary = replay_summary(turns)
 write_table(turns, out / "turns.csv")
 write_table(summary, out / "replay_summary.csv")
-summary
+# intervals resample turns (turns of one conversation are not independent: if anything,
+# these intervals are too narrow)
+per_turn = turns.assign(scorer=turns["strategy"] + " " + turns["policy"].fillna(""),
+                        top_k=0, query_id=turns["conversation_id"] + ":"
+                        + turns["turn"].astype(str))
+ci = bootstrap_intervals(per_turn, metrics=["available_at_start", "available"]).set_index(
+    ["scorer", "metric"])
+
+
+def rate(strategy, policy, metric):
+    r = ci.loc[(f"{strategy} {policy or ''}", metric)]
+    return md.interval(r["mean"], r["low"], r["high"])
+
+
+shown = pd.DataFrame({
+    "strategy": summary["strategy"], "policy": summary["policy"].fillna(""),
+    "available at start [95%]": [rate(r.strategy, r.policy, "available_at_start")
+                                 for r in summary.itertuples()],
+    "available [95%]": [rate(r.strategy, r.policy, "available") for r in summary.itertuples()],
+    "discover calls": summary["discover_calls"], "requests": summary["n_requests"],
+    "pins / conversation": summary["pins_per_conversation"],
+    "tool tokens": summary["tools_tokens"], "reduction": summary["reduction"]})
+n_need = int(ci.loc[(f"eager ", "available_at_start"), "n_queries"])
+display(Markdown(f"Over {len(convs)} conversations; rates over the {n_need} turns that need a "
+                 "filtered tool, with bootstrap 95% intervals that resample turns (turns of one "
+                 "conversation are not independent, so these are if anything too narrow):\n\n"
+                 + md.table(shown, {"pins / conversation": "{:.2f}", "reduction": "{:.0%}"},
+                            link=f"{out.name}/replay_summary.csv")))
 
 # %%
 agreement = detector_agreement(convs)
@@ -149,8 +176,15 @@ assert (summary["available"] >= summary["available_at_start"]).all()
 # the turns where the filter missed, and whether discover recovered them
 missed = turns[(turns.strategy == "filtered") & (turns.policy == policy)
                & (turns.available_at_start == 0)]
-missed[["conversation_id", "turn", "user", "context_dependent", "carried", "discover_calls",
-        "recovered", "pins"]]
+display(Markdown(
+    f"**Turns the filter missed** (`{policy}`): {len(missed)}, "
+    f"{int(missed['recovered'].fillna(0).astype(bool).sum())} recovered by discover.\n\n"
+    + md.table(missed[["conversation_id", "turn", "user", "context_dependent", "carried",
+                       "discover_calls", "recovered"]].rename(columns={
+                           "conversation_id": "conversation", "context_dependent":
+                           "context-dependent", "discover_calls": "discover calls"}),
+               {"recovered": lambda v: "yes" if v else "no"},
+               link=f"{out.name}/turns.csv")))
 
 # %% [markdown]
 # ## Cost with a prompt cache
@@ -164,11 +198,17 @@ costs = cost_table(main, prices=prices, min_cacheable=min_cacheable)
 totals = cost_totals(costs)
 write_table(costs, out / "requests_cost.csv")
 write_table(totals, out / "cost_totals.csv")
-totals
+tot_shown = totals.assign(policy=totals["policy"].fillna(""))[
+    ["strategy", "policy", "n_requests", "input_tokens", "uncached", "cache_write",
+     "cache_read", "cost", "cost_no_cache"]].rename(columns={
+         "n_requests": "requests", "input_tokens": "input tokens", "cache_write": "cache write",
+         "cache_read": "cache read", "cost_no_cache": "cost without cache"})
+display(Markdown(md.table(tot_shown, {"cost": "{:,.0f}", "cost without cache": "{:,.0f}"},
+                          link=f"{out.name}/cost_totals.csv")))
 
 # %%
 fig = plot_cost(totals)
-save_figure(fig, out, "cost_by_strategy");
+_ = save_figure(fig, out, "cost_by_strategy")
 
 # %%
 t = totals.set_index("strategy")
@@ -197,13 +237,26 @@ write_table(worse, out / "fewer_tokens_cost_more.csv")
 display(Markdown(f"{len(worse)} of {len(convs)} conversations send fewer tokens than eager "
                  "and cost more, by strategy: "
                  + (", ".join(f"{k} {v}" for k, v in worse.groupby('strategy').size().items())
-                    or "none")))
-worse
+                    or "none")
+                 + ("\n\n" + md.table(worse.assign(policy=worse["policy"].fillna(""))
+                                       .rename(columns={"conversation_id": "conversation",
+                                                        "input_tokens": "input tokens",
+                                                        "eager_input_tokens": "eager tokens",
+                                                        "eager_cost": "eager cost",
+                                                        "token_saving": "fewer tokens",
+                                                        "extra_cost": "extra cost"}),
+                                       {"cost": "{:,.0f}", "eager cost": "{:,.0f}",
+                                        "fewer tokens": "{:.0%}", "extra cost": "{:+.0%}"},
+                                       link=f"{out.name}/fewer_tokens_cost_more.csv")
+                    if len(worse) else "")))
 
 # %%
-fig = plot_conversation_requests(costs, example if example in {c.id for c in convs}
-                                 else convs[0].id)
-save_figure(fig, out, "example_conversation");
+shown_conv = next((c for c in convs if c.id == example), convs[0])
+fig = plot_conversation_requests(
+    costs, shown_conv.id,
+    title=f"Conversation {shown_conv.id}" + (f" ({shown_conv.title})" if shown_conv.title else "")
+    + f", first message: \"{shown_conv.turns[0].user[:70]}\"")
+_ = save_figure(fig, out, "example_conversation")
 
 # %% [markdown]
 # ## Sensitivity: minimum cacheable length and price ratios
@@ -217,8 +270,14 @@ save_figure(fig, out, "example_conversation");
 sens = cost_sensitivity(main, prices=[prices, Prices(cache_write=2.0, cache_read=cache_read)],
                         min_cacheable=[0, min_cacheable, 4096])
 write_table(sens, out / "cost_sensitivity.csv")
-sens.pivot_table(index=["cache_write_ratio", "min_cacheable"], columns="strategy",
-                 values="cost_vs_eager", sort=False)
+sens_wide = sens.pivot_table(index=["cache_write_ratio", "min_cacheable"], columns="strategy",
+                             values="cost_vs_eager", sort=False).reset_index()
+sens_wide = sens_wide.rename(columns={"cache_write_ratio": "cache write price",
+                                      "min_cacheable": "min cacheable (tokens)"})
+display(Markdown("Cost relative to eager under the same setting:\n\n" + md.table(
+    sens_wide, {"cache write price": "{:.2f}×",
+                **{c: "{:.2f}" for c in sens_wide.columns[2:]}},
+    link=f"{out.name}/cost_sensitivity.csv")))
 
 # %%
 base = sens[(sens.cache_write_ratio == cache_write) & (sens.min_cacheable == min_cacheable)]

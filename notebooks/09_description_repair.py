@@ -19,9 +19,6 @@
 # ---
 
 # %% [markdown]
-#
-
-# %% [markdown]
 # # Description repair: diagnose misses on dev, patch descriptions, re-measure on test
 #
 # When a required tool is not found, the cheapest fix is often in the catalog, not the
@@ -37,8 +34,12 @@
 #    description: the old text plus customer vocabulary), chosen on dev only; the 61-tool
 #    benchmark file stays the article's reconstruction, and the repaired registry exists only
 #    in memory (`toolsel.eval.compare.apply_repairs`);
-# 3. measure once on the held-back **test** split, and on the article's 30 replication queries
-#    (never used to choose anything), counting gains *and* losses.
+# 3. measure once on the held-back **test** split, and on the article's replication queries
+#    (never used to choose anything), counting gains *and* losses, for every scorer.
+#
+# Every rate below is **Complete@k** (the share of requests whose required tools are all in the
+# top k), over the requests that need at least one filtered tool (a request needing only
+# always-include tools is sent them anyway and is not counted), with its n.
 #
 # On your own data: requests without a `split` are all treated as the set the misses are read
 # from (nothing held back, said in the report); without a repairs file (`repairs: ""`, or the
@@ -47,7 +48,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry (version a)
 requests: str = "../data/requests.jsonl"  # labeled requests with dev/test split
-queries: str = "../data/queries.jsonl"  # the article's 30 replication queries
+queries: str = "../data/queries.jsonl"  # the article's replication queries
 repairs: str = "../data/repairs/descriptions_v2.json"  # description patch (version b)
 scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
 hint_scorer: str = "bm25"  # the scorer whose dev misses guided the repairs
@@ -61,10 +62,12 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry, sweep
-from toolsel.eval.compare import (apply_repairs, compare_registries, compare_scorers,
-                             held_back_terms, load_repairs, repair_table)
+from toolsel.eval.compare import (apply_repairs, compare_registries, held_back_terms,
+                                  load_repairs, repair_table)
 from toolsel.eval.discovery import filter_split, write_table
 from toolsel.eval.failure_modes import classify_misses, repair_hints
+from toolsel.eval.stats import paired_comparison
+from toolsel.report import markdown as md
 
 pd.set_option("display.precision", 3)
 pd.set_option("display.max_colwidth", 90)
@@ -122,7 +125,20 @@ classified = classify_misses(dev_run.misses, reg)
 hints = repair_hints(classified)
 write_table(classified, out / "dev_misses.csv")
 write_table(hints, out / "dev_repair_hints.csv")
-hints.head(20)
+
+def first_terms(text, n=8):
+    terms = str(text).split(", ")
+    return ", ".join(terms[:n]) + (f" (+{len(terms) - n} more)" if len(terms) > n else "")
+
+
+display(Markdown(
+    f"{len(classified)} required tools missed by `{hint_scorer}` at K={top_k} on the "
+    f"{dev_name} requests, by tool (request words the tool's text lacks, most frequent "
+    "first):\n\n"
+    + md.table(hints[["expected", "misses", "query_ids", "missing_terms"]].rename(
+        columns={"expected": "tool", "query_ids": "requests", "missing_terms":
+                 "words its text lacks"}), {"words its text lacks": first_terms},
+        link=f"{out.name}/dev_repair_hints.csv")))
 
 # %% [markdown]
 # ## 2. The patch
@@ -156,8 +172,11 @@ else:
             display(Markdown(f"**Warning:** the patch adds {len(leaks)} words that occur only "
                              "in held-back requests (listed below): a gain there is not "
                              "evidence."))
-            display(leaks)
-    display(patch_table[["tool", "added"]])
+            display(Markdown(md.table(leaks)))
+    display(Markdown(f"The patch: {len(patch_table)} descriptions, each with the sentence "
+                     "added to it.\n\n" + md.table(patch_table[["tool", "added"]],
+                                                   max_rows=None,
+                                                   link=f"{out.name}/patch.csv")))
 
 # %% [markdown]
 # ## 3. Dev (where the repairs were chosen) vs test (held back)
@@ -167,12 +186,25 @@ if patch is not None:
     results = {}
     suites = [(dev_name, dev)] + ([("test", test)] if test else []) + (
         [(held_name, replication)] if replication else [])
+    pairs = []
     for name, suite in suites:
-        summary, changed = compare_scorers(reg, repaired, suite, scorers, top_k,
-                                           labels=("v1", "v2"))
-        summary.insert(0, "suite", name)
-        changed.insert(0, "suite", name)
-        results[name] = (summary, changed)
+        for scorer_name in scorers:
+            cmp = compare_registries(reg, repaired, suite, scorer_name, top_k,
+                                     labels=("v1", "v2"))
+            summary, changed = cmp.summary.copy(), cmp.changed().copy()
+            changed.insert(0, "scorer", scorer_name)
+            summary.insert(0, "suite", name)
+            changed.insert(0, "suite", name)
+            results[(name, scorer_name)] = (summary, changed)
+            # paired bootstrap of the change, over the same requests
+            pq = cmp.per_query
+            long = pd.concat([pd.DataFrame({"scorer": v, "top_k": top_k,
+                                            "query_id": pq["query_id"],
+                                            "Complete@k": pq[f"Complete@k_{v}"]})
+                              for v in ("v2", "v1")], ignore_index=True)
+            pc = paired_comparison(long, "Complete@k", scorers=["v2", "v1"]).iloc[0]
+            pairs.append({"suite": name, "scorer": scorer_name, "gain_low": pc["diff_low"],
+                          "gain_high": pc["diff_high"]})
     summaries = pd.concat([s for s, _ in results.values()], ignore_index=True)
     changes = pd.concat([c for _, c in results.values()], ignore_index=True)
     write_table(summaries, out / "compare_summary.csv")
@@ -182,17 +214,39 @@ if patch is not None:
     gain["gain"] = gain["v2"] - gain["v1"]
     counts = summaries[summaries.registry == "v2"].set_index(["suite", "scorer"])[
         ["found", "lost", "queries_fixed", "queries_broken"]]
-    table = gain.join(counts)
+    n_rated = summaries[summaries.registry == "v1"].set_index(["suite", "scorer"])["n_queries"]
+    table = gain.join(counts).join(pd.DataFrame(pairs).set_index(["suite", "scorer"]))
+    table["n"] = n_rated
     write_table(table.reset_index(), out / "gain_by_suite.csv")
-    display(table)
+    for name in table.index.get_level_values("suite").unique():
+        part = table.loc[name].reset_index()
+        shown = pd.DataFrame({
+            "scorer": part["scorer"], f"Complete@{top_k} before": part["v1"],
+            f"Complete@{top_k} after": part["v2"],
+            "change, points [95%]": [f"{100 * r.gain:+.1f} [{100 * r.gain_low:+.1f}, "
+                                     f"{100 * r.gain_high:+.1f}]" for r in part.itertuples()],
+            "tools found": part["found"], "tools lost": part["lost"],
+            "requests fixed": part["queries_fixed"], "requests broken": part["queries_broken"]})
+        display(Markdown(
+            f"**{name}**: Complete@{top_k} over {int(part['n'].iloc[0])} requests (paired "
+            "bootstrap 95% interval of the change):\n\n"
+            + md.table(shown, {f"Complete@{top_k} before": "{:.1%}",
+                               f"Complete@{top_k} after": "{:.1%}"})))
+    display(Markdown(f"All suites: [gain_by_suite.csv]({out.name}/gain_by_suite.csv)."))
 
 # %%
 if patch is not None:
     test_cmp = compare_registries(reg, repaired, test or dev, hint_scorer, top_k,
                                   labels=("v1", "v2"))
     test_cmp.write(out)
-    display(test_cmp.changed()[["query_id", "query", "tool", "rank_v1", "rank_v2", "change",
-                                "rank_move"]])
+    display(Markdown(
+        f"**Tools whose rank moved across K={top_k}** on the "
+        f"{'test' if test else dev_name} requests, `{hint_scorer}` (rank before → after):\n\n"
+        + md.table(test_cmp.changed()[["query_id", "query", "tool", "rank_v1", "rank_v2",
+                                       "change"]].rename(columns={
+                                           "query_id": "request", "rank_v1": "rank before",
+                                           "rank_v2": "rank after"}),
+                   link=f"{out.name}/compare_per_tool.csv")))
 
 # %%
 if patch is not None and bundled:
@@ -210,13 +264,30 @@ if patch is not None and bundled:
         f"held-back **test** split: {t['v1']:.1%} → {t['v2']:.1%} ({100 * t['gain']:+.1f} "
         f"points; {int(t['found'])} found, "
         f"{int(t['lost'])} lost, {int(t['queries_fixed'])} requests fixed, "
-        f"{int(t['queries_broken'])} broken). On the 30 replication queries: {r['v1']:.1%} → "
+        f"{int(t['queries_broken'])} broken; {int(t['n'])} requests). On the {int(r['n'])} "
+        f"replication queries with a filtered required tool: {r['v1']:.1%} → "
         f"{r['v2']:.1%} ({int(r['found'])} found, {int(r['lost'])} lost). "
         + ("Most of the dev gain did not carry over: repairs written from a few dozen dev "
            "misses fit those requests' words. " if t["gain"] < d["gain"] / 2 else
            "The gain carries over to the held-back requests. ")
         + "This is what the held-back split is for: judge a patch on test, count its losses as "
         "well as its gains, and repair from *kinds* of misses rather than single requests."))
+    worse_test = table.loc["test"][table.loc["test"]["gain"] < 0]
+    better_test = table.loc["test"][table.loc["test"]["gain"] > 0]
+    display(Markdown(
+        f"**The other scorers on test (Complete@{top_k}).** "
+        + ("The repair made " + ", ".join(
+            f"`{s_}` worse ({100 * r['gain']:+.1f} points, {int(r['lost'])} tools lost, "
+            f"{int(r['queries_broken'])} requests broken)" for s_, r in worse_test.iterrows())
+           + ". " if len(worse_test) else "No scorer got worse on test. ")
+        + ("It helped " + ", ".join(f"`{s_}` ({100 * r['gain']:+.1f})"
+                                   for s_, r in better_test.iterrows()) + ". "
+           if len(better_test) else "")
+        + ("Every paired interval of a test change includes zero: on "
+           f"{int(table.loc['test']['n'].iloc[0])} requests these changes are within the noise."
+           if ((table.loc["test"]["gain_low"] <= 0)
+               & (table.loc["test"]["gain_high"] >= 0)).all()
+           else "Some test changes have intervals that exclude zero (see the table).")))
 elif patch is not None:
     g = table.xs(hint_scorer, level="scorer")
     display(Markdown(

@@ -48,16 +48,17 @@ search_query: str = "move a jira ticket to in progress"  # what the model search
 out_dir: str = "../reports/10_integrations"  # where tables and figures go
 
 # %%
+import contextlib
+import io
 import json
 from pathlib import Path
-
-import html
 
 import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import Selector, load_registry
 from toolsel.cli import main as toolsel
+from toolsel.report import markdown as md
 
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -82,21 +83,32 @@ bundled_registry = Path(registry).resolve() == Path("../data/registry.json").res
 
 # %%
 imported = out / "registry.json"
-assert toolsel(["import", "--from", "mcp", *mcp_dumps, "--out", str(imported)]) == 0
+# the CLI's own messages go to a buffer: the page shows tables, not terminal output
+with contextlib.redirect_stdout(io.StringIO()):
+    assert toolsel(["import", "--from", "mcp", *mcp_dumps, "--out", str(imported)]) == 0
 reg = load_registry(imported)
-display(pd.DataFrame([{"name": t.name, "server": t.metadata.get("server"),
-                       "original_name": t.metadata.get("original_name", ""),
-                       "read_only": t.metadata.get("annotations", {}).get("readOnlyHint", "")}
-                      for t in reg]))
+display(Markdown(f"The merged registry: {len(reg)} tools.\n\n" + md.table(pd.DataFrame(
+    [{"name": t.name, "server": t.metadata.get("server"),
+      "original name": t.metadata.get("original_name", ""),
+      "read-only": {True: "yes", False: "no"}.get(
+          t.metadata.get("annotations", {}).get("readOnlyHint"), "")} for t in reg]),
+    link=f"{out.name}/registry.json")))
 if bundled_dumps:
     assert "github__create_issue" in reg and "linear__create_issue" in reg
 
 # %%
-assert toolsel(["sweep", "--registry", str(imported), "--queries", queries,
-                "--scorers", ",".join(scorers), "--top-k", ",".join(map(str, top_k)),
-                "--out", str(out / "sweep"), "--no-progress", "--no-timings"]) == 0
+with contextlib.redirect_stdout(io.StringIO()):
+    assert toolsel(["sweep", "--registry", str(imported), "--queries", queries,
+                    "--scorers", ",".join(scorers), "--top-k", ",".join(map(str, top_k)),
+                    "--out", str(out / "sweep"), "--no-progress", "--no-timings"]) == 0
 summary = pd.read_csv(out / "sweep" / "summary.csv")
 assert set(summary["scorer"]) == set(scorers)
+rk = summary.pivot_table(index="scorer", columns="top_k", values="R@k", sort=False)
+rk.columns = [f"R@{k}" for k in rk.columns]
+display(Markdown(f"`toolsel sweep` on the imported registry ({int(summary['n_queries'].iloc[0])} "
+                 "labeled queries): R@k, the share of required tools in the top k.\n\n"
+                 + md.table(rk, {c: "{:.0%}" for c in rk.columns}, index=True,
+                            link=f"{out.name}/sweep/summary.csv")))
 
 # %% [markdown]
 # ## 2. Anthropic tool search: what is loaded, what is deferred
@@ -114,14 +126,17 @@ selector = Selector(big, "bm25", top_k=loaded_k)
 loaded = selector.select(first_turn)
 tools = build_tools(big, selected=loaded, search="bm25")  # validated against the SDK types
 table = describe_tools(tools)
-display(table[~table["deferred"]])
 cost = table.groupby("deferred")["definition_chars"].agg(["count", "sum"])
 cost.index = cost.index.map({False: "loaded", True: "deferred"})
-display(cost)
+display(Markdown("The loaded entries of `tools` (everything else is deferred):\n\n"
+                 + md.table(table[~table["deferred"]][["name", "kind", "definition_chars"]]
+                            .rename(columns={"definition_chars": "JSON characters"}))
+                 + "\n\n" + md.table(cost.rename_axis("").rename(
+                     columns={"count": "tools", "sum": "JSON characters"}), index=True)))
 (out / "anthropic_tools.json").write_text(json.dumps(tools, indent=2) + "\n")
 assert tools[0] == {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
 assert int(table["deferred"].sum()) == len(big) - len(loaded)
-display(Markdown(f"**{len(loaded)} of {len(big)} tools loaded** for *{html.escape(first_turn)}*; the "
+display(Markdown(f"**{len(loaded)} of {len(big)} tools loaded** for *{md.escape(first_turn)}*; the "
                  f"loaded definitions are {cost.loc['loaded', 'sum']:,} of "
                  f"{table['definition_chars'].sum():,} JSON characters."))
 
@@ -139,7 +154,13 @@ handler = ToolSearchHandler(big, custom_tools, scorer="bm25", limit=3)
 result = handler({"type": "tool_use", "id": "toolu_01", "name": "search_tools",
                   "input": {"query": search_query}})
 validate_tool_result(result)
-print(json.dumps(result, indent=2))
+(out / "search_result.json").write_text(json.dumps(result, indent=2) + "\n")
+display(Markdown(
+    f"The model searches *{md.escape(search_query)}*; the handler answers with a "
+    f"{md.code(result['type'])} for {md.code(result['tool_use_id'])} whose content is "
+    f"{len(result['content'])} `tool_reference` blocks "
+    f"([search_result.json]({out.name}/search_result.json)):\n\n"
+    + "\n".join(f"{i}. {md.code(b['tool_name'])}" for i, b in enumerate(result["content"], 1))))
 assert all(block["type"] == "tool_reference" for block in result["content"])
 if bundled_registry and search_query == "move a jira ticket to in progress":
     assert "jira_transition_issue" in [block["tool_name"] for block in result["content"]]
@@ -157,9 +178,13 @@ from toolsel.integrations.langchain_scenario import run_article_scenario
 
 run = run_article_scenario(scorer="jaccard", top_k=1)
 calls = run.table()
-display(calls)
+display(Markdown(md.table(calls.rename(columns={"n_tools": "tools sent", "tools": "tool names",
+                                               "after_tool": "after a tool call"}),
+                          link=f"{out.name}/middleware_calls.csv")))
 calls.to_csv(out / "middleware_calls.csv", index=False)
 first = calls[~calls["after_tool"]]
 assert list(first[first["thread"] == "A"]["n_tools"]) == [2, 2, 3]
 assert run.pinned == {"A": ["calculator"], "B": []}
-display(Markdown(f"Pinned state per thread: `{run.pinned}`"))
+display(Markdown("Pinned state per thread: " + "; ".join(
+    f"{md.escape(t)}: " + (", ".join(md.code(n) for n in pins) or "nothing pinned")
+    for t, pins in run.pinned.items()) + "."))

@@ -19,13 +19,22 @@
 # ---
 
 # %% [markdown]
-# # Recorded runs: discovery, selection given discovery, and cost from real transcripts
+# # Recorded runs: discovery, selection given discovery, and cost, on hand-written transcripts
 #
 # Offline sweeps say whether the right tools *could* be found. Once a model is in the loop,
 # what it actually searched, loaded and called is in the Messages API exchanges an agent
-# records. This notebook reads such a recording (`data/runs/`: six labeled tasks, run eager
-# with all 61 tools visible, deferred behind the server-side BM25 tool search, and with a
-# client-side search returning `tool_reference` blocks) and measures three stages apart:
+# records. This notebook reads such a recording and measures three stages apart.
+#
+# **What the bundled recording is.** `data/runs/` is **not** a capture of a live model: its
+# exchanges were written by hand (`data/runs/write_transcripts.py`: six labeled tasks, run
+# eager with all 61 tools visible, deferred behind the server-side BM25 tool search, and with a
+# client-side search returning `tool_reference` blocks), and the `usage` of every response
+# (uncached, cache-write and cache-read tokens) was filled in by the project's own cache
+# model. The *evaluation* (stages, diagnoses) is what this notebook demonstrates; the **cost
+# comparison is partly circular**: it reads back numbers the project's cache model produced.
+# On a recording of your own agent, `usage` comes from the API and the comparison is real.
+#
+# The three stages:
 #
 # 1. **discovery**: did the required *deferred* tools come back in a `tool_reference`?
 #    Tools sent without `defer_loading` were visible anyway and are not counted;
@@ -47,10 +56,13 @@ import math
 from pathlib import Path
 
 import pandas as pd
+from IPython.display import Markdown, display
 
 from toolsel import load_registry
 from toolsel.report.plots import save_figure, setup_style
 from toolsel.eval.runs import evaluate_runs, load_runs, plot_cost_split
+from toolsel.eval.stats import bootstrap_intervals
+from toolsel.report import markdown as md
 
 setup_style()
 pd.set_option("display.max_colwidth", 160)
@@ -61,8 +73,9 @@ reg = load_registry(registry)
 runset = load_runs(runs, registry=reg)
 report = evaluate_runs(runset)
 paths = report.write(out_dir)
-print(f"{len(runset)} runs of {len(runset.tasks)} tasks, "
-      f"{sum(len(r.exchanges) for r in runset.runs)} requests")
+link = Path(out_dir).name
+display(Markdown(f"{len(runset)} runs of {len(runset.tasks)} labeled tasks, "
+                 f"{sum(len(r.exchanges) for r in runset.runs)} requests."))
 
 # %% [markdown]
 # ## The three-stage table
@@ -75,7 +88,47 @@ print(f"{len(runset)} runs of {len(runset.tasks)} tasks, "
 # tasks.
 
 # %%
-print(report.table())
+# bootstrap intervals over tasks: with 1-5 tasks per run they are very wide, and say so
+per_task = report.tasks.assign(scorer=report.tasks["run"], top_k=0,
+                               query_id=report.tasks["task_id"],
+                               all_available=report.tasks["all_available"].astype(float),
+                               success=report.tasks["success"].astype(float))
+ci = bootstrap_intervals(per_task, metrics=["all_available", "success"]).set_index(
+    ["scorer", "metric"])
+
+
+def rate(run, metric):
+    r = ci.loc[(run, metric)]
+    return md.interval(r["mean"], r["low"], r["high"])
+
+
+st = report.stages
+discovery = pd.DataFrame({
+    "run": st["run"], "tasks": st["tasks"],
+    "discovery recall": st["discovery_recall"],
+    "required found": [f"{r.discovered_required}/{r.deferred_required}"
+                       if r.deferred_required else "–" for r in st.itertuples()],
+    "complete [95%]": [rate(r, "all_available") for r in st["run"]],
+    "empty misses": st["empty_search_misses"],
+    "tasks available": st["tasks_available"],
+    "selection given discovery": st["selection_given_discovery"],
+    "wrong operation": st["wrong_operation_rate"],
+    "success [95%]": [rate(r, "success") for r in st["run"]]})
+cost_cols = pd.DataFrame({
+    "run": st["run"], "requests": st["requests"], "searches": st["searches"],
+    "references": st["references_loaded"], "client calls": st["client_calls"],
+    "uncached": st["input_uncached"], "cache write": st["cache_write"],
+    "cache read": st["cache_read"], "input": st["input_total"],
+    "input per task": st["input_per_task"], "output": st["output_tokens"]})
+display(Markdown(
+    "**Discovery and selection** (rates over tasks; intervals resample the tasks, so with "
+    "1–5 tasks per run they span most of 0–100%):\n\n"
+    + md.table(discovery, {c: "{:.0%}" for c in ("discovery recall",
+                                                 "selection given discovery",
+                                                 "wrong operation")})
+    + "\n\n**Cost** (tokens summed over every request; `usage` of the bundled recording comes "
+      "from the project's cache model):\n\n"
+    + md.table(cost_cols, {"input per task": "{:,.0f}"}, link=f"{link}/stages.csv")))
 
 # %%
 stages = report.stages.set_index("run")
@@ -87,7 +140,6 @@ if bundled:
     assert math.isclose(d["wrong_operation_rate"], 0.2) and math.isclose(d["success"], 0.6)
     assert e["success"] == 1.0 and math.isnan(e["discovery_recall"])
     assert d["input_per_task"] < e["input_per_task"]
-stages
 
 # %% [markdown]
 # ## A diagnosis per task
@@ -97,8 +149,16 @@ stages
 # called something else or left a required tool uncalled; *ok*.
 
 # %%
-report.tasks[["task_id", "run", "required", "visible_required", "discovered_required",
-              "undiscovered", "called", "diagnosis", "evidence"]]
+
+def names(v):
+    return ", ".join(str(v).split(";")) if isinstance(v, str) and v else "–"
+
+
+display(Markdown(md.table(
+    report.tasks[["task_id", "run", "required", "undiscovered", "called", "diagnosis",
+                  "evidence"]].rename(columns={"task_id": "task"}),
+    {"required": names, "undiscovered": names, "called": names}, max_rows=None,
+    link=f"{link}/tasks.csv")))
 
 # %%
 if bundled:
@@ -117,20 +177,37 @@ if bundled:
 # a relevant tool existed; the model recovered with a second search.
 
 # %%
-report.searches[["task_id", "run", "search", "kind", "query", "references", "new_required",
-                 "noise", "empty_miss"]]
+display(Markdown(md.table(
+    report.searches[["task_id", "run", "search", "kind", "query", "references", "new_required",
+                     "empty_miss"]].rename(columns={
+                         "task_id": "task", "search": "#", "references": "returned",
+                         "new_required": "required found", "empty_miss": "empty miss"}),
+    {"returned": names, "required found": names}, max_rows=None,
+    link=f"{link}/searches.csv")))
 
 # %% [markdown]
 # ## Eager vs deferred, the same tasks side by side
 #
 # Deferral cuts the input of every request, but not for free: the eager runs read one large
 # cached prefix, the deferred runs pay uncached tokens for what the searches load, and two of
-# the three deferred runs end worse (a missed Slack tool, a wrong Jira operation).
+# the three deferred runs end worse (a missed Slack tool, a wrong Jira operation). (On the
+# bundled recording, the token split is the project's cache model, not a measurement.)
 
 # %%
-report.compare[["task_id", "n_requests_eager", "n_requests_deferred", "input_total_eager",
-                "input_total_deferred", "input_uncached_eager", "input_uncached_deferred",
-                "input_change", "diagnosis_eager", "diagnosis_deferred"]]
+cmp = report.compare
+display(Markdown(md.table(pd.DataFrame({
+    "task": cmp["task_id"],
+    "requests (eager → deferred)": [f"{a} → {b}" for a, b in
+                                    zip(cmp["n_requests_eager"], cmp["n_requests_deferred"])],
+    "input (eager → deferred)": [f"{a:,} → {b:,}" for a, b in
+                                 zip(cmp["input_total_eager"], cmp["input_total_deferred"])],
+    "uncached (eager → deferred)": [f"{a:,} → {b:,}" for a, b in
+                                    zip(cmp["input_uncached_eager"],
+                                        cmp["input_uncached_deferred"])],
+    "input change": cmp["input_change"],
+    "diagnosis (eager / deferred)": [f"{a} / {b}" for a, b in
+                                     zip(cmp["diagnosis_eager"], cmp["diagnosis_deferred"])]}),
+    {"input change": "{:+.0%}"}, link=f"{link}/compare.csv")))
 
 # %%
 if bundled:
@@ -143,12 +220,10 @@ if bundled:
 #
 # Input tokens per task and run, summed over every request: uncached input, cache writes and
 # cache reads. A run that looks cheaper only because more of it was read from cache has not
-# saved what deferral promises; keep the three apart when comparing.
+# saved what deferral promises; keep the three apart when comparing. The tables are in
+# `stages.csv`, `tasks.csv`, `searches.csv`, `compare.csv` and `cost.csv` beside this page.
 
 # %%
 ax = plot_cost_split(report)
 paths += save_figure(ax.figure, out_dir, "cost_split")
-
-# %%
-for p in paths:
-    print(p)
+assert all(Path(p).exists() for p in paths)

@@ -118,3 +118,34 @@ def test_plot_style_comparison(small):
     assert [ax.get_title() for ax in axes] == ["R@5", "Complete@10", "MRR"]
     assert axes[0].get_ylabel() and all(ax.get_xlabel() == "registry style" for ax in axes)
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["jaccard", "bm25"]
+
+
+def test_readme_which_scorer_block_is_rendered_from_the_committed_tables():
+    from toolsel.eval.compare_styles import README_MARKERS, which_scorer_from_reports
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start, end = README_MARKERS
+    block = readme.split(start, 1)[1].split(end, 1)[0]
+    # regenerate with: python -c "from toolsel.eval.compare_styles import \
+    #   update_readme_which_scorer; update_readme_which_scorer()"
+    assert block == "\n" + which_scorer_from_reports(ROOT) + "\n"
+
+
+def test_which_scorer_markdown_rounds_from_the_table_and_reads_the_paired_intervals():
+    import pandas as pd
+    from toolsel.eval.compare_styles import which_scorer_markdown
+    table = pd.DataFrame([
+        {"style": "s", "scorer": "bm25", "R@5": 0.5, "R@5_low": 0.4, "R@5_high": 0.6,
+         "n_queries": 9},
+        {"style": "s", "scorer": "embedding", "R@5": 0.886905, "R@5_low": 0.821429,
+         "R@5_high": 0.946429, "n_queries": 9},
+        {"style": "s", "scorer": "default", "R@5": 0.9, "R@5_low": 0.85, "R@5_high": 0.95,
+         "n_queries": 9}])
+    versus = pd.DataFrame([{"style": "s", "metric": "R@5", "best_single": "embedding",
+                            "candidate": "default", "diff": 0.013, "diff_low": -0.02,
+                            "diff_high": 0.05}])
+    text = which_scorer_markdown(table, versus, n_tools={"s": 12})
+    assert "| s (12, 9) | bm25 | 0.50 |" in text
+    assert "| embedding | 0.89 [0.82, 0.95] |" in text  # 0.946 rounds to 0.95
+    assert "| **default** | **0.90** [0.85, 0.95] |" in text
+    assert "shows a gain nowhere" in text and "includes a loss" in text
+    assert "s R@5" in text

@@ -81,3 +81,28 @@ def test_saved_files_are_reproducible(summary, tmp_path):
     for p1, p2 in zip(*out):
         assert p1.read_bytes() == p2.read_bytes(), p1.name
     assert [p.suffix for p in out[0]] == [".png", ".svg"]
+
+
+def test_cost_figures_of_pages_08_and_11_share_the_cache_colours():
+    from toolsel.report.plots import CACHE_COLORS
+    import toolsel.eval.cost as cost
+    import toolsel.eval.runs as runs
+    import inspect
+    for mod in (cost, runs):  # no colour literal of their own: both read CACHE_COLORS
+        src = inspect.getsource(mod)
+        assert "CACHE_COLORS" in src
+        assert not any(c in src for c in CACHE_COLORS.values())
+
+
+def test_markdown_escapes_data_and_formats_tables():
+    import pandas as pd
+    from toolsel.report import markdown as md
+    assert md.escape("#backend") == "\\#backend"
+    assert md.escape("a|b <x> *y*") == "a\\|b &lt;x&gt; \\*y\\*"
+    assert md.code("a`b") == "``a`b``"
+    df = pd.DataFrame({"tool": ["#x", "y|z"], "n": [1234, 5], "r": [0.5, 0.25]})
+    text = md.table(df, {"r": "{:.0%}"}, max_rows=1, link="d/t.csv")
+    assert text.splitlines()[0] == "| tool | n | r |"
+    assert "| \\#x | 1,234 | 50% |" in text and "y\\|z" not in text
+    assert "The first 1 of 2 rows; all of them in [t\\.csv](d/t.csv)." in text
+    assert md.interval(0.5, 0.25, 0.75) == "50% [25–75]"

@@ -307,11 +307,16 @@ def targets_table(scale: pd.DataFrame, sweeps: pd.DataFrame | None = None, *,
     return pd.DataFrame(rows)
 
 
-def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True):
+def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True,
+                          extra: pd.DataFrame | None = None,
+                          extra_label: str = "{scorer} (separate benchmark)"):
     """Median ``select`` latency (ms) against registry size, log-log, one line per scorer.
 
     Error bars span p50 to p95. Dashed lines mark the 1 ms (lexical) and 15 ms (embedding)
-    targets.
+    targets. ``extra`` (columns ``scorer, n_tools, p50_ms, p95_ms``, e.g. the committed
+    ``default_latency.csv``) adds the rows of scorers the scale table lacks as separate
+    markers, labeled with ``extra_label``, so a scorer measured elsewhere is not mistaken for a
+    point of the same sweep.
     """
     from ..report.plots import SCORER_COLORS, pyplot, setup_style
     setup_style()
@@ -327,6 +332,13 @@ def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True)
         ax.errorbar(d.n_tools, d.p50_ms, yerr=[np.zeros(len(d)), d.p95_ms - d.p50_ms],
                     marker="o", capsize=3, label=label, color=color,
                     linestyle="--" if scorer == "naive" else "-")
+    if extra is not None and len(extra):
+        for scorer, d in extra[~extra.scorer.isin(set(scale.scorer))].groupby("scorer",
+                                                                              sort=False):
+            ax.errorbar(d.n_tools, d.p50_ms, yerr=[np.zeros(len(d)), d.p95_ms - d.p50_ms],
+                        marker="*", markersize=12, capsize=3, linestyle="none",
+                        color=SCORER_COLORS.get(scorer, "k"),
+                        label=extra_label.format(scorer=scorer))
     if targets:
         ax.axhline(1.0, color="k", linestyle=":", linewidth=1, label="target: lexical 1 ms")
         ax.axhline(15.0, color="#9467bd", linestyle=":", linewidth=1,

@@ -243,10 +243,17 @@ def cost_sensitivity(replays: Sequence[Replay], *, prices: Sequence[Prices] = (P
     return pd.concat(frames, ignore_index=True)
 
 
-def plot_conversation_requests(table: pd.DataFrame, conversation_id: str, *, axes=None):
-    """One panel per strategy: each request's input tokens stacked by cache treatment."""
-    import matplotlib.pyplot as plt
+def plot_conversation_requests(table: pd.DataFrame, conversation_id: str, *, axes=None,
+                               title: str | None = None):
+    """One panel per strategy: each request's input tokens stacked by cache treatment.
+
+    The figure is titled with the conversation (``title``, default its id); the legend sits
+    below the panels. Colours are :data:`toolsel.report.plots.CACHE_COLORS`.
+    """
     import numpy as np
+
+    from ..report.plots import CACHE_COLORS, CACHE_LABELS, pyplot
+    plt = pyplot()
     conv = table[table["conversation_id"] == conversation_id]
     groups = list(conv.groupby(["strategy", "policy"], sort=False))
     if axes is None:
@@ -256,10 +263,9 @@ def plot_conversation_requests(table: pd.DataFrame, conversation_id: str, *, axe
     for ax, ((strategy, policy), g) in zip(axes, groups):
         x = np.arange(len(g))
         bottom = np.zeros(len(g))
-        for col, color in (("uncached", "#d62728"), ("cache_write", "#ff7f0e"),
-                           ("cache_read", "#2ca02c")):
+        for col, color in CACHE_COLORS.items():
             vals = g[col].to_numpy(dtype=float)
-            ax.bar(x, vals, 0.7, bottom=bottom, color=color, label=col.replace("_", " "))
+            ax.bar(x, vals, 0.7, bottom=bottom, color=color, label=CACHE_LABELS[col])
             bottom += vals
         ax.set_xticks(x, [f"t{t}" + (f".{s}" if s else "") for t, s in zip(g["turn"], g["step"])],
                       fontsize=7)
@@ -267,25 +273,32 @@ def plot_conversation_requests(table: pd.DataFrame, conversation_id: str, *, axe
         ax.set_title(f"{strategy} {policy}".strip() + f": cost {g['cost'].sum():,.0f}",
                      fontsize=9)
     axes[0].set_ylabel("input tokens per request")
-    axes[0].legend(fontsize=7)
-    return axes[0].figure
+    fig = axes[0].figure
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8,
+               bbox_to_anchor=(0.5, -0.08), frameon=False)
+    fig.suptitle(title or f"Conversation {conversation_id}: input tokens of every request",
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def plot_cost(totals: pd.DataFrame, *, ax=None, label: str = "strategy"):
     """Stacked bars of uncached / cache-write / cache-read tokens per strategy, with the cost
     (base-token equivalents) as markers on a second axis."""
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    from ..report.plots import CACHE_COLORS, CACHE_LABELS, pyplot
+    plt = pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(7.5, 4.5))
     names = [f"{r['strategy']}\n{r['policy']}" if r.get("policy") else r["strategy"]
              for _, r in totals.iterrows()] if label == "strategy" else list(totals[label])
     x = np.arange(len(totals))
     bottom = np.zeros(len(totals))
-    for col, color in (("uncached", "#d62728"), ("cache_write", "#ff7f0e"),
-                       ("cache_read", "#2ca02c")):
+    for col, color in CACHE_COLORS.items():
         vals = totals[col].to_numpy(dtype=float) / 1000
-        ax.bar(x, vals, 0.6, bottom=bottom, color=color, label=col.replace("_", " "))
+        ax.bar(x, vals, 0.6, bottom=bottom, color=color, label=CACHE_LABELS[col])
         bottom += vals
     ax.set_xticks(x, names, fontsize=8)
     ax.set_ylabel("input tokens over all conversations (thousands)")
@@ -296,6 +309,7 @@ def plot_cost(totals: pd.DataFrame, *, ax=None, label: str = "strategy"):
     ax2.set_ylim(0, None)
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper right")
+    ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15),
+              ncol=len(l1) + len(l2), frameon=False)
     ax.set_title("Input tokens by cache treatment, and their cost")
     return ax.figure

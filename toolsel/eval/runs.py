@@ -335,7 +335,8 @@ def plot_cost_split(report: RunsReport, ax=None):
 
     Every request of the task is counted. Returns the matplotlib Axes.
     """
-    import matplotlib.pyplot as plt
+    from ..report.plots import CACHE_COLORS, CACHE_LABELS, pyplot
+    plt = pyplot()
 
     df = report.tasks
     if ax is None:
@@ -343,9 +344,9 @@ def plot_cost_split(report: RunsReport, ax=None):
     labels = [f"{t} · {r}" for t, r in zip(df["task_id"], df["run"])]
     y = np.arange(len(df))[::-1]
     left = np.zeros(len(df))
-    parts = [("input_uncached", "uncached input", "#d62728"),
-             ("cache_write", "cache write", "#ff7f0e"),
-             ("cache_read", "cache read", "#1f77b4")]
+    parts = [("input_uncached", CACHE_LABELS["uncached"], CACHE_COLORS["uncached"]),
+             ("cache_write", CACHE_LABELS["cache_write"], CACHE_COLORS["cache_write"]),
+             ("cache_read", CACHE_LABELS["cache_read"], CACHE_COLORS["cache_read"])]
     for col, name, color in parts:
         values = df[col].to_numpy(dtype=float)
         ax.barh(y, values, left=left, color=color, label=name)
@@ -354,5 +355,6 @@ def plot_cost_split(report: RunsReport, ax=None):
     ax.set_xlabel("input tokens, summed over every request of the task (tokens)")
     ax.set_ylabel("task · run")
     ax.set_title("Where the input of each recorded run went")
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 1.2 / (0.45 * len(df) + 1.5)),
+              ncol=3, frameon=False)
     return ax

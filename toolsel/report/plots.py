@@ -16,11 +16,18 @@ import pandas as pd
 
 __all__ = ["setup_style", "save_figure", "plot_metric_vs_payload", "plot_recall_vs_payload",
            "plot_complete_vs_payload", "plot_failure_modes", "plot_escape_hatch",
-           "plot_noise_curve", "plot_multi_tool", "pyplot", "scorer_color", "SCORER_COLORS"]
+           "plot_noise_curve", "plot_multi_tool", "pyplot", "scorer_color", "SCORER_COLORS",
+           "CACHE_COLORS", "CACHE_LABELS"]
 
 #: Stable colours per scorer name (others cycle through the default palette).
 SCORER_COLORS = {"jaccard": "#d62728", "bm25": "#1f77b4", "tfidf": "#2ca02c",
                  "embedding": "#9467bd", "fusion": "#ff7f0e", "default": "#ff7f0e"}
+
+#: One colour per input component, the same in every cost figure (notebooks 08 and 11).
+CACHE_COLORS = {"uncached": "#d62728", "cache_write": "#ff7f0e", "cache_read": "#2ca02c"}
+#: Their legend labels.
+CACHE_LABELS = {"uncached": "uncached input", "cache_write": "cache write",
+                "cache_read": "cache read"}
 
 _MARKERS = "osD^vP*X"
 
@@ -190,33 +197,48 @@ def plot_escape_hatch(summary: pd.DataFrame, *, ax=None):
 
 def plot_noise_curve(summary: pd.DataFrame, *, ax=None, recall: str = "R@n"):
     """Share of required tools found against irrelevant definitions loaded, one line per scorer;
-    each point is a result limit ``n`` (labeled at both ends)."""
-    import matplotlib.pyplot as plt
+    each point is a result limit ``n``. The smallest and largest ``n`` are labeled once, on
+    the line with the highest recall (every line runs the same way: left = smallest ``n``)."""
+    plt = pyplot()
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 4.5))
-    for i, (label, g) in enumerate(summary.groupby("scorer", sort=False)):
+        _, ax = plt.subplots(figsize=(7.5, 4.5))
+    lines = list(summary.groupby("scorer", sort=False))
+    for i, (label, g) in enumerate(lines):
         g = g.sort_values("limit")
         ax.plot(g["irrelevant"], g[recall], marker="o", label=label, color=scorer_color(label, i))
-        for _, r in g.iloc[[0, -1]].iterrows():
-            ax.annotate(f"n={int(r['limit'])}", (r["irrelevant"], r[recall]), fontsize=7,
-                        textcoords="offset points", xytext=(3, -9))
+    if lines:
+        top = max(lines, key=lambda kv: kv[1][recall].max())[1].sort_values("limit")
+        for (_, r), (dx, dy, ha) in zip(top.iloc[[0, -1]].iterrows(),
+                                        ((0, 10, "center"), (0, 10, "center"))):
+            ax.annotate(f"n={int(r['limit'])}", (r["irrelevant"], r[recall]), fontsize=8,
+                        textcoords="offset points", xytext=(dx, dy), ha=ha,
+                        fontweight="bold")
+    lo, hi = (int(summary["limit"].min()), int(summary["limit"].max())) if len(summary) \
+        else (1, 1)
     ax.set_xlabel("irrelevant tool definitions loaded per request (mean count)")
     ax.set_ylabel(f"{recall}: share of required tools found")
-    ax.set_ylim(0, 1.02)
+    ax.set_ylim(0, 1.05)
     ax.grid(alpha=0.3)
-    ax.legend(title="scorer")
-    ax.set_title("Discover/search result limit n = 1..10: recall vs loaded noise")
+    ax.legend(title="scorer", loc="lower right", fontsize=8)
+    ax.set_title(f"Search result limit n = {lo}..{hi} (left to right on each line): "
+                 "recall vs loaded noise", fontsize=10)
     return ax.figure
 
 
-def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int = 5, ax=None):
-    """Grouped bars: ``R@k`` (light) and ``Complete@k`` (dark) per group, one color per scorer."""
-    import matplotlib.pyplot as plt
+def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int = 5, ax=None,
+                    intervals: pd.DataFrame | None = None):
+    """Grouped bars: ``R@k`` (light) and ``Complete@k`` (dark) per group, one color per scorer.
+
+    Group labels carry ``n`` (the ``n_requests`` column) when present; ``intervals``
+    (columns ``by, scorer, low, high`` of ``Complete@k``) adds 95% error bars to the dark bars.
+    The legend sits below the axes, never over the bars.
+    """
+    plt = pyplot()
     data = summary[summary["top_k"] == top_k]
     groups = list(dict.fromkeys(data[by].astype(str)))
     scorers = list(dict.fromkeys(data["scorer"]))
     if ax is None:
-        _, ax = plt.subplots(figsize=(max(7, 1.3 * len(groups)), 4.5))
+        _, ax = plt.subplots(figsize=(max(7.5, 1.3 * len(groups)), 5))
     width = 0.8 / max(len(scorers), 1)
     x = np.arange(len(groups))
     for j, s in enumerate(scorers):
@@ -226,12 +248,27 @@ def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int =
         pos = x - 0.4 + width * (j + 0.5)
         color = scorer_color(s, j)
         ax.bar(pos, r, width, color=color, alpha=0.35)
-        ax.bar(pos, c, width * 0.6, color=color, label=s)
-    ax.set_xticks(x, groups, rotation=20, ha="right")
-    ax.set_ylabel(f"share of requests (R@{top_k} light bar, Complete@{top_k} dark bar)")
-    ax.set_xlabel(by.replace("_", " "))
+        yerr = None
+        if intervals is not None:
+            iv = intervals[intervals["scorer"] == s].set_index(
+                intervals[intervals["scorer"] == s][by].astype(str))
+            lo = np.array([iv["low"].get(k, np.nan) for k in groups])
+            hi = np.array([iv["high"].get(k, np.nan) for k in groups])
+            yerr = np.nan_to_num([np.asarray(c) - lo, hi - np.asarray(c)])
+        ax.bar(pos, c, width * 0.6, color=color, label=s, yerr=yerr, capsize=1.5,
+               error_kw={"elinewidth": 0.7, "ecolor": "#333333"})
+    names = groups
+    if "n_requests" in data.columns:
+        n = data.groupby(data[by].astype(str), sort=False)["n_requests"].max()
+        names = [f"{g}\n(n={int(n[g])})" for g in groups]
+    ax.set_xticks(x, names, rotation=0 if len(groups) <= 6 else 20,
+                  ha="center" if len(groups) <= 6 else "right", fontsize=8)
+    ax.set_ylabel(f"R@{top_k} (light) and Complete@{top_k} (dark), mean")
+    ax.set_xlabel(by.replace("_", " ") + " (n = requests)")
     ax.set_ylim(0, 1.05)
-    ax.legend(title="scorer", fontsize=8)
+    ax.legend(title="scorer" + (" (dark bars: 95% bootstrap CI)" if intervals is not None
+                                else ""), fontsize=8, title_fontsize=8, loc="upper center",
+              bbox_to_anchor=(0.5, -0.2), ncol=len(scorers), frameon=False)
     ax.grid(axis="y", alpha=0.3)
     ax.set_title(f"Per-request recall vs completeness at top_k={top_k}")
     return ax.figure

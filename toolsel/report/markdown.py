@@ -1,0 +1,127 @@
+"""Markdown for report pages: data strings escaped, tables formatted, long tables cut.
+
+Report notebooks display text built from data (tool names, requests, search terms). A string
+such as ``#backend`` at the start of a line renders as a heading, ``|`` breaks a table and
+``<x>`` vanishes as an HTML tag, so every data string goes through :func:`escape` before it
+is put into Markdown. :func:`table` renders a DataFrame as a Markdown table (no row numbers,
+formatted numbers, escaped cells) and shows only the top rows of a long table, with a link to
+the CSV holding all of them. :func:`interval` formats a rate with its bootstrap interval.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Callable, Mapping
+from numbers import Integral, Real
+
+import pandas as pd
+
+__all__ = ["escape", "code", "table", "interval", "pct"]
+
+# Markdown punctuation that can change how a line renders; "$" starts math in Jupyter
+_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$])")
+
+Format = str | Callable[[object], str]
+
+
+def escape(text: object) -> str:
+    """``text`` as literal Markdown: HTML special characters as entities, Markdown
+    punctuation backslash-escaped, newlines as spaces (so it stays on its line or cell)."""
+    s = html.escape(str(text), quote=False)
+    s = _PUNCT.sub(r"\\\1", s)
+    return re.sub(r"\s*\n\s*", " ", s)
+
+
+def code(text: object) -> str:
+    """``text`` as an inline code span (backslash escapes are literal inside one, so data
+    strings go in verbatim, fenced by more backticks than they contain)."""
+    s = re.sub(r"\s*\n\s*", " ", str(text))
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def pct(value: float, digits: int = 0) -> str:
+    """A fraction as a percentage (``0.625`` → ``"62%"``); NaN as an en dash."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{100 * value:.{digits}f}%"
+
+
+def interval(mean: float, low: float, high: float, *, percent: bool = True,
+             digits: int = 0) -> str:
+    """A rate with its interval: ``"62% [45–78]"`` (``percent=False``: ``"0.62 [0.45–0.78]"``)."""
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (mean, low, high)):
+        return "–"
+    if percent:
+        return f"{100 * mean:.{digits}f}% [{100 * low:.{digits}f}–{100 * high:.{digits}f}]"
+    return f"{mean:.{digits or 2}f} [{low:.{digits or 2}f}–{high:.{digits or 2}f}]"
+
+
+def _cell(value: object, fmt: Format | None) -> str:
+    if fmt is not None and not (isinstance(value, float) and math.isnan(value)):
+        text = fmt(value) if callable(fmt) else fmt.format(value)
+        return escape(text) if callable(fmt) else text.replace("|", "\\|")
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Integral):
+        return f"{value:,}"
+    if isinstance(value, Real):
+        return f"{value:,.3f}"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return escape(", ".join(map(str, value)))
+    return escape(value)
+
+
+def table(df: pd.DataFrame, formats: Mapping[str, Format] | None = None, *,
+          index: bool = False, max_rows: int | None = 15, link: str | None = None,
+          align: Mapping[str, str] | None = None) -> str:
+    """``df`` as a Markdown table with escaped cells and formatted numbers.
+
+    Parameters
+    ----------
+    formats : mapping column → format
+        A ``str.format`` pattern (``"{:.1%}"``, kept verbatim: write ``\\|`` nowhere) or a
+        callable returning text (escaped). Other cells: integers with thousands separators,
+        floats with 3 decimals, booleans yes/no, missing values "–", lists joined by commas.
+    index : bool
+        Show the index (its levels become the first columns); default hidden.
+    max_rows : int or None
+        Show at most this many rows, followed by a line saying how many there are and, when
+        ``link`` is given, where the CSV with all of them is.
+    link : str, optional
+        Relative URL of the CSV holding the whole table.
+    align : mapping column → ``"left"`` / ``"right"``
+        Default: numbers right, everything else left.
+    """
+    formats = dict(formats or {})
+    align = dict(align or {})
+    if index:
+        df = df.reset_index()
+    if isinstance(df.columns, pd.MultiIndex):
+        df = df.copy()
+        df.columns = [" ".join(str(p) for p in col if str(p)) for col in df.columns]
+    n = len(df)
+    shown = df if max_rows is None or n <= max_rows else df.head(max_rows)
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(escape(c) for c in cols) + " |"]
+    seps = []
+    for c, orig in zip(cols, df.columns):
+        side = align.get(c) or ("right" if pd.api.types.is_numeric_dtype(df[orig])
+                                and not pd.api.types.is_bool_dtype(df[orig]) else "left")
+        seps.append("---:" if side == "right" else ":---")
+    lines.append("| " + " | ".join(seps) + " |")
+    for row in shown.itertuples(index=False):
+        lines.append("| " + " | ".join(_cell(v, formats.get(c)) for c, v in zip(cols, row))
+                     + " |")
+    text = "\n".join(lines)
+    if len(shown) < n:
+        text += f"\n\nThe first {len(shown)} of {n:,} rows"
+        text += f"; all of them in [{escape(link.rsplit('/', 1)[-1])}]({link})." if link else "."
+    elif link:
+        text += f"\n\nAs CSV: [{escape(link.rsplit('/', 1)[-1])}]({link})."
+    return text
