@@ -99,7 +99,7 @@ def test_markdown_escapes_data_and_formats_tables():
     from toolsel.report import markdown as md
     assert md.escape("#backend") == "\\#backend"
     assert md.escape("a|b <x> *y*") == "a\\|b &lt;x&gt; \\*y\\*"
-    assert md.code("a`b") == "``a`b``"
+    assert md.code("a`b|c") == "<code>a`b&#124;c</code>"
     df = pd.DataFrame({"tool": ["#x", "y|z"], "n": [1234, 5], "r": [0.5, 0.25]})
     text = md.table(df, {"r": "{:.0%}"}, max_rows=1, link="d/t.csv")
     assert text.splitlines()[0] == "| tool | n | r |"

@@ -219,15 +219,15 @@ def test_notebook_needs_from_metadata(tmp_path):
 def test_escape_md_and_md_table_render_data_as_text():
     from toolsel.report.html import escape_md, md_code, md_table
     evil = "evil<img src=x onerror=alert(2)>"
-    assert escape_md(evil) == "evil&lt;img src=x onerror=alert(2)&gt;"
+    assert escape_md(evil) == r"evil&lt;img src=x onerror=alert\(2\)&gt;"
     assert escape_md("a|b *c* `d` [e](f) $g$ #h\nnext") == \
-        r"a\|b \*c\* \`d\` \[e\](f) \$g\$ \#h next"
+        r"a\|b \*c\* \`d\` \[e\]\(f\) \$g\$ \#h next"
     assert md_code("x|<y>") == "<code>x&#124;&lt;y&gt;</code>"
     t = md_table(pd.DataFrame({"query": ["<script>alert(1)</script>"], "tool": [evil],
                                "R": [0.5], "raw": ["**b**"]}), code=["tool"], raw=["raw"])
     lines = t.splitlines()
     assert lines[0] == "| query | tool | R | raw |" and len(lines) == 3
-    assert lines[2] == ("| &lt;script&gt;alert(1)&lt;/script&gt; | "
+    assert lines[2] == ("| &lt;script&gt;alert\\(1\\)&lt;/script&gt; | "
                         "<code>evil&lt;img src=x onerror=alert(2)&gt;</code> | 0.500 | **b** |")
     with pytest.raises(KeyError):
         md_table(pd.DataFrame({"a": [1]}), code=["b"])

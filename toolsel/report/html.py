@@ -9,65 +9,31 @@ string a notebook forgot to escape shows as text, never as a live tag or handler
 
 from __future__ import annotations
 
-import html as _html
-import re
 from collections.abc import Iterable
 
 import pandas as pd
 
+from . import markdown
+
 __all__ = ["escape_md", "md_code", "md_table", "sanitize_html"]
 
-# Markdown punctuation that can start emphasis, code, links, tables, math or (at a line
-# start) headings and lists. `<`, `>` and `&` become entities instead (html.escape).
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]|#~$!])")
-_LINE_BREAKS = re.compile(r"\s*[\r\n]+\s*")
-
-
 def escape_md(text: object) -> str:
-    """``text`` as literal Markdown: one line, HTML entities for ``<>&"'``, punctuation escaped.
-
-    Safe in a paragraph and in a table cell: it renders as the characters it holds and can
-    open no tag, link, emphasis, code span, math or table column.
-    """
-    s = _LINE_BREAKS.sub(" ", str(text))
-    return _MD_SPECIAL.sub(r"\\\1", _html.escape(s, quote=True))
+    """The same as :func:`toolsel.report.markdown.escape` (one escaping rule for every page)."""
+    return markdown.escape(text)
 
 
 def md_code(text: object) -> str:
-    """``text`` shown as inline code (``<code>``), HTML-escaped; safe in a table cell."""
-    s = _html.escape(_LINE_BREAKS.sub(" ", str(text)), quote=True)
-    return "<code>" + s.replace("|", "&#124;") + "</code>"
+    """The same as :func:`toolsel.report.markdown.code`."""
+    return markdown.code(text)
 
 
 def md_table(df: pd.DataFrame, *, code: Iterable[str] = (), raw: Iterable[str] = (),
              floatfmt: str = "{:.3f}") -> str:
-    """A GitHub-flavoured Markdown table of ``df``, every header and cell escaped.
-
-    ``code``: columns shown as inline code (:func:`md_code`). ``raw``: columns already
-    Markdown, built by the caller from escaped parts (inserted as is). Floats use
-    ``floatfmt``; missing values are empty cells.
-    """
-    code, raw = set(code), set(raw)
-    unknown = (code | raw) - set(df.columns)
-    if unknown:
-        raise KeyError(f"md_table: no column(s) {sorted(unknown)} in the frame")
-
-    def cell(col, v) -> str:
-        if v is None or (isinstance(v, float) and pd.isna(v)):
-            return ""
-        if col in raw:
-            return _LINE_BREAKS.sub(" ", str(v))
-        if col in code:
-            return md_code(v)
-        if isinstance(v, float):
-            v = floatfmt.format(v)
-        return escape_md(v)
-
-    lines = ["| " + " | ".join(escape_md(c) for c in df.columns) + " |",
-             "| " + " | ".join("---" for _ in df.columns) + " |"]
-    for row in df.itertuples(index=False, name=None):
-        lines.append("| " + " | ".join(cell(c, v) for c, v in zip(df.columns, row)) + " |")
-    return "\n".join(lines)
+    """Every row of ``df`` as a Markdown table: :func:`toolsel.report.markdown.table` with
+    ``floatfmt`` for float columns and no row limit."""
+    floats = {str(c): floatfmt for c in df.columns
+              if pd.api.types.is_float_dtype(df[c]) and str(c) not in set(code) | set(raw)}
+    return markdown.table(df, floats, max_rows=None, code=code, raw=raw)
 
 
 # What rendered Markdown, pandas tables and matplotlib output use; no script, no handlers,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from numbers import Integral, Real
 
 import pandas as pd
@@ -27,20 +27,24 @@ Format = str | Callable[[object], str]
 
 
 def escape(text: object) -> str:
-    """``text`` as literal Markdown: HTML special characters as entities, Markdown
-    punctuation backslash-escaped, newlines as spaces (so it stays on its line or cell)."""
-    s = html.escape(str(text), quote=False)
-    s = _PUNCT.sub(r"\\\1", s)
-    return re.sub(r"\s*\n\s*", " ", s)
+    """``text`` as literal Markdown: HTML special characters (quotes too) as entities, Markdown
+    punctuation backslash-escaped, newlines as spaces (so it stays on its line or cell).
+
+    Safe in a paragraph and in a table cell: it renders as the characters it holds and can
+    open no tag, link, emphasis, code span, math, heading, list or table column.
+    """
+    s = html.escape(re.sub(r"\s*[\r\n]+\s*", " ", str(text)), quote=True)
+    return _PUNCT.sub(r"\\\1", s)
 
 
 def code(text: object) -> str:
-    """``text`` as an inline code span (backslash escapes are literal inside one, so data
-    strings go in verbatim, fenced by more backticks than they contain)."""
-    s = re.sub(r"\s*\n\s*", " ", str(text))
-    fence = "`" * (max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
+    """``text`` as inline code: a ``<code>`` element, HTML-escaped, ``|`` as an entity (a
+    Markdown code span would still split a table cell at ``|``)."""
+    s = html.escape(re.sub(r"\s*[\r\n]+\s*", " ", str(text)), quote=True)
+    return "<code>" + s.replace("|", "&#124;") + "</code>"
+
+
+_inline_code = code  # table() takes a ``code`` argument that shadows the function
 
 
 def pct(value: float, digits: int = 0) -> str:
@@ -79,7 +83,8 @@ def _cell(value: object, fmt: Format | None) -> str:
 
 def table(df: pd.DataFrame, formats: Mapping[str, Format] | None = None, *,
           index: bool = False, max_rows: int | None = 15, link: str | None = None,
-          align: Mapping[str, str] | None = None) -> str:
+          align: Mapping[str, str] | None = None, code: Iterable[str] = (),
+          raw: Iterable[str] = ()) -> str:
     """``df`` as a Markdown table with escaped cells and formatted numbers.
 
     Parameters
@@ -97,9 +102,16 @@ def table(df: pd.DataFrame, formats: Mapping[str, Format] | None = None, *,
         Relative URL of the CSV holding the whole table.
     align : mapping column → ``"left"`` / ``"right"``
         Default: numbers right, everything else left.
+    code : columns shown as inline code (:func:`code`).
+    raw : columns that already hold Markdown built by the caller from escaped parts
+        (inserted as they are, on one line).
     """
     formats = dict(formats or {})
     align = dict(align or {})
+    code_cols, raw_cols = set(code), set(raw)
+    unknown = (code_cols | raw_cols) - {str(c) for c in df.columns}
+    if unknown:
+        raise KeyError(f"table: no column(s) {sorted(unknown)} in the frame")
     if index:
         df = df.reset_index()
     if isinstance(df.columns, pd.MultiIndex):
@@ -116,8 +128,15 @@ def table(df: pd.DataFrame, formats: Mapping[str, Format] | None = None, *,
         seps.append("---:" if side == "right" else ":---")
     lines.append("| " + " | ".join(seps) + " |")
     for row in shown.itertuples(index=False):
-        lines.append("| " + " | ".join(_cell(v, formats.get(c)) for c, v in zip(cols, row))
-                     + " |")
+        cells = []
+        for c, v in zip(cols, row):
+            if c in raw_cols:
+                cells.append(re.sub(r"\s*[\r\n]+\s*", " ", str(v)))
+            elif c in code_cols and not (isinstance(v, float) and math.isnan(v)):
+                cells.append(_inline_code(v))
+            else:
+                cells.append(_cell(v, formats.get(c)))
+        lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines)
     if len(shown) < n:
         text += f"\n\nThe first {len(shown)} of {n:,} rows"
