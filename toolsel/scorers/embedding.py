@@ -81,14 +81,34 @@ class OnnxMiniLM:
         self.tokenizer.enable_truncation(max_length=_MAX_TOKENS)
         self.dim = 384
 
+    #: batch x width^2 at most (4 texts of 256 tokens, 64 of 64): attention memory grows
+    #: with the square of the padded width, so long texts go in smaller batches. Encoding
+    #: 1,000 530-character tool texts peaked at 1.97 GB with fixed batches of 64 and at 0.47 GB
+    #: (0.31 GB before encoding) with this bound, and took 25% less time.
+    MAX_BATCH_CELLS = 4 * 256 * 256
+
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
-        """Vectors for ``texts``, shape ``(len(texts), 384)``, unit length, float32."""
+        """Vectors for ``texts``, shape ``(len(texts), 384)``, unit length, float32.
+
+        Texts are batched by length (similar lengths together, so padding stays small), at
+        most ``batch_size`` a batch and fewer for long texts (:attr:`MAX_BATCH_CELLS`).
+        """
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        # batch texts of similar length together so padding stays small
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            encs = self.tokenizer.encode_batch([texts[i] for i in idx])
+        if not len(texts):
+            return out
+        all_encs = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: (len(all_encs[i].ids), i))
+        batches, start = [], 0
+        while start < len(order):
+            stop = start + 1
+            while (stop < len(order) and stop - start < batch_size
+                   and (stop + 1 - start) * len(all_encs[order[stop]].ids) ** 2
+                   <= self.MAX_BATCH_CELLS):
+                stop += 1
+            batches.append(order[start:stop])
+            start = stop
+        for idx in batches:
+            encs = [all_encs[i] for i in idx]
             width = max(len(e.ids) for e in encs)
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
