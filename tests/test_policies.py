@@ -277,3 +277,19 @@ def test_notebook_runs_on_a_given_registry(tmp_path):
         assert (out / name).exists(), name
     verdict = pd.read_csv(out / "policy_verdict.csv")
     assert set(verdict["style"]) == {"plugin"}
+
+
+def test_policies_command_writes_the_frontier(tmp_path, capsys):
+    import pandas as pd
+
+    from toolsel.cli import main
+    out = tmp_path / "pol"
+    assert main(["policies", "--registry", "data/registry.json", "--queries",
+                 "data/queries.jsonl", "--scorer", "bm25", "--out", str(out)]) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert set(summary["policy"]) == {"top_k", "threshold", "adaptive_k", "token_budget",
+                                      "two_stage"}
+    assert summary["pareto"].any() and (summary["R"].between(0, 1)).all()
+    beats = pd.read_csv(out / "beats_top_k.csv")
+    assert "top_k" not in set(beats["policy"])
+    assert "on the frontier" in capsys.readouterr().out

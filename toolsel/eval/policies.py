@@ -33,7 +33,7 @@ from .engine import DEFAULT_BATCH_SIZE, Candidates, fit_scorers, rank_batches
 from .metrics import group_means, tool_costs
 
 __all__ = ["evaluate_policies", "summarize_policies", "frontier", "beats_top_k", "dev_choice",
-           "best_at_comparable_payload", "SUMMARY_COLUMNS"]
+           "best_at_comparable_payload", "default_grid", "SUMMARY_COLUMNS"]
 
 SUMMARY_COLUMNS = ["policy", "config", "param", "R", "Complete", "n_queries", "n_sent",
                    "payload_tokens", "payload_reduction"]
@@ -250,3 +250,22 @@ def best_at_comparable_payload(summary: pd.DataFrame, ks: Sequence[int] = (3, 5,
                         "gain": float(best[y]) - byv})
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def default_grid() -> list[Policy]:
+    """The settings every policy family is swept over (notebook 12, ``toolsel policies``).
+
+    Fixed top-K over the usual cut-offs; score thresholds with and without a floor and a cap;
+    adaptive K cutting at the largest gap or the knee; token budgets; two-stage (servers, then
+    tools within them) with a per-server or a total K.
+    """
+    from ..policies import policy_grid
+    return (policy_grid("top_k", k=[1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20])
+            + policy_grid("threshold", min_score=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+                          min_k=[1, 3], max_k=[10, 20])
+            + policy_grid("adaptive_k", rule=["gap", "knee"], min_k=[1, 2, 3, 5],
+                          max_k=[5, 8, 10, 15, 20])
+            + policy_grid("token_budget", tokens=[250, 500, 1000, 1500, 2000, 3000, 4000, 6000])
+            + policy_grid("two_stage", n_servers=[1, 2, 3, 5], k_per_server=[2, 3, 5],
+                          by=["max", "sum"])
+            + policy_grid("two_stage", n_servers=[2, 3], k=[5, 10], by=["max", "sum"]))
