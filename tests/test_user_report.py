@@ -117,6 +117,30 @@ def test_outputs_exist_and_the_readme_lists_them(reports, name):
     assert "notebooks ok" in reports["stdout"][name]
 
 
+@pytest.mark.parametrize("name", ["plugin", "mcp"])
+def test_index_and_pages_link_each_other(reports, name):
+    """index.html is the entry page; every page has a real title and previous/next links;
+    every local link of the index and the pages resolves to a file or folder that exists."""
+    out = reports[name]["out"]
+    index = out / "index.html"
+    text = index.read_text()
+    assert "<script" not in text and "toolsel report on your data" in text
+    assert 'src="01_recall_vs_payload/recall_vs_payload.png"' in text
+    pages = sorted(out.glob("[0-9][0-9]_*.html"))
+    assert [p.stem for p in pages] == OURS
+    for i, page in enumerate(pages):
+        html = page.read_text()
+        title = re.search(r"<title>(.*?)</title>", html).group(1)
+        assert title and title != "Notebook", page.name
+        assert f'href="{page.name}"' in text and f'href="{page.stem}.ipynb"' in text
+        assert 'href="index.html"' in html
+        assert ('rel="prev"' in html) == (i > 0) and ('rel="next"' in html) == (i < len(pages) - 1)
+        for target in re.findall(r'(?:href|src)="([^"#:]+)(?:#[^"]*)?"', html):
+            assert (out / target).exists(), (page.name, target)
+    for target in re.findall(r'(?:href|src)="([^"#:]+)"', text):
+        assert (out / target).exists(), target
+
+
 def test_nothing_written_outside_out(reports):
     assert _snapshot(NB_DIR) == reports["before"]["notebooks"]
     assert _snapshot(PLUGIN) == reports["before"]["plugin"]

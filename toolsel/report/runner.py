@@ -747,7 +747,7 @@ nav.toolsel-nav .toolsel-pn { display: flex; justify-content: space-between; gap
 nav.toolsel-nav ol { margin: .3em 0 0; padding-left: 1.4em; columns: 2; column-gap: 2em; }
 nav.toolsel-foot { border-top: 1px solid #ccc; border-bottom: 0; margin: 2em 0 0; }
 .jp-RenderedHTMLCommon table { max-width: 100%; }
-.jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { overflow-wrap: anywhere; }
+.jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { overflow-wrap: break-word; }
 .jp-RenderedHTMLCommon img { max-width: 100%; height: auto; }
 </style>
 """
@@ -756,6 +756,7 @@ nav.toolsel-foot { border-top: 1px solid #ccc; border-bottom: 0; margin: 2em 0 0
 def _plain(markdown_text: str) -> str:
     """Markdown inline text as plain text: code ticks, emphasis and escapes dropped."""
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", markdown_text)  # links: their text
+    text = re.sub(r"<[^>]*>", "", text)  # inline HTML: a title is text
     return re.sub(r"\s+", " ", _MD_MARKUP.sub("", text)).strip()
 
 
