@@ -139,13 +139,15 @@ else:
 # ## The notebooks
 #
 # Each is executed by `make report` (or `toolsel report --registry ...` on your data) into
-# the report folder (HTML with the code hidden, figures, CSV tables); the links below point
-# at those reports, and [the index](index.html) shows them with the headline figures.
+# the report folder (HTML with the code hidden, figures, CSV tables); the index links each
+# page with its executed notebook and tables, beside the headline figures.
 
 # %%
 nbs = find_notebooks(notebooks_dir)
-display(Markdown("\n".join(f"- **{p.stem[:2]}** [{notebook_title(p)}]({p.stem}.html)"
-                           for p in nbs)))
+# titles only: which pages exist depends on the run (a report on other data skips some);
+# the index links every page this run wrote
+display(Markdown("\n".join(f"- **{p.stem[:2]}** {notebook_title(p)}" for p in nbs)
+                 + "\n\nThe pages of this report: [the index](index.html)."))
 
 # %%
 # checks (they stop the report when a number is off; nothing is shown)

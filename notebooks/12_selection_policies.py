@@ -41,7 +41,7 @@
 # the bundled styles.
 
 # %% tags=["parameters"]
-registry: str = ""  # a registry to evaluate instead of the bundled styles (empty: the styles)
+registry: str = ""  # a registry to evaluate instead of the bundled styles; empty for the styles
 queries: str = ""  # labeled queries of that registry
 styles_root: str = "../data/styles"  # directory holding <style>/registry.json + queries.jsonl
 styles: list[str] = ["api", "plugin", "pooled", "marketplace", "openapi"]  # policy styles
@@ -239,10 +239,10 @@ write_table(verdict, out / "policy_verdict.csv")
 display(Markdown(md.table(verdict.rename(columns={
     "beats": "beats top-K", "n_winning": "winning points", "config": "best winning setting",
     "payload_reduction": "its payload reduction", "R": "its R",
-    "dominated": "top-K point it dominates", "dominated_payload_reduction": "that K's reduction",
-    "dominated_R": "that K's R"}),
-    {"its payload reduction": "{:.1%}", "its R": "{:.1%}", "that K's reduction": "{:.1%}",
-     "that K's R": "{:.1%}"}, code=["best winning setting", "top-K point it dominates"],
+    "dominated": "top-K point it dominates", "dominated_payload_reduction": "dominated: reduction",
+    "dominated_R": "dominated: R"}),
+    {"its payload reduction": "{:.1%}", "its R": "{:.1%}", "dominated: reduction": "{:.1%}",
+     "dominated: R": "{:.1%}"}, code=["best winning setting", "top-K point it dominates"],
     max_rows=None, link=f"{out.name}/policy_verdict.csv")))
 
 # %% [markdown]
@@ -294,7 +294,7 @@ style_verdict = pd.DataFrame([{
     for s in styles])
 write_table(style_verdict, out / "style_verdict.csv")
 display(Markdown(md.table(style_verdict.rename(columns={
-    **{f"best_at_k{k}": f"best at K={k}'s payload" for k in comparable_k},
+    **{f"best_at_k{k}": f"best at the payload of K={k}" for k in comparable_k},
     "beats_top_k": "a policy beats top-K", "policies_beating": "which"}),
     max_rows=None, link=f"{out.name}/style_verdict.csv")))
 

@@ -239,8 +239,8 @@ class _LiveScript(HTMLParser):
 
 def test_no_live_script_from_hostile_names_and_queries(reports):
     out = reports["mcp"]["out"]
-    pages = sorted(out.glob("*.html"))
-    assert len(pages) == len(OURS)
+    pages = sorted(out.glob("[0-9][0-9]_*.html")) + [out / "index.html"]
+    assert len(pages) == len(OURS) + 1
     shown = 0
     for page in pages:
         text = page.read_text()
@@ -310,8 +310,11 @@ def test_notebooks_run_or_are_skipped_with_a_reason(tmp_path, capsys):
                       "queries": str(PLUGIN / "queries.jsonl"), "conversations": "",
                       "top_k": [3, 5], "scorers": ["jaccard"]}
     readme = (out / "README.md").read_text()
-    assert "- 02_chats: skipped, no --conversations file" in readme
+    # data strings are Markdown-escaped ("\\-" renders as "-")
+    assert "- 02_chats: skipped, no \\-\\-conversations file" in readme
     assert "- 03_ours: skipped, reports on the project" in readme
+    index = (out / "index.html").read_text()
+    assert "Skipped on this data" in index and "no --conversations file" in index
 
 
 def test_notebook_without_metadata_needs_registry_and_queries(tmp_path, capsys):

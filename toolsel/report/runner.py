@@ -896,7 +896,7 @@ h2 { font-size: 1.3em; margin: 1.6em 0 .5em; border-bottom: 1px solid #d0d7de; p
 p.intro { max-width: 52em; }
 a { color: #0550ae; text-decoration: none; } a:hover { text-decoration: underline; }
 table { border-collapse: collapse; margin: .6em 0; max-width: 100%; font-size: 14px; }
-th, td { border: 1px solid #d0d7de; padding: .3em .6em; overflow-wrap: anywhere; }
+th, td { border: 1px solid #d0d7de; padding: .3em .6em; overflow-wrap: break-word; }
 th { background: #f6f8fa; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .source { color: #57606a; font-size: .9em; }
