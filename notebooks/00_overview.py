@@ -52,7 +52,8 @@ from toolsel.eval.replication import ARTICLE, benchmark_facts, headline_frame, i
 from toolsel.eval.scenario import ARTICLE_TOOLS, article_scenario, scenario_tools_present
 from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import find_notebooks, notebook_title
-from toolsel.report.html import escape_md, md_code, md_table
+from toolsel.report import markdown as md
+from toolsel.report.html import escape_md, md_code
 from toolsel.report.runner import distinct_top_k, headline_k, top_k_note
 
 out = Path(out_dir)
@@ -115,7 +116,10 @@ table = pd.DataFrame({
     "payload chars": [f"{v:,.0f}" for v in headline["payload_chars"]],
     "payload reduction": [f"{100 * v:.1f}%" for v in headline["payload_reduction"]]})
 note = top_k_note(ks, dropped, n_candidates)
-display(Markdown(md_table(table) + (f"\n\n*{escape_md(note)}*" if note else "")))
+display(Markdown(md.table(table, max_rows=None, align={c: "right" for c in table.columns[1:]})
+                 + f"\n\n{len(qs)} queries; as CSV: "
+                 f"[headline.csv]({out.name}/headline.csv)."
+                 + (f"\n\n*{escape_md(note)}*" if note else "")))
 
 # %%
 if scenario_tools_present(reg):
@@ -135,18 +139,18 @@ else:
 # ## The notebooks
 #
 # Each is executed by `make report` (or `toolsel report --registry ...` on your data) into
-# the report folder (HTML with the code hidden, figures, CSV tables); the links below point
-# at those reports.
+# the report folder (HTML with the code hidden, figures, CSV tables); the index links each
+# page with its executed notebook and tables, beside the headline figures.
 
 # %%
 nbs = find_notebooks(notebooks_dir)
-display(Markdown("\n".join(f"- **{p.stem[:2]}** [{notebook_title(p)}]({p.stem}.html)"
-                           for p in nbs)))
-
-# %% [markdown]
-# ## Checks
+# titles only: which pages exist depends on the run (a report on other data skips some);
+# the index links every page this run wrote
+display(Markdown("\n".join(f"- **{p.stem[:2]}** {notebook_title(p)}" for p in nbs)
+                 + "\n\nThe pages of this report: [the index](index.html)."))
 
 # %%
+# checks (they stop the report when a number is off; nothing is shown)
 assert len(headline) == len(scorers)
 assert ((headline["R@k_low"] <= headline["R@k"]) & (headline["R@k"] <= headline["R@k_high"])).all()
 assert ((headline["payload_reduction"] >= 0) & (headline["payload_reduction"] <= 1)).all()
@@ -157,4 +161,3 @@ if turns is not None:
 if article:  # the bundled data's own numbers
     assert facts["n_tools"] == 61 and facts["n_queries"] == 30
     assert facts["unfiltered_chars"] == 5529
-print("all checks passed")

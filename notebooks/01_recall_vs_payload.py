@@ -54,7 +54,7 @@ from toolsel import load_queries, load_registry, sweep
 from toolsel.eval.replication import (ARTICLE, benchmark_facts, is_article_benchmark,
                                       miss_rank_bands, replication_table)
 from toolsel.eval.stats import bootstrap_intervals, paired_comparison
-from toolsel.report.html import escape_md
+from toolsel.report import markdown as md
 from toolsel.report.plots import (plot_complete_vs_payload, plot_recall_vs_payload, save_figure,
                                   setup_style)
 from toolsel.report.runner import distinct_top_k, top_k_note
@@ -68,7 +68,11 @@ reg = load_registry(registry)
 qs = load_queries(queries, reg)
 facts = benchmark_facts(reg, qs)
 article = is_article_benchmark(reg, qs)  # the bundled data: the replication panel and its checks
-facts
+display(Markdown(
+    f"**{facts['n_tools']} tools** ({facts['n_always_include']} marked always-include), "
+    f"**{facts['n_queries']} labeled queries** ({facts['n_multi_tool']} needing several "
+    f"tools); sending every tool costs {facts['unfiltered_chars']:,} characters of name + "
+    f"description ({facts['unfiltered_tokens']:,} `cl100k_base` tokens)."))
 
 # %% [markdown]
 # ## The sweep
@@ -83,7 +87,7 @@ n_candidates = len(reg) - len(set(always_include))
 ks, dropped = distinct_top_k(top_k, n_candidates)
 note = top_k_note(ks, dropped, n_candidates)
 if note:
-    display(Markdown(f"*{escape_md(note)}*"))
+    display(Markdown(f"*{md.escape(note)}*"))
 result = sweep(reg, qs, scorers, ks, always_include=always_include, progress=False)
 summary = result.summary
 intervals = bootstrap_intervals(result.query_metrics, ("R@k", "Complete@k"), n_boot=n_boot,
@@ -92,8 +96,29 @@ summary.to_csv(out / "summary.csv", index=False, float_format="%.6f", linetermin
 result.query_metrics.to_csv(out / "query_metrics.csv", index=False, float_format="%.6f",
                             lineterminator="\n")
 intervals.to_csv(out / "intervals.csv", index=False, float_format="%.6f", lineterminator="\n")
-summary[["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "payload_chars",
-         "payload_reduction", "payload_tokens", "n_queries"]]
+order = list(dict.fromkeys(summary["scorer"]))
+
+
+def by_k(value, fmt):
+    """One row per scorer, one column per cut-off K."""
+    wide = summary.pivot(index="scorer", columns="top_k", values=value).loc[order]
+    wide.columns = [f"K={c}" for c in wide.columns]
+    return md.table(wide, {c: fmt for c in wide.columns}, index=True)
+
+
+display(Markdown(
+    f"**R@k**, share of required tools sent ({len(qs)} queries):\n\n"
+    + by_k("R@k", "{:.1%}")
+    + "\n\n**Complete@k**, share of queries with every required tool sent:\n\n"
+    + by_k("Complete@k", "{:.1%}")
+    + "\n\n**Payload reduction**, 1 − name + description characters sent / all tools':\n\n"
+    + by_k("payload_reduction", "{:.1%}")
+    + "\n\nMRR (1 / rank of the first required tool, the same at every K): "
+    + ", ".join(f"{md.escape(s)} {summary.loc[summary.scorer == s, 'MRR'].iloc[0]:.3f}"
+                for s in order)
+    + f". Every measure per scorer and K, with payload in characters and tokens and "
+    f"Success@k: [summary.csv]({out.name}/summary.csv); per query: "
+    f"[query_metrics.csv]({out.name}/query_metrics.csv)."))
 
 # %% [markdown]
 # ## R@k against payload reduction
@@ -123,10 +148,14 @@ save_figure(fig, out, "complete_vs_payload");
 # Percentile bootstrap over queries (the same resampled query sets for every scorer and K).
 
 # %%
-wide = intervals.assign(ci=lambda d: d.apply(
-    lambda r: f"{100 * r['mean']:.1f} [{100 * r['low']:.1f}, {100 * r['high']:.1f}]", axis=1))
-wide.pivot_table(index=["metric", "top_k"], columns="scorer", values="ci", aggfunc="first",
-                 sort=False)[list(dict.fromkeys(summary["scorer"]))]
+wide = intervals.assign(ci=[md.interval(r.mean, r.low, r.high, digits=1)
+                             for r in intervals.itertuples()])
+wide = wide.pivot_table(index=["metric", "top_k"], columns="scorer", values="ci",
+                        aggfunc="first", sort=False)[order]
+wide.index = [f"{m} at K={k}" for m, k in wide.index]
+display(Markdown("Mean [95% interval], in %:\n\n"
+                 + md.table(wide.rename_axis("measure"), index=True, max_rows=None,
+                            link=f"{out.name}/intervals.csv")))
 
 # %% [markdown]
 # ## Which differences between scorers are real?
@@ -143,15 +172,27 @@ paired_r.to_csv(out / "paired_recall.csv", index=False, float_format="%.6f",
                 lineterminator="\n")
 paired_c.to_csv(out / "paired_complete.csv", index=False, float_format="%.6f",
                 lineterminator="\n")
-paired_r[paired_r.top_k.isin([5, 10] if {5, 10} & set(ks) else ks[-2:])][["top_k", "a", "b", "mean_a", "mean_b", "diff",
-                                         "diff_low", "diff_high", "a_wins", "b_wins",
-                                         "p_value", "p_holm", "real"]]
+shown = paired_r[paired_r.top_k.isin([5, 10] if {5, 10} & set(ks) else ks[-2:])]
+display(Markdown("R@k, paired over queries (a − b in points, with its 95% interval):\n\n"
+                 + md.table(pd.DataFrame({
+                     "K": shown["top_k"], "a": shown["a"], "b": shown["b"],
+                     "R@k a": shown["mean_a"], "R@k b": shown["mean_b"],
+                     "a − b [95% CI]": [f"{100 * r['diff']:+.1f} [{100 * r.diff_low:+.1f}, "
+                                        f"{100 * r.diff_high:+.1f}]"
+                                        for _, r in shown.iterrows()],
+                     "queries a wins": shown["a_wins"], "queries b wins": shown["b_wins"],
+                     "p (Holm)": shown["p_holm"], "real": shown["real"]}),
+                     {"R@k a": "{:.1%}", "R@k b": "{:.1%}", "p (Holm)": "{:.3f}"},
+                     max_rows=None, align={"a − b [95% CI]": "right"},
+                     link=f"{out.name}/paired_recall.csv")
+                 + f"\n\nEvery K, and the same for Complete@k: "
+                 f"[paired_complete.csv]({out.name}/paired_complete.csv)."))
 
 # %%
 real = paired_r[paired_r.real]
 display(Markdown(
     "**Real R@k differences (Holm-adjusted sign test, p < 0.05):** "
-    + ("; ".join(f"K={r.top_k}: {escape_md(r.a)} vs {escape_md(r.b)} "
+    + ("; ".join(f"K={r.top_k}: {md.escape(r.a)} vs {md.escape(r.b)} "
                  f"({100 * r['diff']:+.1f} points)" for _, r in real.iterrows()) or "none")
     + f". Every other pair's difference is within what {len(qs)} queries can tell apart."))
 
@@ -169,7 +210,6 @@ if replicate:
     repl.to_csv(out / "replication.csv", index=False, float_format="%.6f", lineterminator="\n")
     bands = miss_rank_bands(result.per_query, scorer="jaccard", k=10, bands=[30])
     bands.to_csv(out / "jaccard_miss_ranks.csv", index=False, lineterminator="\n")
-    display(repl)
 else:
     display(Markdown("*Replication panel skipped: it compares the article's 61-tool, "
                      "30-query benchmark (Jaccard at K=10 and 30) with the bundled data, "
@@ -208,10 +248,8 @@ if replicate:
 - The same-domain misses the article lists do reproduce (notebook 02).
 """))
 
-# %% [markdown]
-# ## Checks
-
 # %%
+# checks (they stop the report when a number is off; nothing is shown)
 if replicate:  # the bundled data's own numbers
     jac = summary[summary.scorer == "jaccard"].set_index("top_k")
     assert facts["n_tools"] == 61 and facts["n_queries"] == 30
@@ -229,4 +267,3 @@ for name, g in summary.groupby("scorer"):
     assert g.sort_values("top_k")["R@k"].is_monotonic_increasing, name
     assert g.sort_values("top_k")["payload_reduction"].is_monotonic_decreasing, name
 assert ((intervals["low"] <= intervals["mean"]) & (intervals["mean"] <= intervals["high"])).all()
-print("all checks passed")

@@ -52,6 +52,7 @@ from IPython.display import Markdown, display
 from toolsel import load_queries, load_registry, sweep
 from toolsel.eval.failure_modes import MODES, classify_misses, mode_counts, repair_hints
 from toolsel.eval.replication import ARTICLE_MISSES, is_article_benchmark
+from toolsel.report import markdown as md
 from toolsel.report.html import escape_md, md_table
 from toolsel.report.plots import plot_failure_modes, save_figure, setup_style
 from toolsel.report.runner import headline_k
@@ -68,7 +69,9 @@ k = headline_k(top_k, len(reg) - len(set(always_include)))
 result = sweep(reg, qs, scorers, [k], always_include=always_include, progress=False)
 classified = classify_misses(result.misses, reg)
 classified.to_csv(out / "misses.csv", index=False, lineterminator="\n")
-print(f"K={k}: {len(classified)} misses over {len(scorers)} scorers and {len(qs)} queries")
+display(Markdown(f"At K={k}: **{len(classified)} misses** (required tools not sent) over "
+                 f"{len(scorers)} scorers and {len(qs)} queries; every one is in "
+                 f"[misses.csv]({out.name}/misses.csv)."))
 
 # %% [markdown]
 # ## Every miss of the first scorer (the article's, Jaccard, by default)
@@ -104,13 +107,14 @@ show_article = article and first == "jaccard" and k == 10
 article_rows = {}
 if show_article:
     by_text = rows.assign(text=rows["query"].str.strip().str.lower())
+    listed = []
     for text, wanted, sibling in ARTICLE_MISSES:
         r = by_text[(by_text.text == text) & (by_text.expected == wanted)].iloc[0]
         article_rows[text] = r
-        sent = r.sent_instead.split(";")
-        print(f"{r.query!r}: wanted {wanted} (rank {r['rank']}), mode {r['mode']!r}"
-              + (f"; {sibling} sent instead" if sibling else "")
-              + f"; sent: {', '.join(sent[:5])}, ...")
+        listed.append({"query": r.query, "wanted": wanted, "rank": int(r["rank"]),
+                       "failure mode": r["mode"], "sibling sent": sibling or "",
+                       "first 5 sent (best first)": ", ".join(r.sent_instead.split(";")[:5])})
+    display(Markdown(md.table(pd.DataFrame(listed), code=["wanted"])))
     display(Markdown(
         "The third one differs in detail: the article's run sent file and Slack tools for "
         "\"what's 340 divided by 12\"; ours sends tools whose descriptions share the query's "
@@ -130,7 +134,8 @@ counts = mode_counts(classified, scorers=scorers)
 counts.to_csv(out / "mode_counts.csv", lineterminator="\n")
 fig = plot_failure_modes(counts, top_k=k)
 save_figure(fig, out, "failure_modes");
-counts
+display(Markdown(f"Misses at K={k} per scorer and failure mode (counts of required tools):\n\n"
+                 + md.table(counts, index=True, link=f"{out.name}/mode_counts.csv")))
 
 # %% [markdown]
 # Better lexical scorers remove most same-domain confusions (BM25 and TF-IDF down-weight words
@@ -142,8 +147,12 @@ counts
 # ## Every miss, every scorer
 
 # %%
-classified[["scorer", "query_id", "query", "expected", "rank", "mode", "shared_terms",
-            "missing_terms", "siblings_sent"]]
+every = classified.assign(missing=classified["missing_terms"].fillna("").str.replace(" ", ", "))
+display(Markdown(md.table(
+    every[["scorer", "query", "expected", "rank", "mode", "missing"]].rename(
+        columns={"expected": "required tool", "rank": "its rank", "mode": "failure mode",
+                 "missing": "query words missing from the tool"}),
+    code=["required tool"], link=f"{out.name}/misses.csv")))
 
 # %% [markdown]
 # ## Repair hints
@@ -155,12 +164,14 @@ classified[["scorer", "query_id", "query", "expected", "rank", "mode", "shared_t
 # %%
 hints = repair_hints(classified)
 hints.to_csv(out / "repair_hints.csv", index=False, lineterminator="\n")
-hints
-
-# %% [markdown]
-# ## Checks
+display(Markdown(md.table(
+    hints[["expected", "misses", "query_ids", "scorers", "missing_terms"]].rename(columns={
+        "expected": "tool", "misses": "misses (all scorers)", "query_ids": "queries",
+        "missing_terms": "query words it lacks (misses)"}),
+    code=["tool"], link=f"{out.name}/repair_hints.csv")))
 
 # %%
+# checks (they stop the report when a number is off; nothing is shown)
 assert set(classified["mode"]) <= set(MODES)
 assert (counts["total"] == classified.groupby("scorer").size().reindex(scorers,
                                                                         fill_value=0)).all()
@@ -174,4 +185,3 @@ if show_article:  # the bundled data's own numbers
     assert calc["mode"] == "short generic query"
     assert calc["rank"] == 61  # no shared token: score 0, last in registry order
     assert counts.loc["jaccard", "total"] == 16
-print("all checks passed")

@@ -33,12 +33,13 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding"]  # filter and discover scorers
+scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # filter and discover scorers
 top_k: list[int] = [10]  # tools sent per turn: 10 if given, else the largest K that filters
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 out_dir: str = "../reports/03_escape_hatch"  # where tables and figures go
 
 # %%
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -48,9 +49,11 @@ from toolsel import Selector, load_queries, load_registry
 from toolsel.eval.replication import is_article_benchmark
 from toolsel.eval.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scenario, escape_hatch,
                                    scenario_table, scenario_tools_present)
+from toolsel.report import markdown as md
 from toolsel.report.html import escape_md, md_code
 from toolsel.report.plots import plot_escape_hatch, save_figure, setup_style
 from toolsel.report.runner import headline_k
+from toolsel.text import STOP_WORDS, tokenize
 
 setup_style()
 pd.set_option("display.max_colwidth", 100)
@@ -74,7 +77,14 @@ if scenario:
     turns = article_scenario(reg)
     table = scenario_table(turns)
     table.to_csv(out / "scenario.csv", index=False, lineterminator="\n")
-    display(table)
+    display(Markdown(md.table(
+        table[["turn", "user", "n_tools_seen", "tools_seen", "discover_query", "discovered",
+               "pinned_after", "requests", "payload_chars"]].rename(columns={
+                   "user": "user says", "n_tools_seen": "tools the model sees",
+                   "tools_seen": "which", "discover_query": "discover_tools called with",
+                   "pinned_after": "pinned after the turn", "requests": "requests",
+                   "payload_chars": "payload chars (all requests)"}),
+        link=f"{out.name}/scenario.csv")))
 else:
     display(Markdown("*Skipped: the article's conversation needs the tools "
                      + ", ".join(md_code(n) for n in ARTICLE_TOOLS)
@@ -82,12 +92,10 @@ else:
 
 # %%
 if scenario:
-    for t in turns:
-        print(f"turn {t.turn}: user: {t.user!r}")
-        print(f"        model sees {len(t.sent)} tools: {', '.join(t.sent)}")
-        if t.discover_query:
-            print(f"        model calls discover_tools({t.discover_query!r}) -> {t.tool_result}")
-        print(f"        pinned: {list(t.pinned)}")
+    hit = next(t for t in turns if t.discover_query)
+    display(Markdown(f"On turn {hit.turn} the model calls `discover_tools` with "
+                     f"\"{escape_md(hit.discover_query)}\"; the tool answers: "
+                     f"\"{escape_md(hit.tool_result)}\""))
 
 # %% [markdown]
 # Turn 2 shares no content word with the calculator's description ("evaluate a basic
@@ -103,7 +111,9 @@ if scenario:
                         always_include=())
     other_chat = selector.session()
     other_sent = other_chat.select("translate hello to French")
-    print("another conversation, same turn 3:", other_sent, "pinned:", other_chat.pinned)
+    display(Markdown("Another conversation over the same selector, same turn 3: the model "
+                     "sees " + ", ".join(md_code(n) for n in other_sent) + "; pinned: "
+                     + (", ".join(md_code(n) for n in other_chat.pinned) or "nothing") + "."))
 
 # %%
 if scenario:
@@ -118,7 +128,7 @@ if scenario:
 # ## Over the labeled set: what one `discover` call recovers
 #
 # For every query whose required tools did not all make the top-K, the model calls
-# `discover` once (an idealized model: it calls exactly when something is missing). Three
+# `discover` once (an idealized model: it calls exactly when something is missing). Four
 # ways to call it:
 #
 # - **literal**: with the user's words, searching the full registry (the article's
@@ -126,20 +136,60 @@ if scenario:
 #   full registry is the filter's own first pick, already sent.
 # - **literal, unseen tools only**: the user's words, searching only the tools the model
 #   cannot already see.
-# - **search term**: the short phrase a model would write (the query file's `search_term`,
-#   e.g. "arithmetic" for "what's 340 divided by 12").
+# - **content words** (no labels): the query's words minus stop words (`toolsel.text.tokenize`
+#   minus `toolsel.text.STOP_WORDS`), searching the full registry: what a model that only
+#   drops filler words would send.
+# - **search term** (an upper bound): the query file's `search_term`, e.g. "arithmetic" for
+#   "what's 340 divided by 12". The person who labeled the query wrote it knowing the answer,
+#   so it is close to an oracle: read it as the most one call can recover, not as what a
+#   model's own search term will.
 
 # %%
+def content_words(text):
+    """The query without labels: its tokens minus stop words (all tokens if none is left)."""
+    words = [w for w in tokenize(text) if w not in STOP_WORDS]
+    return " ".join(words or tokenize(text)) or text
+
+
 hatch = escape_hatch(reg, qs, scorers, k, always_include=always_include)
+# the same misses, discover called with the query's content words instead of a search term
+words = escape_hatch(reg, [dataclasses.replace(q, search_term=content_words(q.query))
+                           for q in qs], scorers, k, always_include=always_include)
+key = ["scorer", "query_id", "expected"]
+assert hatch.misses[key].equals(words.misses[key])  # the filter is the same: same misses
 hatch.summary.to_csv(out / "summary.csv", index=False, float_format="%.6f", lineterminator="\n")
 hatch.misses.to_csv(out / "misses.csv", index=False, lineterminator="\n")
-fig = plot_escape_hatch(hatch.summary)
+by_words = words.summary.set_index("scorer")[[
+    "recovered_search_term", "Complete_after_search_term", "extra_calls_search_term",
+    "payload_chars_search_term", "payload_reduction_search_term"]]
+by_words.columns = [c.replace("search_term", "content_words") for c in by_words.columns]
+by_words.reset_index().to_csv(out / "summary_content_words.csv", index=False,
+                              float_format="%.6f", lineterminator="\n")
+# the figure: literal, unseen-only, and the label-free content-word call
+fig = plot_escape_hatch(hatch.summary.assign(
+    recovered_search_term=words.summary["recovered_search_term"].to_numpy()))
+for text in fig.axes[0].get_legend().get_texts():
+    if text.get_text() == "recovered: short search term":
+        text.set_text("recovered: content words of the query (no labels)")
 save_figure(fig, out, "escape_hatch");
 
 # %%
-s = hatch.summary.set_index("scorer")
-s[["misses", "recovered_literal", "recovered_literal_unseen", "recovered_search_term",
-   "Complete@k", "Complete_after_literal_unseen", "Complete_after_search_term"]].T
+s = hatch.summary.set_index("scorer").join(by_words)
+recovery = pd.DataFrame({
+    "misses": s["misses"], "queries with a miss": s["queries_with_miss"],
+    "literal": s["recovered_literal"], "literal, unseen only": s["recovered_literal_unseen"],
+    "content words (no labels)": s["recovered_content_words"],
+    "search term (upper bound)": s["recovered_search_term"],
+    f"Complete@{k}": s["Complete@k"],
+    "after content words": s["Complete_after_content_words"],
+    "after search term (upper bound)": s["Complete_after_search_term"]})
+display(Markdown(
+    f"Required tools missed at K={k}, and how many one `discover` call recovers (counts), "
+    f"then Complete@{k} before and after the call ({len(qs)} queries):\n\n"
+    + md.table(recovery, {c: "{:.0%}" for c in recovery.columns if "Complete" in c
+                          or "after" in c}, index=True, link=f"{out.name}/summary.csv")
+    + f"\n\nThe content-word variant: [summary_content_words.csv]"
+    f"({out.name}/summary_content_words.csv)."))
 
 # %% [markdown]
 # ## What the hatch costs
@@ -150,19 +200,36 @@ s[["misses", "recovered_literal", "recovered_literal_unseen", "recovered_search_
 # against sending the whole registry with no hatch.
 
 # %%
-cost = s[["extra_calls_search_term", "discover_tool_chars", "payload_chars",
-          "payload_chars_search_term", "payload_reduction", "payload_reduction_search_term"]]
-cost.T
+cost = pd.DataFrame({
+    "discover_tools chars": s["discover_tool_chars"],
+    "chars, no hatch": s["payload_chars"],
+    "chars, content words": s["payload_chars_content_words"],
+    "chars, search term": s["payload_chars_search_term"],
+    "extra calls, content words": s["extra_calls_content_words"],
+    "extra calls, search term": s["extra_calls_search_term"],
+    "reduction, no hatch": s["payload_reduction"],
+    "reduction, content words": s["payload_reduction_content_words"],
+    "reduction, search term": s["payload_reduction_search_term"]})
+display(Markdown(
+    f"Mean name + description characters per query, extra `discover` calls over {len(qs)} "
+    "queries, and payload reduction against sending every tool:\n\n"
+    + md.table(cost, {**{c: "{:,.0f}" for c in cost.columns if "chars" in c},
+                      **{c: "{:.1%}" for c in cost.columns if "reduction" in c}},
+               index=True)))
 
 # %%
 j = s.loc[scorers[0]]
 display(Markdown(
     f"With **{escape_md(scorers[0])}** at K={k}: {int(j.misses)} misses in {int(j.queries_with_miss)} "
     f"queries. One call with the user's words recovers {int(j.recovered_literal)}; with only "
-    f"unseen tools {int(j.recovered_literal_unseen)}; with a short search term "
-    f"{int(j.recovered_search_term)}, raising Complete@{k} from "
-    f"{100 * j['Complete@k']:.0f}% to {100 * j.Complete_after_search_term:.0f}%. "
-    f"The cost: {int(j.extra_calls_search_term)} extra calls over {len(qs)} queries and "
+    f"unseen tools {int(j.recovered_literal_unseen)}; with the query's content words (no "
+    f"labels) {int(j.recovered_content_words)}, raising Complete@{k} from "
+    f"{100 * j['Complete@k']:.0f}% to {100 * j.Complete_after_content_words:.0f}%. With the "
+    f"labeler's search term it recovers {int(j.recovered_search_term)} "
+    f"(Complete@{k} {100 * j.Complete_after_search_term:.0f}%): an upper bound, since whoever "
+    f"wrote the term knew the answer; what a model's own search term recovers was not "
+    f"measured here. The cost with the search term: {int(j.extra_calls_search_term)} extra "
+    f"calls over {len(qs)} queries and "
     f"{j.payload_chars_search_term - j.payload_chars:,.0f} more characters per query on "
     f"average, so the payload reduction falls from {100 * j.payload_reduction:.1f}% to "
     f"{100 * j.payload_reduction_search_term:.1f}%. The hatch is only as good as the words "
@@ -174,17 +241,30 @@ display(Markdown(
 # %% [markdown]
 # ### Each miss, and what each call found
 #
-# The tool each way of calling `discover` returned (empty: nothing scored above zero);
-# `*_recovered` says whether it was the missing tool. Full table: `misses.csv`.
+# The tool each way of calling `discover` returned (–: nothing scored above zero), in bold
+# when it is the missing tool.
 
 # %%
-hatch.misses[["scorer", "query_id", "expected", "rank", "literal_hit", "literal_unseen_hit",
-              "search_term", "search_term_hit", "search_term_recovered"]]
+def _hit(name, wanted):
+    if not name:
+        return "–"
+    return f"**{md.code(name)}**" if name == wanted else md.code(name)
 
-# %% [markdown]
-# ## Checks
+
+m = hatch.misses.assign(content_words=[content_words(q) for q in hatch.misses["query"]],
+                        content_words_hit=words.misses["search_term_hit"].to_numpy())
+display(Markdown(md.table(pd.DataFrame({
+    "scorer": m["scorer"], "query": m["query"], "missed": m["expected"], "rank": m["rank"],
+    "literal, unseen only": [_hit(a, b) for a, b in zip(m["literal_unseen_hit"], m["expected"])],
+    "content words": m["content_words"],
+    "content words found": [_hit(a, b) for a, b in zip(m["content_words_hit"], m["expected"])],
+    "search term": m["search_term"],
+    "search term found": [_hit(a, b) for a, b in zip(m["search_term_hit"], m["expected"])]}),
+    code=["missed"], raw=["literal, unseen only", "content words found", "search term found"],
+    link=f"{out.name}/misses.csv")))
 
 # %%
+# checks (they stop the report when a number is off; nothing is shown)
 # discover with the literal query returns the filter's first pick: never a recovery
 assert (hatch.summary["recovered_literal"] == 0).all()
 assert (hatch.summary["Complete_after_search_term"] >= hatch.summary["Complete@k"]).all()
@@ -193,4 +273,3 @@ assert DISCOVER_TOOL.name == "discover_tools"
 assert (hatch.summary["Complete_after_search_term"] <= 1).all()
 if article and k == 10 and scorers[0] == "jaccard" and not always_include:
     assert int(j.misses) == 16 and int(j.recovered_search_term) == 9
-print("all checks passed")

@@ -18,20 +18,22 @@
 # ---
 
 # %% [markdown]
-# # Explorer: one query, the whole registry, two scorers side by side
+# # Explorer: one query, the whole registry, scorers side by side
 #
 # Type a query and see how each scorer ranks every tool, what it would send at your K (plus
 # the always-include tools), and what that costs. Each panel has its own scorer, indexed
-# fields (none selected: the scorer's defaults), `top_k` and always-include set.
+# fields (none selected: the scorer's defaults), `top_k` and always-include set. The panels
+# start with the article's Jaccard, BM25 and the `default` scorer the README recommends.
 #
-# Open this notebook in Jupyter to use the widgets. The static report shows the panels for
-# the default query below (on a registry without its expected tool: the first labeled query
-# of `queries`, when given).
+# The widgets work when this notebook runs in Jupyter. This static page cannot run them (its
+# widget scripts load from the network, and nothing recomputes a panel without a kernel): the
+# tables below show what the panels showed for the default query (on a registry without its
+# expected tool: the first labeled query of `queries`, when given).
 
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = ""  # optional labeled queries: the first one is shown if expected is not a tool
-scorers: list[str] = ["jaccard", "bm25"]  # the two panels' scorers
+scorers: list[str] = ["jaccard", "bm25", "default"]  # one panel per scorer
 query: str = "file a bug report on the backend repo"  # the query shown first
 top_k: list[int] = [10]  # tools sent besides always-include: 10 if given, else the largest that filters
 always_include: list[str] = []  # names sent every turn outside K
@@ -42,11 +44,12 @@ out_dir: str = "../reports/04_explorer"  # where tables go
 from pathlib import Path
 
 import pandas as pd
-from IPython.display import HTML, Markdown, display
+from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
 from toolsel.eval.metrics import payload_chars
-from toolsel.report.explorer import build_explorer
+from toolsel.report import markdown as md
+from toolsel.report.explorer import build_explorer, rankings_markdown
 from toolsel.report.html import escape_md
 from toolsel.report.runner import headline_k
 
@@ -57,46 +60,59 @@ k = headline_k(top_k, len(reg) - len(set(always_include)))
 if expected and expected not in reg:
     first = load_queries(queries, reg)[0] if queries else None
     display(Markdown(f"*This registry has no {escape_md(expected)}: showing "
-                     + (f"the first labeled query, \"{escape_md(query)}\".*" if first else
-                        "the default query, with no tool to look for.*")))
+                     + (f"the first labeled query, \"{escape_md(first.query)}\".*" if first
+                        else "the default query, with no tool to look for.*")))
     query, expected = (first.query, first.expected[0]) if first else (query, "")
 
 explorer = build_explorer(reg, scorers, query=query, top_k=k,
                           always_include=always_include)
 views = explorer.update()
+display(Markdown(f"**Query:** \"{escape_md(query)}\" · **top_k** = {k}"
+                 + (f" · looking for {md.code(expected)}" if expected else "")))
 display(explorer.widget)
 
 # %% [markdown]
-# ## The default query, as the panels show it
-
-# %%
-display(HTML("<div style='display:flex;gap:2em'>"
-             + "".join(f"<div style='flex:1'>{v.to_html(max_rows=15)}</div>" for v in views)
-             + "</div>"))
+# ## The default query, ranked by each scorer
+#
+# The top of each scorer's ranking (✓ marks the tools sent), then what each sends
+# and costs. Every tool's rank and score per scorer is in the CSVs.
 
 # %%
 for v in views:
-    rank = v.ranking.set_index("tool").loc[expected, "rank"] if expected else None
-    print(f"{v.scorer}: {expected} ranks {rank}; sent: {', '.join(v.sent)}")
     v.ranking.to_csv(out / f"ranking_{v.scorer}.csv", index=False, float_format="%.6f",
                      lineterminator="\n")
-
-# %% [markdown]
-# ## Checks
+display(Markdown(
+    rankings_markdown(views, rows=max(15, k + 3), highlight=expected or None)
+    + "\n\nAll tools, ranked: " + ", ".join(
+        f"[ranking_{md.escape(v.scorer)}.csv]({out.name}/ranking_{v.scorer}.csv)"
+        for v in views) + "."))
 
 # %%
+if expected:
+    found = []
+    for v in views:
+        r = v.ranking.set_index("tool").loc[expected]
+        found.append(f"{md.escape(v.scorer)} ranks it {int(r['rank'])}"
+                     + (" (sent)" if r["sent"] else f" (not sent at K={k})"))
+    display(Markdown(f"{md.code(expected)}: " + "; ".join(found) + "."))
+
+# %%
+# checks (they stop the report when a number is off; nothing is shown)
 assert len(views) == len(scorers)
 for v in views:
     assert len(v.ranking) == len(reg)
     assert len(v.sent) == min(k, len(reg) - len(always_include)) + len(always_include)
     assert v.ranking[v.ranking.sent].shape[0] == len(v.sent)
     assert 0 < v.payload_chars <= payload_chars(reg)
-# changing a widget recomputes the panel
-explorer.panels[0]["top_k"].value = 3
-assert len(explorer.views[0].sent) == min(3, len(reg) - len(always_include)) + len(always_include)
+# changing a widget recomputes the panel; it is set back, so the saved widgets show K as above
+small = max(1, k - 1)
+explorer.panels[0]["top_k"].value = small
+assert len(explorer.views[0].sent) == min(small, len(reg) - len(always_include)) + len(always_include)
+explorer.panels[0]["top_k"].value = k
+assert all(p["top_k"].value == k for p in explorer.panels)
+assert [len(v.sent) for v in explorer.views] == [len(v.sent) for v in views]
 if (query == "file a bug report on the backend repo" and scorers[:2] == ["jaccard", "bm25"]
         and expected == "github_create_issue" and k == 10):  # the bundled registry
-    jac, bm = (v.ranking.set_index("tool") for v in views)
+    jac, bm = (v.ranking.set_index("tool") for v in views[:2])
     assert jac.loc["github_create_issue", "rank"] == 14  # the article's miss at K=10
-    assert bm.loc["github_create_issue", "rank"] <= top_k  # BM25 sends it
-print("all checks passed")
+    assert bm.loc["github_create_issue", "rank"] <= k  # BM25 sends it

@@ -41,7 +41,7 @@
 # the bundled styles.
 
 # %% tags=["parameters"]
-registry: str = ""  # a registry to evaluate instead of the bundled styles ("" = the styles)
+registry: str = ""  # a registry to evaluate instead of the bundled styles; empty for the styles
 queries: str = ""  # labeled queries of that registry
 styles_root: str = "../data/styles"  # directory holding <style>/registry.json + queries.jsonl
 styles: list[str] = ["api", "plugin", "pooled", "marketplace", "openapi"]  # policy styles
@@ -54,7 +54,6 @@ seed: int = 0  # bootstrap seed
 out_dir: str = "../reports/12_selection_policies"  # where tables and figures go
 
 # %%
-import html
 from pathlib import Path
 
 import matplotlib
@@ -68,6 +67,7 @@ from toolsel.eval.policies import (beats_top_k, best_at_comparable_payload, dev_
                                    evaluate_policies, frontier, summarize_policies)
 from toolsel.eval.stats import paired_comparison
 from toolsel.policies import TopK, policy_grid
+from toolsel.report import markdown as md
 from toolsel.report.plots import plot_policy_frontier, save_figure, setup_style
 
 setup_style()
@@ -113,7 +113,7 @@ else:
     styles, new_styles = [name], [name]
     data = {name: (given_reg, given_queries)}
     display(Markdown(
-        f"Evaluating the given registry (`{html.escape(name)}`: {len(given_reg)} tools) "
+        f"Evaluating the given registry ({md.code(name)}: {len(given_reg)} tools) "
         + ("on its **test** requests, settings chosen on its **dev** requests." if has_split
            else "on **every** request: the file has no `split`, so the policies' settings "
                 "are chosen and reported on the same requests (a description of this set, "
@@ -126,7 +126,7 @@ sizes = pd.DataFrame([{"style": s, "tools": len(reg), "servers": len({t.domain f
                        "test requests": len(split_of[s][1]),
                        "multi-tool (test)": sum(len(q.expected) > 1 for q in split_of[s][1])}
                       for s, (reg, qs) in data.items()])
-sizes
+display(Markdown(md.table(sizes)))
 
 # %% [markdown]
 # ## Every scorer on the new styles (test requests)
@@ -141,11 +141,17 @@ scorer_table = comparison.table()[["style", "scorer", "R@5", "R@5_low", "R@5_hig
                                    "Complete@10", "Complete@10_low", "Complete@10_high", "MRR",
                                    "MRR_low", "MRR_high", "n_queries"]]
 write_table(scorer_table, out / "scorers_test.csv")
-scorer_table
-
-# %%
-scorer_table.pivot(index="scorer", columns="style", values=["R@5", "Complete@10", "MRR"]
-                   ).loc[scorers]
+display(Markdown("Mean [95% interval], in % (MRR as a fraction):\n\n" + md.table(pd.DataFrame({
+    "style": scorer_table["style"], "scorer": scorer_table["scorer"],
+    "R@5": [md.interval(r["R@5"], r["R@5_low"], r["R@5_high"], digits=1)
+            for _, r in scorer_table.iterrows()],
+    "Complete@10": [md.interval(r["Complete@10"], r["Complete@10_low"], r["Complete@10_high"],
+                                digits=1) for _, r in scorer_table.iterrows()],
+    "MRR": [md.interval(r["MRR"], r["MRR_low"], r["MRR_high"], percent=False)
+            for _, r in scorer_table.iterrows()],
+    "n requests": scorer_table["n_queries"]}), max_rows=None,
+    align={"R@5": "right", "Complete@10": "right", "MRR": "right"},
+    link=f"{out.name}/scorers_test.csv")))
 
 # %% [markdown]
 # ## Policies on the recall-vs-payload plane
@@ -174,7 +180,9 @@ grid = (policy_grid("top_k", k=[1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20])
         + policy_grid("two_stage", n_servers=[1, 2, 3, 5], k_per_server=[2, 3, 5],
                       by=["max", "sum"])
         + policy_grid("two_stage", n_servers=[2, 3], k=[5, 10], by=["max", "sum"]))
-print(len(grid), "policy settings:", pd.Series([p.name for p in grid]).value_counts().to_dict())
+display(Markdown(f"{len(grid)} policy settings: " + ", ".join(
+    f"{n} {md.code(name)}" for name, n in pd.Series([p.name for p in grid]).value_counts(
+        sort=False).items()) + "."))
 
 # %%
 per_query = []
@@ -188,7 +196,11 @@ write_table(dev_summary, out / "policies_dev.csv")
 chosen = dev_choice(dev_summary, by="style")
 test_summary = frontier(test_all.merge(chosen, on=["style", "policy", "config"]), by="style")
 write_table(test_summary, out / "policies_test.csv")
-chosen.groupby(["style", "policy"], sort=False).size().unstack("policy")
+kept = chosen.groupby(["style", "policy"], sort=False).size().unstack("policy").fillna(0)
+display(Markdown("Settings kept on dev, per style and policy (count):\n\n"
+                 + md.table(kept.astype(int), index=True)
+                 + f"\n\nEvery setting on dev: [policies_dev.csv]({out.name}/policies_dev.csv); "
+                 f"the kept ones on test: [policies_test.csv]({out.name}/policies_test.csv)."))
 
 # %% [markdown]
 # ### The frontier per style (test requests, settings chosen on dev)
@@ -199,7 +211,7 @@ chosen.groupby(["style", "policy"], sort=False).size().unstack("policy")
 
 # %%
 fig = plot_policy_frontier(test_summary, by="style")
-save_figure(fig, out, "policy_frontier")
+_ = save_figure(fig, out, "policy_frontier")
 
 # %%
 pareto = test_summary[test_summary["pareto"]].sort_values(
@@ -207,7 +219,13 @@ pareto = test_summary[test_summary["pareto"]].sort_values(
 pareto = pareto[["style", "policy", "config", "R", "Complete", "n_sent", "payload_tokens",
                  "payload_reduction"]]
 write_table(pareto, out / "policy_frontier.csv")
-pareto
+display(Markdown("The Pareto-best points on test, per style, fewest tokens first:\n\n"
+                 + md.table(pareto.rename(columns={
+                     "config": "setting", "R": "R (sent)", "n_sent": "tools sent",
+                     "payload_tokens": "tokens sent", "payload_reduction": "payload reduction"}),
+                     {"R (sent)": "{:.1%}", "Complete": "{:.1%}", "tools sent": "{:.1f}",
+                      "tokens sent": "{:,.0f}", "payload reduction": "{:.1%}"},
+                     code=["setting"], max_rows=20, link=f"{out.name}/policy_frontier.csv")))
 
 # %% [markdown]
 # ### Does a policy beat fixed top-K?
@@ -218,7 +236,14 @@ pareto
 # %%
 verdict = beats_top_k(test_summary, by="style")
 write_table(verdict, out / "policy_verdict.csv")
-verdict
+display(Markdown(md.table(verdict.rename(columns={
+    "beats": "beats top-K", "n_winning": "winning points", "config": "best winning setting",
+    "payload_reduction": "its payload reduction", "R": "its R",
+    "dominated": "top-K point it dominates", "dominated_payload_reduction": "dominated: reduction",
+    "dominated_R": "dominated: R"}),
+    {"its payload reduction": "{:.1%}", "its R": "{:.1%}", "dominated: reduction": "{:.1%}",
+     "dominated: R": "{:.1%}"}, code=["best winning setting", "top-K point it dominates"],
+    max_rows=None, link=f"{out.name}/policy_verdict.csv")))
 
 # %% [markdown]
 # ### The best policy at the payload of a fixed K
@@ -246,7 +271,17 @@ for r in comparable.itertuples():
     highs.append(pair["diff_high"])
 comparable["gain_low"], comparable["gain_high"] = lows, highs
 write_table(comparable, out / "comparable_payload.csv")
-comparable
+display(Markdown(md.table(pd.DataFrame({
+    "style": comparable["style"], "K": comparable["k"],
+    "top-K reduction": comparable["top_k_payload_reduction"], "top-K R": comparable["top_k_R"],
+    "best policy": comparable["best_policy"], "its setting": comparable["best_config"],
+    "its reduction": comparable["best_payload_reduction"], "its R": comparable["best_R"],
+    "gain in R, points [95% CI]": [
+        f"{100 * r.gain:+.1f} [{100 * r.gain_low:+.1f}, {100 * r.gain_high:+.1f}]"
+        for r in comparable.itertuples()]}),
+    {"top-K reduction": "{:.1%}", "top-K R": "{:.1%}", "its reduction": "{:.1%}",
+     "its R": "{:.1%}"}, code=["its setting"], max_rows=None,
+    align={"gain in R, points [95% CI]": "right"}, link=f"{out.name}/comparable_payload.csv")))
 
 # %%
 adaptive = verdict[verdict["beats"]]
@@ -258,14 +293,17 @@ style_verdict = pd.DataFrame([{
     "policies_beating": " ".join(adaptive.loc[adaptive["style"] == s, "policy"])}
     for s in styles])
 write_table(style_verdict, out / "style_verdict.csv")
-style_verdict
+display(Markdown(md.table(style_verdict.rename(columns={
+    **{f"best_at_k{k}": f"best at the payload of K={k}" for k in comparable_k},
+    "beats_top_k": "a policy beats top-K", "policies_beating": "which"}),
+    max_rows=None, link=f"{out.name}/style_verdict.csv")))
 
 # %%
 n_styles = int(style_verdict["beats_top_k"].sum())
 display(Markdown(
     f"A policy other than fixed top-K beats it on the frontier on **{n_styles} of "
     f"{len(style_verdict)}** style(s)"
-    + (": " + ", ".join(f"{html.escape(r.style)} ({html.escape(r.policies_beating)})"
+    + (": " + ", ".join(f"{md.escape(r.style)} ({md.escape(r.policies_beating)})"
                        for r in style_verdict.itertuples() if r.beats_top_k) if n_styles
        else "") + "."))
 if bundled:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from toolsel.report.explorer import build_explorer, explore
+from toolsel.report.explorer import build_explorer, explore, rankings_markdown
 from toolsel.eval.metrics import payload_chars
 
 
@@ -94,3 +94,18 @@ def test_labeling_panel_flags_duplicates_and_escapes(tiny, tmp_path):
     assert "<script>" not in panel.out.value and "<i>x</i>" not in panel.out.value
     assert "&lt;script&gt;" in panel.out.value and "&lt;i&gt;x&lt;/i&gt;" in panel.out.value
     assert path.read_bytes().startswith(before)
+
+
+def test_rankings_markdown_side_by_side_and_escaped(tiny):
+    views = [explore(tiny, "translate text", sc, top_k=1) for sc in ("jaccard", "bm25")]
+    text = rankings_markdown(views, rows=3, highlight="translate_text")
+    lines = text.splitlines()
+    assert lines[0] == "| rank | jaccard: tool | jaccard: score | bm25: tool | bm25: score |"
+    assert lines[2].startswith("| 1 | **<code>translate_text</code>** ✓ |")
+    assert "✓" not in lines[3]  # rank 2 is not sent at top_k=1
+    assert "The first 3 of 4 candidate tools" in text
+    assert "| jaccard | name, description | 1 | 1 |" in text or "| jaccard |" in text
+    from toolsel import Tool
+    evil = [Tool("a|<b>", "translate <script>alert(1)</script> text"), *tiny]
+    text = rankings_markdown([explore(evil, "translate text", "jaccard", top_k=1)])
+    assert "<b>" not in text and "<script>" not in text and "a&#124;&lt;b&gt;" in text

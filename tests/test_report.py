@@ -344,3 +344,101 @@ def test_a_swap_killed_half_way_is_finished_by_the_next_run(tmp_path):
     (stage / "01_x.html").write_text("newer")
     _recover(out)
     assert _files(out)["01_x.html"] == b"new" and not stage.exists()
+
+
+# --------------------------------------------------------------------------------------------
+# pages: titles, navigation, the entry page (issue 14)
+
+
+class _Links(__import__("html.parser").parser.HTMLParser):
+    """Every href/src of a page, and whether it holds a script element."""
+
+    def __init__(self):
+        super().__init__()
+        self.urls, self.scripts = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self.scripts += tag == "script"
+        self.urls += [v for k, v in attrs if k in ("href", "src") and v]
+
+
+def _local_targets(page: Path) -> list[Path]:
+    parser = _Links()
+    parser.feed(page.read_text())
+    return [page.parent / u.split("#")[0] for u in parser.urls
+            if not u.startswith(("#", "http:", "https:", "data:", "mailto:"))]
+
+
+def test_pages_get_titles_navigation_and_an_index(tmp_path):
+    """Three exported pages: a real <title>, back/previous/next links that resolve, contents
+    from the page's headings; index.html links every page, executed notebook and CSV folder,
+    and holds no script."""
+    pytest.importorskip("papermill")
+    from toolsel.report.runner import link_pages, notebook_summary, page_title, write_index
+    nbdir = tmp_path / "nb"
+    nbdir.mkdir()
+    hostile = "<script>alert(1)</script>"
+    for stem, head in (("00_first", "# First: the `start` page"), ("01_second", "# Second"),
+                       ("02_third", "# Third: the end")):
+        _notebook(nbdir / f"{stem}.ipynb", [
+            ("markdown", f"{head}\n\nIntro sentence one. Two."),
+            ("code", f'out_dir: str = "../reports/{stem}"'),
+            ("markdown", "## Part A"),
+            ("code", "from pathlib import Path\nPath(out_dir).mkdir(parents=True, exist_ok=True)"
+                     "\n(Path(out_dir) / 't.csv').write_text('a\\n1\\n')\n"
+                     f"print({hostile!r})"),
+            ("markdown", "## Part B")])
+    rep = tmp_path / "reports"
+    for nb in sorted(nbdir.glob("*.ipynb")):
+        executed = execute_notebook(nb, rep / nb.name, rep / nb.stem, cwd=nbdir)
+        export_html(executed, rep / f"{nb.stem}.html")
+    notebooks = find_notebooks(nbdir)
+    assert page_title(notebooks[0]) == "First: the start page"
+    assert notebook_summary(notebooks[0]) == "The start page"
+    assert notebook_summary(notebooks[1]) == "Intro sentence one."
+    index = write_index(rep, notebooks)
+    pages = sorted(rep.glob("0*.html"))
+    texts = {p.stem: p.read_text() for p in pages}
+    assert "<title>First: the start page</title>" in texts["00_first"]
+    assert all("<title>Notebook</title>" not in t for t in texts.values())
+    middle = texts["01_second"]
+    assert 'href="00_first.html" rel="prev"' in middle and 'href="02_third.html" rel="next"' in middle
+    assert 'rel="prev"' not in texts["00_first"] and 'rel="next"' not in texts["02_third"]
+    assert middle.count('href="index.html"') == 2  # top and bottom
+    assert 'href="#Part-A"' in middle and 'href="#Part-B"' in middle
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in middle
+    for page in pages + [index]:
+        missing = [t for t in _local_targets(page) if not t.exists()]
+        assert not missing, f"{page.name}: {missing}"
+    # rerunning changes nothing (no timestamps; navigation rewritten in place)
+    before = {p.name: p.read_bytes() for p in pages + [index]}
+    write_index(rep, notebooks)
+    link_pages(rep)
+    assert {p.name: p.read_bytes() for p in pages + [index]} == before
+    text = index.read_text()
+    parser = _Links()
+    parser.feed(text)
+    assert parser.scripts == 0 and "<style>" in text and "http" not in text
+    for stem in ("00_first", "01_second", "02_third"):
+        assert f'href="{stem}.html"' in text and f'href="{stem}.ipynb"' in text
+        assert f'href="{stem}/"' in text
+    assert "00 · First</a>" in text and "The start page" in text
+
+
+def test_index_escapes_data_and_lists_skipped_notebooks(nbdir, tmp_path):
+    from toolsel.report.runner import NotebookRun, render_index
+    rep = tmp_path / "reports"
+    (rep / "01_alpha").mkdir(parents=True)
+    s = _summary()
+    s.loc[0, "scorer"] = s.loc[1, "scorer"] = "<img src=x onerror=alert(2)>"
+    s.to_csv(rep / "01_alpha" / "summary.csv", index=False)
+    (rep / "01_alpha" / "recall_vs_payload.png").write_bytes(b"png")
+    runs = [NotebookRun(nbdir / "00_zero.ipynb", rep / "00_zero.ipynb", None, 0.0,
+                        skipped="no --conversations <b>file</b>")]
+    text = render_index(rep, find_notebooks(nbdir), runs=runs, title="t <i>x</i>")
+    assert "<img src=x" not in text and "&lt;img src=x onerror=alert(2)&gt;" in text
+    assert "<title>t &lt;i&gt;x&lt;/i&gt;</title>" in text
+    assert "Skipped on this data" in text and "no --conversations &lt;b&gt;file&lt;/b&gt;" in text
+    assert 'src="01_alpha/recall_vs_payload.png"' in text
+    assert "| 50.0% [" not in text and "<td>" in text
+    assert text == render_index(rep, find_notebooks(nbdir), runs=runs, title="t <i>x</i>")

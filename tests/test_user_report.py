@@ -117,6 +117,30 @@ def test_outputs_exist_and_the_readme_lists_them(reports, name):
     assert "notebooks ok" in reports["stdout"][name]
 
 
+@pytest.mark.parametrize("name", ["plugin", "mcp"])
+def test_index_and_pages_link_each_other(reports, name):
+    """index.html is the entry page; every page has a real title and previous/next links;
+    every local link of the index and the pages resolves to a file or folder that exists."""
+    out = reports[name]["out"]
+    index = out / "index.html"
+    text = index.read_text()
+    assert "<script" not in text and "toolsel report on your data" in text
+    assert 'src="01_recall_vs_payload/recall_vs_payload.png"' in text
+    pages = sorted(out.glob("[0-9][0-9]_*.html"))
+    assert [p.stem for p in pages] == OURS
+    for i, page in enumerate(pages):
+        html = page.read_text()
+        title = re.search(r"<title>(.*?)</title>", html).group(1)
+        assert title and title != "Notebook", page.name
+        assert f'href="{page.name}"' in text and f'href="{page.stem}.ipynb"' in text
+        assert 'href="index.html"' in html
+        assert ('rel="prev"' in html) == (i > 0) and ('rel="next"' in html) == (i < len(pages) - 1)
+        for target in re.findall(r'(?:href|src)="([^"#:]+)(?:#[^"]*)?"', html):
+            assert (out / target).exists(), (page.name, target)
+    for target in re.findall(r'(?:href|src)="([^"#:]+)"', text):
+        assert (out / target).exists(), target
+
+
 def test_nothing_written_outside_out(reports):
     assert _snapshot(NB_DIR) == reports["before"]["notebooks"]
     assert _snapshot(PLUGIN) == reports["before"]["plugin"]
@@ -215,8 +239,8 @@ class _LiveScript(HTMLParser):
 
 def test_no_live_script_from_hostile_names_and_queries(reports):
     out = reports["mcp"]["out"]
-    pages = sorted(out.glob("*.html"))
-    assert len(pages) == len(OURS)
+    pages = sorted(out.glob("[0-9][0-9]_*.html")) + [out / "index.html"]
+    assert len(pages) == len(OURS) + 1
     shown = 0
     for page in pages:
         text = page.read_text()
@@ -286,8 +310,11 @@ def test_notebooks_run_or_are_skipped_with_a_reason(tmp_path, capsys):
                       "queries": str(PLUGIN / "queries.jsonl"), "conversations": "",
                       "top_k": [3, 5], "scorers": ["jaccard"]}
     readme = (out / "README.md").read_text()
-    assert "- 02_chats: skipped, no --conversations file" in readme
+    # data strings are Markdown-escaped ("\\-" renders as "-")
+    assert "- 02_chats: skipped, no \\-\\-conversations file" in readme
     assert "- 03_ours: skipped, reports on the project" in readme
+    index = (out / "index.html").read_text()
+    assert "Skipped on this data" in index and "no --conversations file" in index
 
 
 def test_notebook_without_metadata_needs_registry_and_queries(tmp_path, capsys):

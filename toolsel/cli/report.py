@@ -1,4 +1,5 @@
-"""``toolsel report``: execute the notebooks into a folder, export HTML, write its README.
+"""``toolsel report``: execute the notebooks into a folder, export HTML, write its README and
+its entry page (``index.html``).
 
 Without ``--registry`` it regenerates the project's own ``reports/`` (``make report``). With
 ``--registry`` (and ``--queries``, ``--requests``, ``--conversations``, ``--runs`` as the
@@ -36,7 +37,8 @@ def _report_args(p: argparse.ArgumentParser) -> None:
                    help="run only these notebook numbers (the README still lists all)")
     p.add_argument("--no-html", action="store_true", help="skip the HTML export")
     p.add_argument("--readme-only", action="store_true",
-                   help="only rewrite the README from the files present (project reports)")
+                   help="only rewrite the README and index.html from the files present "
+                        "(project reports)")
     g = p.add_argument_group("your own data (paths resolve against the current folder)")
     g.add_argument("--registry", type=Path, help="tool registry JSON: report on it")
     g.add_argument("--queries", type=Path, help="labeled queries JSONL")
@@ -80,15 +82,17 @@ def _check_out(out: Path) -> None:
 
 
 @command("report", "execute the notebooks with papermill (the project's reports/, or a "
-         "report on your --registry/--queries), export HTML, write a README", _report_args)
+         "report on your --registry/--queries), export HTML, write a README and index.html", _report_args)
 def _report(args: argparse.Namespace) -> int:
-    from ..report.runner import check_user_data, find_notebooks, generate_reports, write_readme
+    from ..report.runner import (check_user_data, find_notebooks, generate_reports,
+                                 write_index, write_readme)
     data = _user_data(args)
     notebooks = args.notebooks if args.notebooks is not None else _default_notebooks()
     out = args.out if args.out is not None else Path("reports")
     if args.readme_only:
         path = write_readme(out, find_notebooks(notebooks))
-        print(f"wrote {path}")
+        index = write_index(out, find_notebooks(notebooks))
+        print(f"wrote {path} and {index}")
         return 0
     find_notebooks(notebooks, args.only)  # a missing folder or number: before anything runs
     _check_out(out)
@@ -114,7 +118,8 @@ def _report(args: argparse.Namespace) -> int:
     skipped = len(runs) - len(ran)
     print(f"{len(ran) - len(failed)}/{len(ran)} notebooks ok"
           + (f", {skipped} skipped" if skipped else "")
-          + f" in {time.perf_counter() - t0:.1f} s; wrote {out / 'README.md'}")
+          + f" in {time.perf_counter() - t0:.1f} s; wrote {out / 'README.md'} and "
+          f"{out / 'index.html'}")
     if failed:
         print("failed: " + ", ".join(r.source.name for r in failed)
               + " (previous outputs kept; see NN_slug.failed.ipynb)", file=sys.stderr)

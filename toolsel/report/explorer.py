@@ -1,8 +1,8 @@
-"""An interactive explorer of one query against the registry, two scorers side by side.
+"""An interactive explorer of one query against the registry, scorers side by side.
 
 :func:`explore` is the computation (a ranked table of the whole registry with scores, what is
 sent and its payload); :func:`build_explorer` wraps it in ipywidgets: choose the scorer,
-indexed fields, top_k and always-include of each panel, type a query, and both panels update.
+indexed fields, top_k and always-include of each panel, type a query, and every panel updates.
 The widgets are optional (``notebooks`` extra) and imported only by :func:`build_explorer`.
 Fitted scorers are cached per (scorer, fields), so changing the query or K does not refit.
 
@@ -27,8 +27,8 @@ from ..scorers.base import Scorer, get_scorer
 from ..selection import Selector
 from ..text import FIELDS
 
-__all__ = ["ExplorerView", "explore", "Explorer", "build_explorer", "LabelingPanel",
-           "build_labeling_panel"]
+__all__ = ["ExplorerView", "explore", "rankings_markdown", "Explorer", "build_explorer",
+           "LabelingPanel", "build_labeling_panel"]
 
 
 @dataclass
@@ -113,11 +113,58 @@ def explore(registry: Sequence[Tool], query: str, scorer: str | Scorer = "bm25",
                         payload_reduction(chars, payload_chars(reg)))
 
 
-class Explorer:
-    """Two explorer panels over one registry and one query box (see :func:`build_explorer`).
+def rankings_markdown(views: Sequence[ExplorerView], rows: int = 15,
+                      highlight: str | None = None) -> str:
+    """Panels as static Markdown: the top ``rows`` of each ranking side by side, then what
+    each panel sends and costs (a page without a kernel shows this instead of the widgets).
 
-    ``widget`` is the ipywidgets container to display; :meth:`update` recomputes both panels
-    (the widgets call it on every change) and returns the two :class:`ExplorerView`.
+    One row per rank among the candidate tools; per panel the tool (✓ when sent, in bold when
+    it is ``highlight``) and its score. Always-include tools are named below the table. Every
+    name is escaped.
+    """
+    from . import markdown as md
+    header = ["rank"]
+    for v in views:
+        header += [f"{v.scorer}: tool", f"{v.scorer}: score"]
+    lines = ["| " + " | ".join(md.escape(h) for h in header) + " |",
+             "| " + " | ".join(["---:"] + [":---", "---:"] * len(views)) + " |"]
+    ranked = [v.ranking[v.ranking["rank"] > 0].reset_index(drop=True) for v in views]
+    n = min(rows, max((len(r) for r in ranked), default=0))
+    for i in range(n):
+        cells = [str(i + 1)]
+        for r in ranked:
+            if i >= len(r):
+                cells += ["", ""]
+                continue
+            row = r.iloc[i]
+            name = md.code(row["tool"])
+            if highlight is not None and row["tool"] == highlight:
+                name = f"**{name}**"
+            cells += [name + (" ✓" if row["sent"] else ""), f"{row['score']:.3f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    out = "\n".join(lines)
+    out += ("\n\n✓ = sent" + (f"; {md.code(highlight)} in bold" if highlight else "")
+            + f". The first {n} of {max((len(r) for r in ranked), default=0)} candidate tools.")
+    summary = ["| scorer | fields | top_k | tools sent | payload chars | payload tokens | "
+               "payload reduction |", "| :--- | :--- | ---: | ---: | ---: | ---: | ---: |"]
+    for v in views:
+        summary.append(f"| {md.escape(v.scorer)} | {md.escape(', '.join(v.fields))} | "
+                       f"{v.top_k} | {len(v.sent)} | {v.payload_chars:,} | "
+                       f"{v.payload_tokens:,} | {100 * v.payload_reduction:.1f}% |")
+    out += "\n\n" + "\n".join(summary)
+    always = sorted({n for v in views for n in v.always_include})
+    if always:
+        out += ("\n\nAlways sent, outside top_k: " + ", ".join(md.code(a) for a in always)
+                + ".")
+    return out
+
+
+class Explorer:
+    """Explorer panels (one per scorer) over one registry and one query box (see
+    :func:`build_explorer`).
+
+    ``widget`` is the ipywidgets container to display; :meth:`update` recomputes every panel
+    (the widgets call it on every change) and returns their :class:`ExplorerView`.
     """
 
     def __init__(self, registry: Registry, scorers: Sequence[str], query: str, top_k: int,
@@ -148,8 +195,9 @@ class Explorer:
             for key in ("scorer", "fields", "top_k", "always"):
                 panel[key].observe(lambda _change: self.update(), names="value")
         self.query.observe(lambda _change: self.update(), names="value")
+        width = f"{100 // max(1, len(self.panels))}%"
         columns = [w.VBox([p["scorer"], p["fields"], p["top_k"], p["always"], p["out"]],
-                          layout=w.Layout(width="50%")) for p in self.panels]
+                          layout=w.Layout(width=width)) for p in self.panels]
         hint = w.HTML("<i>fields: none selected = the scorer's defaults</i>")
         self.widget = w.VBox([self.query, hint, w.HBox(columns)])
 
@@ -170,7 +218,8 @@ class Explorer:
 def build_explorer(registry: Sequence[Tool], scorers: Sequence[str] = ("jaccard", "bm25"), *,
                    query: str = "file a bug report on the backend repo", top_k: int = 10,
                    always_include: Iterable[str] = ()) -> Explorer:
-    """Build the two-panel explorer (call ``display(explorer.widget)`` in a notebook).
+    """Build the explorer, one panel per scorer (call ``display(explorer.widget)`` in a
+    notebook).
 
     Needs ipywidgets. Call :meth:`Explorer.update` once to fill the panels (it also runs on
     every widget change).
