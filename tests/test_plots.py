@@ -98,6 +98,7 @@ def test_markdown_escapes_data_and_formats_tables():
     import pandas as pd
     from toolsel.report import markdown as md
     assert md.escape("#backend") == "\\#backend"
+    assert md.escape("what's") == "what&#x27;s"  # an entity is never broken by escaping
     assert md.escape("a|b <x> *y*") == "a\\|b &lt;x&gt; \\*y\\*"
     assert md.code("a`b|c") == "<code>a`b&#124;c</code>"
     df = pd.DataFrame({"tool": ["#x", "y|z"], "n": [1234, 5], "r": [0.5, 0.25]})

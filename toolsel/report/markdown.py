@@ -33,8 +33,9 @@ def escape(text: object) -> str:
     Safe in a paragraph and in a table cell: it renders as the characters it holds and can
     open no tag, link, emphasis, code span, math, heading, list or table column.
     """
-    s = html.escape(re.sub(r"\s*[\r\n]+\s*", " ", str(text)), quote=True)
-    return _PUNCT.sub(r"\\\1", s)
+    # punctuation first, entities second: escaping after html.escape would break "&#x27;"
+    s = _PUNCT.sub(r"\\\1", re.sub(r"\s*[\r\n]+\s*", " ", str(text)))
+    return html.escape(s, quote=True)
 
 
 def code(text: object) -> str:
