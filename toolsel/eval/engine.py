@@ -27,7 +27,7 @@ __all__ = ["Candidates", "RankedBatch", "scorer_items", "fit_scorers", "rank_bat
            "query_ranks", "as_registry", "DEFAULT_BATCH_SIZE"]
 
 #: Queries scored per matrix operation: bounds memory at (batch x registry) floats.
-DEFAULT_BATCH_SIZE = 256
+DEFAULT_BATCH_SIZE = 64
 
 
 def as_registry(tools: Sequence[Tool]) -> Registry:
