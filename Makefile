@@ -32,12 +32,13 @@ sweep: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# Speed and memory at 61/1k/4k/10k tools and sweep timings into reports/benchmarks/
-# (about 5 minutes; not part of `make report`: timings are not byte-stable).
+# Speed and memory at 61/1k/4k/10k tools, sweep timings, and sweep peak memory with long texts
+# into reports/benchmarks/ (about 15 minutes; not part of `make report`: timings are not byte-stable).
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_scale.py --out reports/benchmarks
 	$(BIN)/python benchmarks/bench_sweep.py --out reports/benchmarks
 	$(BIN)/python benchmarks/bench_default.py --tools 4000 --out reports/benchmarks/default_latency.csv
+	$(BIN)/python benchmarks/bench_memory.py --tools 4000 --queries 1400 --out reports/benchmarks/memory.csv
 
 # After editing a notebook in JupyterLab: strip outputs and execution counts from the source
 # notebooks (cell ids kept) and bring each py:percent pair in step; `make test` checks both.
