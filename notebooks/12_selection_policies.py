@@ -63,10 +63,10 @@ from IPython.display import Markdown, display
 from toolsel import load_queries, load_registry
 from toolsel.eval.compare_styles import compare_styles, load_style
 from toolsel.eval.discovery import filter_split, write_table
-from toolsel.eval.policies import (beats_top_k, best_at_comparable_payload, dev_choice,
-                                   evaluate_policies, frontier, summarize_policies)
+from toolsel.eval.policies import (beats_top_k, best_at_comparable_payload, default_grid,
+                                   dev_choice, evaluate_policies, frontier, summarize_policies)
 from toolsel.eval.stats import paired_comparison
-from toolsel.policies import TopK, policy_grid
+from toolsel.policies import TopK
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_policy_frontier, save_figure, setup_style
 
@@ -171,15 +171,7 @@ display(Markdown("Mean [95% interval], in % (MRR as a fraction):\n\n" + md.table
 # one of the two strictly).
 
 # %%
-grid = (policy_grid("top_k", k=[1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20])
-        + policy_grid("threshold", min_score=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
-                      min_k=[1, 3], max_k=[10, 20])
-        + policy_grid("adaptive_k", rule=["gap", "knee"], min_k=[1, 2, 3, 5],
-                      max_k=[5, 8, 10, 15, 20])
-        + policy_grid("token_budget", tokens=[250, 500, 1000, 1500, 2000, 3000, 4000, 6000])
-        + policy_grid("two_stage", n_servers=[1, 2, 3, 5], k_per_server=[2, 3, 5],
-                      by=["max", "sum"])
-        + policy_grid("two_stage", n_servers=[2, 3], k=[5, 10], by=["max", "sum"]))
+grid = default_grid()  # every family's settings (toolsel.eval.policies)
 display(Markdown(f"{len(grid)} policy settings: " + ", ".join(
     f"{n} {md.code(name)}" for name, n in pd.Series([p.name for p in grid]).value_counts(
         sort=False).items()) + "."))
