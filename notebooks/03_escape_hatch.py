@@ -53,7 +53,7 @@ from toolsel.report import markdown as md
 from toolsel.report.html import escape_md, md_code
 from toolsel.report.plots import plot_escape_hatch, save_figure, setup_style
 from toolsel.report.runner import headline_k
-from toolsel.text import STOP_WORDS, tokenize
+from toolsel.text import content_words
 
 setup_style()
 pd.set_option("display.max_colwidth", 100)
@@ -145,12 +145,6 @@ if scenario:
 #   model's own search term will.
 
 # %%
-def content_words(text):
-    """The query without labels: its tokens minus stop words (all tokens if none is left)."""
-    words = [w for w in tokenize(text) if w not in STOP_WORDS]
-    return " ".join(words or tokenize(text)) or text
-
-
 hatch = escape_hatch(reg, qs, scorers, k, always_include=always_include)
 # the same misses, discover called with the query's content words instead of a search term
 words = escape_hatch(reg, [dataclasses.replace(q, search_term=content_words(q.query))
@@ -241,7 +235,7 @@ display(Markdown(
 # %% [markdown]
 # ### Each miss, and what each call found
 #
-# The tool each way of calling `discover` returned (–: nothing scored above zero), in bold
+# The tool each way of calling `discover` returned (–: no tool matched, by the scorer's no-match rule), in bold
 # when it is the missing tool.
 
 # %%

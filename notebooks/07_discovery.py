@@ -41,8 +41,9 @@
 #   filesystem core) are visible anyway: they are counted apart (`n_always_required`) and never
 #   inflate the filtered recall.
 # - **recall vs loaded noise**: a `discover`/search call that returns the top *n* (1..10)
-#   deferred tools scoring above zero: required tools found against irrelevant definitions
-#   loaded into the context.
+#   deferred tools that match the request under the scorer's no-match rule (term overlap for
+#   the lexical scorers, a calibrated cosine for embeddings): required tools found against
+#   irrelevant definitions loaded into the context.
 
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
@@ -67,7 +68,7 @@ from toolsel.eval.discovery import (assign_splits, filter_split, multi_tool_metr
 from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import markdown as md
 from toolsel.report.plots import save_figure, setup_style
-from toolsel.text import STOP_WORDS, tokenize
+from toolsel.text import content_words
 
 setup_style()
 pd.set_option("display.precision", 3)
@@ -236,13 +237,6 @@ display(Markdown(f"**Complete@{k} by category** (mean [bootstrap 95% interval]; 
 curve = noise_curve(reg, qs, scorers, limits)
 noise = summarize_noise(curve)
 write_table(noise, out / "noise.csv")
-
-
-def content_words(text):
-    """The request without labels: its tokens minus stop words (all tokens if none is left)."""
-    words = [w for w in tokenize(text) if w not in STOP_WORDS]
-    return " ".join(words or tokenize(text)) or text
-
 
 qs_words = [dataclasses.replace(q, search_term=content_words(q.query)) for q in qs]
 noise_words = summarize_noise(noise_curve(reg, qs_words, scorers, limits,

@@ -22,7 +22,7 @@ from typing import Any
 
 from .data import Tool
 
-__all__ = ["FIELDS", "STOP_WORDS", "tokenize", "token_set", "split_identifier", "field_text", "tool_text",
+__all__ = ["FIELDS", "STOP_WORDS", "content_words", "tokenize", "token_set", "split_identifier", "field_text", "tool_text",
            "check_fields", "parameter_items"]
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -112,3 +112,14 @@ she should so some such t than that the their theirs them then there these they 
 through to too under until up ve very was we were what when where which while who whom why
 will with would you your yours yourself
 """.split())
+
+
+def content_words(text: str) -> str:
+    """A search phrase made from a request without any label: its tokens minus
+    :data:`STOP_WORDS` (all its tokens if none is left).
+
+    What a model that only drops filler words would pass to ``discover``; the label-free
+    counterpart of a labeler-written ``search_term``.
+    """
+    words = [w for w in tokenize(text) if w not in STOP_WORDS]
+    return " ".join(words or tokenize(text)) or text

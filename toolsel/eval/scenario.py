@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..data import Query, Registry, Tool
 from .metrics import payload_chars, payload_reduction
-from ..ranking import ranks_of, top_k_indices
+from ..ranking import best_matches, ranks_of
 from ..scorers.base import Scorer
 from ..selection import DISCOVER_TOOL, Selector
 
@@ -174,9 +174,11 @@ class EscapeHatch:
 DISCOVER_VARIANTS = ("literal", "literal_unseen", "search_term")
 
 
-def _best(scores: np.ndarray, allowed: np.ndarray) -> int | None:
-    """Index of the best allowed tool scoring above zero (ties: earlier), or ``None``."""
-    hits = top_k_indices(scores, 1, allowed & (scores > 0))
+def _best(selector: Selector, text: str, allowed: np.ndarray) -> int | None:
+    """Index of the best allowed tool that matches ``text`` (the scorer's no-match rule, as
+    :meth:`~toolsel.selection.Selector.discover` uses it; ties: earlier), or ``None``."""
+    scores, matches = selector.scorer.score_and_match([text])
+    hits = best_matches(scores[0], matches[0] & allowed, 1)
     return int(hits[0]) if len(hits) else None
 
 
@@ -232,9 +234,9 @@ def escape_hatch(registry: Sequence[Tool], queries: Sequence[Query],
                 continue
             n_miss_q += 1
             scores = selector.scores(q.query)
-            hits = {"literal": _best(scores, everything),
-                    "literal_unseen": _best(scores, ~sent_mask),
-                    "search_term": (_best(selector.scores(q.search_term), everything)
+            hits = {"literal": _best(selector, q.query, everything),
+                    "literal_unseen": _best(selector, q.query, ~sent_mask),
+                    "search_term": (_best(selector, q.search_term, everything)
                                     if q.search_term else None)}
             names = {v: ("" if i is None else reg[i].name) for v, i in hits.items()}
             for v, i in hits.items():
