@@ -30,7 +30,7 @@ sweep: $(STAMP)
 		--out reports/sweep --no-progress
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # Speed and memory at 61/1k/4k/10k tools, sweep timings, and sweep peak memory with long texts
 # into reports/benchmarks/ (about 15 minutes; not part of `make report`: timings are not byte-stable).

@@ -105,6 +105,7 @@ def _diff(new: Path, old: Path) -> str:
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
+@pytest.mark.slow
 def test_executes_and_tables_match_committed(nb_path, tmp_path):
     from toolsel.report import execute_notebook
     out = tmp_path / nb_path.stem

@@ -262,6 +262,7 @@ def test_frontier_by_group():
 
 # -- the notebook ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_notebook_runs_on_a_given_registry(tmp_path):
     pytest.importorskip("papermill")
     from toolsel.report import execute_notebook

@@ -88,6 +88,7 @@ def test_two_sweeps_into_one_folder_never_interleave(tmp_path):
 
 # -- item 3: a killed sweep leaves the old set or the new one -------------------------------
 
+@pytest.mark.slow
 def test_killed_sweep_leaves_a_complete_old_or_new_set(tmp_path):
     out = tmp_path / "out"
     assert subprocess.run(_sweep_cmd(out, "1,3"), env=_env(), capture_output=True).returncode == 0

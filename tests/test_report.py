@@ -285,6 +285,7 @@ def _files(folder):
             if p.is_file()}
 
 
+@pytest.mark.slow
 def test_a_killed_report_leaves_the_previous_set(tmp_path):
     pytest.importorskip("papermill")
     root = Path(__file__).resolve().parents[1]

@@ -33,6 +33,8 @@ from toolsel import load_queries, load_registry
 from toolsel.cli import main
 from toolsel.report.runner import headline_k
 
+pytestmark = pytest.mark.slow  # every test here reads whole reports run end to end
+
 pytest.importorskip("papermill")
 
 ROOT = Path(__file__).resolve().parents[1]
