@@ -66,8 +66,7 @@ import pandas as pd
 
 from IPython.display import Markdown, display
 
-from toolsel import load_queries, load_registry
-from toolsel.eval.compare_styles import (SINGLE_SCORERS, compare_styles, load_styles,
+from toolsel.eval.compare_styles import (SINGLE_SCORERS, compare_styles, given_style, load_styles,
                                     plot_style_comparison, versus_best)
 from toolsel.eval.discovery import filter_split
 from toolsel.report import markdown as md
@@ -88,11 +87,7 @@ bundled = not registry
 if bundled:
     data = load_styles(styles, styles_root, split=split)
 else:
-    given_reg = load_registry(registry)
-    given_queries = load_queries(queries, given_reg)
-    has_split = any(q.split for q in given_queries)
-    stem = Path(registry).stem
-    name = stem if stem != "registry" else (Path(registry).resolve().parent.name or stem)
+    name, (given_reg, given_queries), has_split = given_style(registry, queries)
     styles = [name]
     if not has_split:
         split = "all"

@@ -60,8 +60,7 @@ import matplotlib
 import pandas as pd
 from IPython.display import Markdown, display
 
-from toolsel import load_queries, load_registry
-from toolsel.eval.compare_styles import compare_styles, load_style
+from toolsel.eval.compare_styles import compare_styles, given_style, load_style
 from toolsel.eval.discovery import filter_split, write_table
 from toolsel.eval.policies import (beats_top_k, best_at_comparable_payload, default_grid,
                                    dev_choice, evaluate_policies, frontier, summarize_policies)
@@ -105,11 +104,7 @@ if bundled:
     data = {s: load_style(s, styles_root) for s in styles}
     has_split = True
 else:
-    given_reg = load_registry(registry)
-    given_queries = load_queries(queries, given_reg)
-    has_split = any(q.split for q in given_queries)
-    stem = Path(registry).stem
-    name = stem if stem != "registry" else (Path(registry).resolve().parent.name or stem)
+    name, (given_reg, given_queries), has_split = given_style(registry, queries)
     styles, new_styles = [name], [name]
     data = {name: (given_reg, given_queries)}
     display(Markdown(

@@ -35,7 +35,7 @@ from .sweep import sweep
 __all__ = ["STYLES", "NEW_STYLES", "SINGLE_SCORERS", "METRICS", "style_dir", "load_style",
            "load_styles", "StyleComparison", "compare_styles", "versus_best",
            "plot_style_comparison", "which_scorer_markdown", "which_scorer_from_reports",
-           "update_readme_which_scorer", "README_MARKERS"]
+           "update_readme_which_scorer", "README_MARKERS", "given_style"]
 
 #: The evaluation registry styles shipped in ``data/styles``.
 STYLES = ("api", "plugin", "pooled")
@@ -81,6 +81,21 @@ def load_styles(styles: Sequence[str] = STYLES, root: str | Path | None = None, 
                 split: str | None = "test") -> dict[str, tuple[Registry, list[Query]]]:
     """:func:`load_style` for each style, in order."""
     return {s: load_style(s, root, split=split) for s in styles}
+
+
+def given_style(registry: str | Path, queries: str | Path
+                ) -> tuple[str, tuple[Registry, list[Query]], bool]:
+    """A user's registry and queries as one style: ``(name, (registry, queries), has_split)``.
+
+    The name is the registry file's stem, or its folder's name for a file called
+    ``registry.json`` (``data/styles/plugin/registry.json`` → ``plugin``); ``has_split`` says
+    whether any query carries a dev/test ``split``.
+    """
+    reg = load_registry(registry)
+    qs = load_queries(queries, reg)
+    stem = Path(registry).stem
+    name = stem if stem != "registry" else (Path(registry).resolve().parent.name or stem)
+    return name, (reg, qs), any(q.split for q in qs)
 
 
 @dataclass
