@@ -38,6 +38,8 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_scale.py --out reports/benchmarks
 	$(BIN)/python benchmarks/bench_sweep.py --out reports/benchmarks
 	$(BIN)/python benchmarks/bench_default.py --tools 4000 --out reports/benchmarks/default_latency.csv
+	$(BIN)/python benchmarks/bench_default.py --tools 4000 --styles marketplace --min-sentences 3 \
+		--scorers embedding,default --out reports/benchmarks/default_latency_long.csv
 	$(BIN)/python benchmarks/bench_memory.py --tools 4000 --queries 1400 --out reports/benchmarks/memory.csv
 
 # After editing a notebook in JupyterLab: strip outputs and execution counts from the source

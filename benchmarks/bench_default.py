@@ -24,12 +24,19 @@ from toolsel.synthetic import synthetic_registry
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def style_queries() -> list[str]:
+def style_queries(styles=("api", "plugin", "pooled"), min_sentences: int = 0) -> list[str]:
+    """Requests of the given styles; with ``min_sentences``, only those of that many sentences
+    or more (the issue-15 target is for 3-5-sentence requests: ``--styles marketplace
+    --min-sentences 3``)."""
+    import re
     texts = []
-    for style in ("api", "plugin", "pooled"):
+    for style in styles:
         d = ROOT / "data" / "styles" / style
         texts += [q.query for q in load_queries(d / "queries.jsonl",
                                                 load_registry(d / "registry.json"))]
+    if min_sentences:
+        texts = [t for t in texts
+                 if len(re.findall(r"[.!?](?:\s|$)", t.strip())) >= min_sentences]
     return texts
 
 
@@ -58,10 +65,14 @@ def main() -> None:
     ap.add_argument("--tools", type=int, default=4000)
     ap.add_argument("--queries", type=int, default=200, help="requests timed (first N)")
     ap.add_argument("--scorers", default="jaccard,bm25,tfidf,embedding,default")
+    ap.add_argument("--styles", default="api,plugin,pooled",
+                    help="styles whose requests are timed (default: api,plugin,pooled)")
+    ap.add_argument("--min-sentences", type=int, default=0,
+                    help="time only requests of at least this many sentences")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     tools = synthetic_registry(args.tools, seed=0)
-    queries = style_queries()[: args.queries]
+    queries = style_queries(args.styles.split(","), args.min_sentences)[: args.queries]
     print(f"{len(tools)} tools, {len(queries)} requests, {os.cpu_count()} CPUs")
     rows = [bench(name, tools, queries) for name in args.scorers.split(",")]
     table = pd.DataFrame(rows)
