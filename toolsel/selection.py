@@ -258,8 +258,9 @@ class Selector:
         return Session(self, pinned)
 
     def __repr__(self) -> str:
-        return (f"Selector({self.registry!r}, scorer={self.scorer!r}, top_k={self.top_k}, "
-                f"always_include={sorted(self.always_include)})")
+        policy = "" if self.policy is None else f", policy={self.policy!r}"
+        return (f"Selector({self.registry!r}, scorer={self.scorer!r}, top_k={self.top_k}"
+                f"{policy}, always_include={sorted(self.always_include)})")
 
 
 class Session:
