@@ -48,6 +48,16 @@ def test_widgets_update_headless(tiny):
     assert "<table>" in ex.panels[0]["out"].value
 
 
+def test_a_top_k_past_the_registry_size_is_kept(tiny):
+    """A 4-tool registry asked for K=10 sends every tool at K=10; the slider must not clamp it
+    (a user's 9-tool registry once failed notebook 04 that way)."""
+    pytest.importorskip("ipywidgets")
+    ex = build_explorer(tiny, ["bm25"], query="weather in paris", top_k=10)
+    ex.update()
+    assert ex.panels[0]["top_k"].value == 10
+    assert len(ex.views[0].sent) == len(tiny)
+
+
 def _labeled(tmp_path):
     path = tmp_path / "queries.jsonl"
     path.write_text('{"id": "x1", "query": "weather in paris", "expected": ["weather_lookup"], '

@@ -183,7 +183,9 @@ class Explorer:
                 "scorer": w.Dropdown(options=names, value=scorer, description="scorer"),
                 "fields": w.SelectMultiple(options=list(FIELDS), value=(),
                                            description="fields", rows=len(FIELDS)),
-                "top_k": w.IntSlider(value=top_k, min=1, max=len(registry),
+                # a K at or past the registry size sends every tool; the slider must still
+                # hold it, or a 9-tool registry would silently show K=9 for a requested 10
+                "top_k": w.IntSlider(value=top_k, min=1, max=max(len(registry), top_k),
                                      description="top_k", continuous_update=False),
                 "always": w.SelectMultiple(options=registry.names,
                                            value=tuple(always_include),
