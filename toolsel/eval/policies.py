@@ -145,6 +145,21 @@ def _dominates(x1, y1, x2, y2) -> np.ndarray:
     return (x1 >= x2) & (y1 >= y2) & ((x1 > x2) | (y1 > y2))
 
 
+def _keys(by: str | Sequence[str] | None) -> list[str]:
+    return [] if not by else ([by] if isinstance(by, str) else list(by))
+
+
+def _groups(df: pd.DataFrame, by: str | Sequence[str] | None
+            ) -> tuple[list[str], list[tuple[tuple, pd.DataFrame]]]:
+    """The ``by`` columns as a list, and ``(key tuple, rows)`` per group in first-seen order
+    (one group, key ``()``, when ``by`` is empty)."""
+    keys = _keys(by)
+    if not keys:
+        return keys, [((), df)]
+    return keys, [(k if isinstance(k, tuple) else (k,), g)
+                  for k, g in df.groupby(keys, sort=False)]
+
+
 def frontier(df: pd.DataFrame, *, x: str = "payload_reduction", y: str = "R",
              by: str | Sequence[str] | None = None) -> pd.DataFrame:
     """``df`` with a boolean column ``pareto``: no other point (of its ``by`` group) dominates it.
@@ -157,9 +172,7 @@ def frontier(df: pd.DataFrame, *, x: str = "payload_reduction", y: str = "R",
             raise KeyError(f"the table has no column {col!r}")
     out = df.copy()
     out["pareto"] = False
-    groups = [((), out)] if not by else out.groupby(
-        [by] if isinstance(by, str) else list(by), sort=False)
-    for _, g in groups:
+    for _, g in _groups(out, by)[1]:
         xs, ys = g[x].to_numpy(float), g[y].to_numpy(float)
         dominated = _dominates(xs[:, None], ys[:, None], xs[None, :], ys[None, :]).any(axis=0)
         out.loc[g.index, "pareto"] = ~dominated
@@ -176,11 +189,9 @@ def beats_top_k(summary: pd.DataFrame, *, baseline: str = "top_k",
     largest ``y`` (``config, <x>, <y>``) and the baseline point it dominates with the largest
     ``y`` (``dominated, dominated_<x>, dominated_<y>``).
     """
-    keys = [] if not by else ([by] if isinstance(by, str) else list(by))
+    keys, groups = _groups(summary, by)
     rows = []
-    groups = [((), summary)] if not keys else summary.groupby(keys, sort=False)
     for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
         base = g[g["policy"] == baseline]
         if base.empty:
             raise ValueError(f"no {baseline!r} points to compare with" +
@@ -212,7 +223,7 @@ def dev_choice(dev_summary: pd.DataFrame, *, keep_all: Iterable[str] = ("top_k",
     """The configurations chosen on dev: per (``by`` ×) family, those on the family's own
     frontier (of configurations giving the very same point, the first listed); every
     configuration of the ``keep_all`` families (the baseline needs no choosing)."""
-    keys = [] if not by else ([by] if isinstance(by, str) else list(by))
+    keys = _keys(by)
     marked = frontier(dev_summary, x=x, y=y, by=[*keys, "policy"])
     first = ~marked.duplicated([*keys, "policy", x, y], keep="first")
     keep = (marked["pareto"] & first) | marked["policy"].isin(list(keep_all))
@@ -230,11 +241,9 @@ def best_at_comparable_payload(summary: pd.DataFrame, ks: Sequence[int] = (3, 5,
     higher ``x``, then first listed): ``best_policy``, ``best_config``, ``best_<x>``,
     ``best_<y>``, and ``gain`` (its ``y`` − top-K's).
     """
-    keys = [] if not by else ([by] if isinstance(by, str) else list(by))
+    keys, groups = _groups(summary, by)
     rows = []
-    groups = [((), summary)] if not keys else summary.groupby(keys, sort=False)
     for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
         base = g[g["policy"] == baseline]
         for k in ks:
             point = base[base["config"] == repr(TopK(k))]
