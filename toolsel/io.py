@@ -35,7 +35,6 @@ import json
 import os
 import secrets
 import shutil
-import stat
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -99,7 +98,7 @@ def _remove_stale_temps(path: Path) -> None:
 
 
 def _atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *,
-                  text: bool) -> Path:
+                  text: bool, keep_mode: bool = False) -> Path:
     path = Path(path)
     check_output_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,6 +109,8 @@ def _atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *,
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        if keep_mode and path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -119,9 +120,13 @@ def _atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *,
     return path
 
 
-def write_bytes(data: bytes, path: str | os.PathLike) -> Path:
-    """Write ``data`` to ``path`` atomically (see the module docstring)."""
-    return _atomic_write(path, lambda fh: fh.write(data), text=False)
+def write_bytes(data: bytes, path: str | os.PathLike, *, keep_mode: bool = False) -> Path:
+    """Write ``data`` to ``path`` atomically (see the module docstring).
+
+    ``keep_mode``: a file rewritten in place (a user's labeled file) keeps its permissions
+    instead of taking the umask's.
+    """
+    return _atomic_write(path, lambda fh: fh.write(data), text=False, keep_mode=keep_mode)
 
 
 def write_text(text: str | Iterable[str], path: str | os.PathLike) -> Path:

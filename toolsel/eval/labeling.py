@@ -21,9 +21,7 @@ registry and the file's queries (only :func:`append_query` writes):
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ import pandas as pd
 
 from ..data import (DataError, Query, Registry, Tool, check_tool_names, load_queries,
                     query_from_record, read_records)
+from ..io import write_bytes
 from ..ranking import rank_order, ranks_of
 from ..scorers.base import Scorer, get_scorer
 from ..text import tokenize
@@ -251,20 +250,7 @@ def append_query(path: str | Path, record: Mapping[str, Any],
     if old and not old.endswith(b"\n"):
         old += b"\n"
     line = json.dumps(dict(record), ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(old + line.encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_bytes(old + line.encode("utf-8"), path, keep_mode=True)
     return new
 
 

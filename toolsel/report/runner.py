@@ -56,6 +56,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..io import write_text
+
 __all__ = ["NOTEBOOK_GLOB", "DATA_PARAMS", "DEFAULT_NEEDS", "find_notebooks", "notebook_title",
            "notebook_needs", "notebook_parameters", "UserData", "check_user_data",
            "distinct_top_k", "headline_k", "notebook_plan", "execute_notebook", "export_html",
@@ -505,12 +507,8 @@ def render_readme(reports_dir: str | Path, notebooks: Sequence[Path]) -> str:
 
 def write_readme(reports_dir: str | Path, notebooks: Sequence[Path]) -> Path:
     """Write ``reports/README.md`` (see :func:`render_readme`)."""
-    path = Path(reports_dir) / "README.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".README.md.{os.getpid()}.tmp")
-    tmp.write_text(render_readme(reports_dir, notebooks), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    Path(reports_dir).mkdir(parents=True, exist_ok=True)  # rendering lists it
+    return write_text(render_readme(reports_dir, notebooks), Path(reports_dir) / "README.md")
 
 
 @dataclass
@@ -718,11 +716,8 @@ def render_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],
 def write_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],
                       data: UserData) -> Path:
     """Write ``OUT/README.md`` for a user's data (see :func:`render_user_readme`)."""
-    path = Path(reports_dir) / "README.md"
-    tmp = path.with_name(f".README.md.{os.getpid()}.tmp")
-    tmp.write_text(render_user_readme(reports_dir, runs, data), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text(render_user_readme(reports_dir, runs, data),
+                      Path(reports_dir) / "README.md")
 
 
 # --------------------------------------------------------------------------------------------
@@ -878,14 +873,8 @@ def link_pages(reports_dir: str | Path, index: str = "index.html") -> list[Path]
                       lambda _m: _FOOT_START + bottom + _FOOT_END, body, count=1, flags=re.S)
         new = head + body + tail
         if new != text:
-            _write_atomic(p, new)
+            write_text(new, p)
     return pages
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 _INDEX_CSS = """
@@ -1055,8 +1044,8 @@ def write_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
     """Write ``index.html`` (:func:`render_index`) and link the pages to it
     (:func:`link_pages`)."""
     path = Path(reports_dir) / "index.html"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomic(path, render_index(reports_dir, notebooks, runs=runs, title=title,
-                                     intro=intro))
+    path.parent.mkdir(parents=True, exist_ok=True)  # rendering lists it
+    write_text(render_index(reports_dir, notebooks, runs=runs, title=title, intro=intro),
+               path)
     link_pages(reports_dir, index=path.name)
     return path
