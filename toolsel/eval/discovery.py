@@ -201,8 +201,8 @@ def noise_curve(registry: Sequence[Tool], queries: Sequence[Query],
             for b, qi in enumerate(range(batch.start, batch.stop)):
                 q = queries[qi]
                 # what the search returns: matching deferred tools, best first, up to the limit
-                found_order = [int(cand_idx[p]) for p in batch.order[b]
-                               if batch.matches[b, cand_idx[p]]][:max(limits)]
+                ranked = cand_idx[batch.order[b]]  # registry indices, best first
+                found_order = ranked[batch.matches[b, ranked]][:max(limits)].tolist()
                 req = set(required[qi])
                 # a required tool's rank among the returned tools (past every limit if not)
                 pos = {t: r for r, t in enumerate(found_order, 1)}
