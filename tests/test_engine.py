@@ -55,7 +55,7 @@ def workspace():
     return load_registry("data/registry.json")
 
 
-@pytest.mark.parametrize("name", ["default", "embedding", "bm25", "tfidf", "jaccard"])
+@pytest.mark.parametrize("name", ["default", "fusion", "embedding", "bm25", "tfidf", "jaccard"])
 def test_discover_finds_nothing_for_nonsense(workspace, name):
     chat = Selector(workspace, name, top_k=5).session()
     for nonsense in ("zzzz qqqq", "asdf jkl", "xyzzy plugh"):

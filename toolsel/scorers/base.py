@@ -209,6 +209,12 @@ class Scorer:
 
     def score_many(self, queries: Sequence[str]) -> np.ndarray:
         """Scores of every tool for each query, shape ``(n_queries, n_tools)``."""
+        queries = self._checked_queries(queries)
+        if not queries:
+            return np.zeros((0, self.n_tools_))
+        return np.asarray(self._score_many(queries), dtype=np.float64)
+
+    def _checked_queries(self, queries: Sequence[str]) -> list[str]:
         self._check_fitted()
         if isinstance(queries, str):
             raise TypeError("score_many takes a sequence of queries; use score() for one")
@@ -216,10 +222,7 @@ class Scorer:
         for i, q in enumerate(queries):
             if not isinstance(q, str):
                 raise TypeError(f"query {i} is a {type(q).__name__}, expected str")
-        if not queries:
-            return np.zeros((0, self.n_tools_))
-        out = np.asarray(self._score_many(queries), dtype=np.float64)
-        return out
+        return queries
 
     def _score_many(self, queries: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -231,8 +234,12 @@ class Scorer:
         Returns ``(scores, matches)``, both ``(n_queries, n_tools)``; ``matches`` is boolean.
         A search returns only matching tools; ``discover`` returns ``None`` when none match.
         """
-        scores = self.score_many(queries)
-        matches = np.asarray(self._match_many(list(queries), scores), dtype=bool)
+        queries = self._checked_queries(queries)
+        if not queries:
+            return np.zeros((0, self.n_tools_)), np.zeros((0, self.n_tools_), dtype=bool)
+        scores, matches = self._score_and_match_many(queries)
+        scores = np.asarray(scores, dtype=np.float64)
+        matches = np.asarray(matches, dtype=bool)
         if matches.shape != scores.shape:
             raise ValueError(f"{type(self).__name__}._match_many returned shape "
                              f"{matches.shape}, expected {scores.shape}")
@@ -241,6 +248,11 @@ class Scorer:
     def matches(self, queries: Sequence[str]) -> np.ndarray:
         """Boolean ``(n_queries, n_tools)``: the tools each query matches at all."""
         return self.score_and_match(queries)[1]
+
+    def _score_and_match_many(self, queries: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        # a scorer whose rule needs what scoring computed anyway overrides this, not both
+        scores = np.asarray(self._score_many(queries), dtype=np.float64)
+        return scores, self._match_many(queries, scores)
 
     def _match_many(self, queries: list[str], scores: np.ndarray) -> np.ndarray:
         # the article's rule: a tool matches when it scores above zero

@@ -237,18 +237,27 @@ class FusionScorer(Scorer):
         kept = _content(text)
         return " ".join(kept)
 
-    def _fused(self, texts: list[str]) -> np.ndarray:
+    def _signal_scores(self, texts: list[str]) -> list[tuple[str, Scorer, np.ndarray]]:
+        """Each signal's raw scores of every segment text: ``[(kind, scorer, scores)]``."""
+        out = []
+        for kind, scorer in self.signals_:
+            inputs = [self._lexical_text(t) for t in texts] if kind == "lexical" else texts
+            out.append((kind, scorer, scorer.score_many(inputs)))
+        return out
+
+    def _fused(self, texts: list[str], signals=None) -> np.ndarray:
         """Fused, normalised scores of every segment text, shape ``(len(texts), n_tools)``.
 
         A weighted sum, not a weighted mean: a tool both signals put first scores 1, one only
         the semantic signal finds scores at most its weight. So the fused score keeps an
-        absolute meaning (how much evidence agrees) that ``discover``'s threshold can use.
+        absolute meaning (how much evidence agrees). ``signals``: :meth:`_signal_scores` of
+        ``texts``, when already computed.
         """
+        signals = self._signal_scores(texts) if signals is None else signals
         total = np.zeros((len(texts), self.n_tools_))
         fixed = None if self.weights == "auto" else np.asarray(self.weights, dtype=np.float64)
-        for i, (kind, scorer) in enumerate(self.signals_):
-            inputs = [self._lexical_text(t) for t in texts] if kind == "lexical" else texts
-            norm = normalize_scores(scorer.score_many(inputs))
+        for kind, _, raw in signals:
+            norm = normalize_scores(raw)
             if fixed is None:
                 w = informativeness(norm, self.k) / len(self.signals_)
             else:
@@ -256,11 +265,9 @@ class FusionScorer(Scorer):
             total += w[:, None] * norm
         return total
 
-    def _score_many(self, queries: list[str]) -> np.ndarray:
-        segs = [self.segments(q) for q in queries]
-        flat = [s for ss in segs for s in ss]
-        fused = self._fused(flat)
-        out = np.empty((len(queries), self.n_tools_))
+    def _best_segment(self, segs: list[list[str]], fused: np.ndarray) -> np.ndarray:
+        """Per query, each tool's best segment score (the whole request gets the bonus)."""
+        out = np.empty((len(segs), self.n_tools_))
         row = 0
         for i, ss in enumerate(segs):
             block = fused[row:row + len(ss)]
@@ -271,6 +278,45 @@ class FusionScorer(Scorer):
             row += len(ss)
         return out
 
+    def _score_many(self, queries: list[str]) -> np.ndarray:
+        segs = [self.segments(q) for q in queries]
+        return self._best_segment(segs, self._fused([s for ss in segs for s in ss]))
+
+    def _score_and_match_many(self, queries: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        # scores and the no-match rule from one pass over the signals
+        segs = [self.segments(q) for q in queries]
+        flat = [s for ss in segs for s in ss]
+        signals = self._signal_scores(flat)
+        scores = self._best_segment(segs, self._fused(flat, signals))
+        return scores, self._matches_from(segs, flat, signals)
+
+    def _matches_from(self, segs: list[list[str]], flat: list[str], signals) -> np.ndarray:
+        # per tool: a shared content word, or a semantic match in some segment; per request:
+        # nothing matches unless some tool shares a word or the semantic gate is passed
+        n = len(segs)
+        starts = np.cumsum([0] + [len(ss) for ss in segs[:-1]])
+        per_tool = np.zeros((n, self.n_tools_), dtype=bool)
+        gate = np.zeros(n, dtype=bool)
+        for kind, scorer, raw in signals:
+            if kind == "lexical":  # the whole request is each query's first segment
+                whole = [self._lexical_text(flat[r]) for r in starts]
+                m = np.asarray(scorer._match_many(whole, raw[starts]), dtype=bool)
+                per_tool |= m
+                gate |= m.any(axis=1)
+                continue
+            floor = getattr(scorer, "MIN_SIMILARITY", None)
+            bar = getattr(scorer, "GATE_SIMILARITY", None)
+            if floor is None or bar is None:  # a semantic scorer with its own rule
+                tool_m = np.asarray(scorer._match_many(flat, raw), dtype=bool)
+                seg_gate = tool_m.any(axis=1)
+            else:
+                tool_m = raw >= floor
+                seg_gate = raw.max(axis=1) >= bar
+            for i, ss in enumerate(segs):
+                rows = slice(starts[i], starts[i] + len(ss))
+                per_tool[i] |= tool_m[rows].any(axis=0)
+                gate[i] |= seg_gate[rows].any()
+        return per_tool & gate[:, None]
 
 @register_scorer("default")
 class DefaultScorer(FusionScorer):
@@ -296,32 +342,3 @@ class DefaultScorer(FusionScorer):
 
     _lexical_fallback = True
 
-    def _match_many(self, queries: list[str], scores: np.ndarray) -> np.ndarray:
-        # per tool: a shared content word, or a semantic match in some segment; per request:
-        # nothing matches unless some tool shares a word or the semantic gate is passed
-        n = len(queries)
-        per_tool = np.zeros(scores.shape, dtype=bool)
-        gate = np.zeros(n, dtype=bool)
-        segs = [self.segments(q) for q in queries]
-        for kind, scorer in self.signals_:
-            if kind == "lexical":
-                m = scorer.matches([self._lexical_text(q) for q in queries])
-                per_tool |= m
-                gate |= m.any(axis=1)
-                continue
-            flat = [s for ss in segs for s in ss]
-            floor = getattr(scorer, "MIN_SIMILARITY", None)
-            bar = getattr(scorer, "GATE_SIMILARITY", None)
-            if floor is None or bar is None:  # a semantic scorer with its own rule
-                tool_m = scorer.matches(flat)
-                seg_gate = tool_m.any(axis=1)
-            else:
-                cos = scorer.score_many(flat)
-                tool_m = cos >= floor
-                seg_gate = cos.max(axis=1) >= bar
-            row = 0
-            for i, ss in enumerate(segs):
-                per_tool[i] |= tool_m[row:row + len(ss)].any(axis=0)
-                gate[i] |= seg_gate[row:row + len(ss)].any()
-                row += len(ss)
-        return per_tool & gate[:, None]
