@@ -3,13 +3,17 @@
 Stages, all in one process (tool vectors come from the on-disk cache, query vectors from the
 process LRU, so variants sharing text encode it once):
 
-1. **one knob at a time** from today's configuration on the dev split of every registry
-   style (``data/styles/*``) and of the workspace registry (``data/requests.jsonl``): what
-   text each signal indexes, the weights, how a request is split, the whole-request bonus;
-2. **combine** the knob settings that beat today's on the dev mean, and evaluate the
+1. **one knob at a time** on the dev split of every registry style (``data/styles/*``) and
+   of the workspace registry (``data/requests.jsonl``): what text each signal indexes, the
+   weights, how a request is split, the whole-request bonus. Knobs start from :data:`BASE`,
+   today's configuration with clause vectors pooled from one encoder pass (today's own, one
+   pass per clause, misses the latency target);
+2. **combine** the knob settings that beat the base on the dev mean, and evaluate the
    combinations;
 3. **choose** (:func:`toolsel.eval.tuning.choose`): best dev mean of R@5 and Complete@10
-   among variants losing at most 1 point of either on any set;
+   among the variants other than today's that lose at most one query's worth of either on
+   any set against today's (``--max-loss-queries``; a loss of ``d`` on a set of ``n`` queries
+   is ``d * n`` queries);
 4. **test**: the chosen configuration vs today's vs every single scorer, paired bootstrap;
 5. **latency** at ``--tools`` synthetic tools with 3-5-sentence requests (timings are printed
    and written only with ``--out``; they never enter the repository).
@@ -41,9 +45,16 @@ STYLES = ("api", "plugin", "pooled", "marketplace", "openapi")
 #: comparison survives a change of the defaults.
 TODAY = dict(lexical_fields=("name_words", "name_words", "description", "param_names"),
              semantic_fields=("name_words", "description"), weights=(0.4, 0.6),
-             clauses=True, whole_bonus=0.05)
+             clauses=True, clause_vectors="separate", whole_bonus=0.05)
 
-#: One knob at a time: ``{knob: {setting label: parameters changed from TODAY}}``.
+#: Where the knobs start: today's configuration with each request's clauses pooled from its
+#: one encoder pass. Today's (one pass per clause, plus the whole request) took 38 ms p50 /
+#: 46 ms p95 at 4,000 tools on 3-5-sentence requests, over the 30 ms p95 target, so it is the
+#: baseline losses are measured against but not a candidate.
+BASE = dict(TODAY, clause_vectors="in_context")
+BASE_LABEL = "clauses in context"
+
+#: One knob at a time: ``{knob: {setting label: parameters changed from BASE}}``.
 KNOBS = {
     "semantic_fields": {
         "sem+param_names": dict(semantic_fields=("name_words", "description", "param_names")),
@@ -64,6 +75,7 @@ KNOBS = {
     },
     "whole_bonus": {
         "bonus=0": dict(whole_bonus=0.0),
+        "bonus=0.1": dict(whole_bonus=0.1),
     },
 }
 
@@ -131,7 +143,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, help="folder for the CSV tables (kept out of git)")
     ap.add_argument("--sets", default=",".join((*STYLES, "workspace")))
-    ap.add_argument("--max-loss", type=float, default=0.01)
+    ap.add_argument("--max-loss-queries", type=float, default=1.0,
+                    help="eligible variants lose at most this many queries' worth of R@5 or "
+                         "Complete@10 on any set (default 1)")
+    ap.add_argument("--max-loss", type=float, default=None,
+                    help="and at most this much of either metric on any set (0.01 = 1 point)")
     ap.add_argument("--no-test", action="store_true", help="stop after choosing on dev")
     ap.add_argument("--tools", type=int, default=4000)
     ap.add_argument("--latency-calls", type=int, default=200, help="0 skips timing")
@@ -140,34 +156,37 @@ def main() -> None:
     sets = load_sets(args.sets.split(","))
     written = {}
 
-    # 1. one knob at a time
-    variants = {"today": fusion()}
+    # 1. one knob at a time, from the fastest configuration meeting the latency target
+    variants = {"today": fusion(), BASE_LABEL: fusion(**BASE)}
     knob_of = {}
     for knob, settings in KNOBS.items():
         for label, changes in settings.items():
-            variants[label] = fusion(**changes)
+            variants[label] = fusion(**{**BASE, **changes})
             knob_of[label] = knob
     grid = evaluate_variants(sets, variants, split="dev")
-    # 2. combine the settings that beat today's, best per knob first
+    # 2. combine the settings that beat the base, best per knob first
     score = score_of(grid)
     winners = {}
     for label, knob in knob_of.items():
-        if score[label] > score["today"] and (knob not in winners or
-                                               score[label] > score[winners[knob]]):
+        if score[label] > score[BASE_LABEL] and (knob not in winners or
+                                                 score[label] > score[winners[knob]]):
             winners[knob] = label
     # greedily: the best winner plus the next best, plus the next, ... (not every subset)
     knobs = sorted(winners, key=lambda k: -score[winners[k]])
     combos = {}
     for r in range(2, len(knobs) + 1):
-        changes = {}
+        changes = dict(BASE)
         for knob in knobs[:r]:
             changes.update(KNOBS[knob][winners[knob]])
         combos[" + ".join(winners[k] for k in knobs[:r])] = fusion(**changes)
     if combos:
         grid = concat_tables([grid, evaluate_variants(sets, combos, split="dev")])
         variants.update(combos)
-    # 3. choose
-    choice = choose(grid, "today", max_loss=args.max_loss)
+    # 3. choose: any variant but today's (it misses the latency target), within the loss
+    # budget against today's
+    choice = choose(grid, "today", max_loss=args.max_loss,
+                    max_loss_queries=args.max_loss_queries,
+                    candidates=[v for v in variants if v != "today"])
     print("== dev: R@5 and Complete@10 per set ==")
     print(wide(grid).round(3).to_string())
     print("\n== dev ranking (score = mean over sets of (R@5 + Complete@10) / 2) ==")

@@ -141,7 +141,7 @@ def test_default_scorer_reuses_query_vectors(tools, counting):
     q = "find flights to Rome, and book a hotel near the Colosseum"
     scorer.score(q)
     n_first = counting.n_texts - n_fit
-    assert n_first == 3  # the whole request and its two clauses
+    assert n_first == 3  # the whole request and its two clauses (this encoder has no spans)
     scorer.score(q)
     assert counting.n_texts - n_fit == n_first
 

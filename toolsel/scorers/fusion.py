@@ -8,7 +8,9 @@ unrelated tools. :class:`FusionScorer` answers all three without labels:
 
 1. **Segments.** The request is split into clauses (:func:`split_clauses`: sentences, ``;``,
    and conjunctions such as "and", "then", "also" that start a new request). The whole
-   request is always kept as one segment too.
+   request is always kept as one segment too. The encoder reads the whole request once; a
+   clause's vector is the mean of its tokens' output vectors from that pass, so a clause is
+   read in the context of the request and costs no extra encoder call.
 2. **Two signals per segment.** BM25 with field weighting (name words counted twice, then
    description and parameter names, stop words dropped from the query) and embedding cosine.
 3. **Per-segment normalisation.** Each signal is rescaled over the registry so that its mean
@@ -47,6 +49,7 @@ import numpy as np
 from ..text import STOP_WORDS as CORE_STOP_WORDS
 from ..text import tokenize
 from .base import Scorer, get_scorer, register_scorer
+from .embedding import cosines
 
 __all__ = ["FusionScorer", "DefaultScorer", "split_clauses", "normalize_scores",
            "informativeness", "STOP_WORDS"]
@@ -113,6 +116,24 @@ def split_clauses(query: str, *, min_content: int = _MIN_CONTENT,
     return out or [query]
 
 
+def _locate(query: str, clauses: Sequence[str]) -> list[tuple[int, int]] | None:
+    """Character spans of ``clauses`` in ``query``, in order; ``None`` when there are none or
+    one cannot be found (whitespace may differ: :func:`split_clauses` joins with a space)."""
+    if not clauses:
+        return None
+    spans, pos = [], 0
+    for c in clauses:
+        words = c.split()
+        if not words:
+            return None
+        m = re.compile(r"\s+".join(map(re.escape, words))).search(query, pos)
+        if m is None:
+            return None
+        spans.append((m.start(), m.end()))
+        pos = m.end()
+    return spans
+
+
 def normalize_scores(scores: np.ndarray) -> np.ndarray:
     """Rescale each row so the mean tool scores 0 and the best scores 1 (flat rows → 0)."""
     scores = np.asarray(scores, dtype=np.float64)
@@ -158,6 +179,11 @@ class FusionScorer(Scorer):
         Score each clause of a multi-part request too (:func:`split_clauses`) and keep each
         tool's best segment score; ``"sentences"`` splits only at sentence ends and
         semicolons (not at commas and "and"/"then"); ``False`` scores the whole request only.
+    clause_vectors : "in_context" or "separate"
+        How the semantic signal gets a clause's vector: ``"in_context"`` pools the clause's
+        tokens from the whole request's one encoder pass (with an encoder that can, the
+        default MiniLM; others encode each clause), ``"separate"`` encodes each clause on its
+        own (one more encoder call per clause).
     whole_bonus : float
         Added to the whole request's fused score before taking the max over segments, so a
         single-intent request ranks as if it were not split.
@@ -178,7 +204,8 @@ class FusionScorer(Scorer):
                                                   "param_names"),
                  semantic_fields: Sequence[str] = ("name_words", "description"),
                  weights: tuple[float, float] | str = (0.4, 0.6), k: int = 10,
-                 clauses: bool | str = True, whole_bonus: float = 0.05, stop_words: bool = True,
+                 clauses: bool | str = True, clause_vectors: str = "in_context",
+                 whole_bonus: float = 0.1, stop_words: bool = True,
                  model: str | None = None, fields: Sequence[str] | None = None):
         super().__init__(fields=fields)
         self.lexical = lexical
@@ -188,6 +215,7 @@ class FusionScorer(Scorer):
         self.weights = weights
         self.k = k
         self.clauses = clauses
+        self.clause_vectors = clause_vectors
         self.whole_bonus = whole_bonus
         self.stop_words = stop_words
         self.model = model
@@ -198,6 +226,9 @@ class FusionScorer(Scorer):
         if self.clauses not in (True, False, "sentences"):
             raise ValueError(f"clauses must be True, False or 'sentences', got "
                              f"{self.clauses!r}")
+        if self.clause_vectors not in ("in_context", "separate"):
+            raise ValueError(f"clause_vectors must be 'in_context' or 'separate', got "
+                             f"{self.clause_vectors!r}")
         if self.weights != "auto":
             w = tuple(self.weights)  # type: ignore[arg-type]
             if len(w) != 2 or min(w) < 0 or sum(w) <= 0:
@@ -237,23 +268,48 @@ class FusionScorer(Scorer):
         kept = _content(text)
         return " ".join(kept)
 
-    def _signal_scores(self, texts: list[str]) -> list[tuple[str, Scorer, np.ndarray]]:
-        """Each signal's raw scores of every segment text: ``[(kind, scorer, scores)]``."""
+    def _signal_scores(self, segs: list[list[str]]) -> list[tuple[str, Scorer, np.ndarray]]:
+        """Each signal's raw scores of every segment text, the segments of all queries in
+        order: ``[(kind, scorer, scores)]``."""
+        texts = [s for ss in segs for s in ss]
         out = []
         for kind, scorer in self.signals_:
-            inputs = [self._lexical_text(t) for t in texts] if kind == "lexical" else texts
-            out.append((kind, scorer, scorer.score_many(inputs)))
+            if kind == "lexical":
+                raw = scorer.score_many([self._lexical_text(t) for t in texts])
+            elif self.clause_vectors == "in_context" and hasattr(scorer, "encode_in_context"):
+                raw = self._in_context_scores(scorer, segs)
+            else:
+                raw = scorer.score_many(texts)
+            out.append((kind, scorer, raw))
         return out
 
-    def _fused(self, texts: list[str], signals=None) -> np.ndarray:
+    def _in_context_scores(self, scorer, segs: list[list[str]]) -> np.ndarray:
+        # whole requests in one encoder pass each, their clauses pooled from it
+        spans = [_locate(ss[0], ss[1:]) for ss in segs]
+        single = [i for i, sp in enumerate(spans) if sp is None]
+        multi = [i for i, sp in enumerate(spans) if sp is not None]
+        rows: list[np.ndarray | None] = [None] * len(segs)
+        if single:
+            vecs = scorer.encode_queries([t for i in single for t in segs[i]])
+            at = 0
+            for i in single:
+                rows[i] = vecs[at:at + len(segs[i])]
+                at += len(segs[i])
+        if multi:
+            pooled = scorer.encode_in_context([segs[i][0] for i in multi],
+                                              [spans[i] for i in multi])
+            for i, v in zip(multi, pooled):
+                rows[i] = v
+        return cosines(np.vstack(rows), scorer.vectors_)
+
+    def _fused(self, texts: list[str], signals) -> np.ndarray:
         """Fused, normalised scores of every segment text, shape ``(len(texts), n_tools)``.
 
         A weighted sum, not a weighted mean: a tool both signals put first scores 1, one only
         the semantic signal finds scores at most its weight. So the fused score keeps an
         absolute meaning (how much evidence agrees). ``signals``: :meth:`_signal_scores` of
-        ``texts``, when already computed.
+        the segments ``texts`` come from.
         """
-        signals = self._signal_scores(texts) if signals is None else signals
         total = np.zeros((len(texts), self.n_tools_))
         fixed = None if self.weights == "auto" else np.asarray(self.weights, dtype=np.float64)
         for kind, _, raw in signals:
@@ -280,13 +336,14 @@ class FusionScorer(Scorer):
 
     def _score_many(self, queries: list[str]) -> np.ndarray:
         segs = [self.segments(q) for q in queries]
-        return self._best_segment(segs, self._fused([s for ss in segs for s in ss]))
+        flat = [s for ss in segs for s in ss]
+        return self._best_segment(segs, self._fused(flat, self._signal_scores(segs)))
 
     def _score_and_match_many(self, queries: list[str]) -> tuple[np.ndarray, np.ndarray]:
         # scores and the no-match rule from one pass over the signals
         segs = [self.segments(q) for q in queries]
         flat = [s for ss in segs for s in ss]
-        signals = self._signal_scores(flat)
+        signals = self._signal_scores(segs)
         scores = self._best_segment(segs, self._fused(flat, signals))
         return scores, self._matches_from(segs, flat, signals)
 
