@@ -284,6 +284,7 @@ def _and(items: Sequence[str]) -> str:
 def which_scorer_markdown(table: pd.DataFrame, versus: pd.DataFrame, *,
                           ablation: pd.DataFrame | None = None,
                           latency: pd.DataFrame | None = None,
+                          latency_long: pd.DataFrame | None = None,
                           n_tools: Mapping[str, int] | None = None,
                           lexical: Sequence[str] = ("jaccard", "bm25", "tfidf"),
                           candidate: str = "default",
@@ -296,6 +297,7 @@ def which_scorer_markdown(table: pd.DataFrame, versus: pd.DataFrame, *,
     versus : ``default_vs_best.csv`` (:func:`versus_best`)
     ablation : ``dev_ablation.csv``, optional: adds where a signal alone beat the candidate
     latency : ``default_latency.csv`` (``scorer, n_tools, p50_ms, p95_ms``), optional
+    latency_long : the same on 3-5-sentence requests (``default_latency_long.csv``), optional
     n_tools : tools per style, shown in the style column when given
     lexical : scorers shown on one compact row of means
     paths : link targets for ``"versus"`` and ``"ablation"`` (relative to the README)
@@ -386,23 +388,31 @@ def which_scorer_markdown(table: pd.DataFrame, versus: pd.DataFrame, *,
                       for s in lat.index if s != candidate]
             verdict.append(f"Per-request latency at {int(d.n_tools):,} tools: " + ", ".join(parts)
                            + ".")
+    if latency_long is not None and len(latency_long):
+        lat = latency_long.set_index("scorer")
+        if candidate in lat.index:
+            verdict.append("On 3-5-sentence requests: " + ", ".join(
+                f"`{s}` {lat.loc[s, 'p50_ms']:.1f} ms p50 ({lat.loc[s, 'p95_ms']:.1f} ms p95)"
+                for s in [candidate, *(x for x in lat.index if x != candidate)]) + ".")
     text.append(" ".join(verdict))
     return "\n".join(text)
 
 
 def which_scorer_from_reports(root: str | Path = ".") -> str:
     """:func:`which_scorer_markdown` of the committed tables of the repository at ``root``
-    (``reports/06_default_scorer/*.csv``, ``reports/benchmarks/default_latency.csv``), with
+    (``reports/06_default_scorer/*.csv``, ``reports/benchmarks/default_latency*.csv``), with
     tool counts from ``data/styles`` and links relative to the README."""
     root = Path(root)
     rep = "reports/06_default_scorer"
     table = pd.read_csv(root / rep / "style_table.csv")
     latency = root / "reports/benchmarks/default_latency.csv"
+    latency_long = root / "reports/benchmarks/default_latency_long.csv"
     ablation = root / rep / "dev_ablation.csv"
     return which_scorer_markdown(
         table, pd.read_csv(root / rep / "default_vs_best.csv"),
         ablation=pd.read_csv(ablation) if ablation.exists() else None,
         latency=pd.read_csv(latency) if latency.exists() else None,
+        latency_long=pd.read_csv(latency_long) if latency_long.exists() else None,
         n_tools={s: len(load_registry(style_dir(s, root / "data/styles") / "registry.json"))
                  for s in dict.fromkeys(table["style"])},
         paths={"versus": f"{rep}/default_vs_best.csv", "ablation": f"{rep}/dev_ablation.csv"})
