@@ -230,3 +230,21 @@ def test_clauses_not_found_verbatim_fall_back_to_their_own_vectors():
 def test_clause_vectors_is_checked():
     with pytest.raises(ValueError, match="clause_vectors"):
         FusionScorer(semantic=None, clause_vectors="pooled").fit([Tool("a", "b")])
+
+
+def test_in_context_vectors_are_cached_per_request_and_spans():
+    from toolsel.scorers.embedding import QUERY_CACHE
+    tools = [Tool("search_flights", "find flights between two cities"),
+             Tool("book_hotel", "book a hotel room in a city")]
+    s = FusionScorer().fit(tools)
+    q = "Find flights to Rome, and book a hotel near the Colosseum"
+    first = s.score(q)
+    hits = QUERY_CACHE.hits
+    np.testing.assert_array_equal(s.score(q), first)
+    assert QUERY_CACHE.hits == hits + 1  # the request's rows came from the cache at once
+    sem = [sc for kind, sc in s.signals_ if kind == "semantic"][0]
+    rows = sem.encode_in_context([q, q], [[(0, 19)], [(0, 19), (25, len(q))]])
+    assert [r.shape for r in rows] == [(2, 384), (3, 384)]
+    np.testing.assert_array_equal(rows[0], rows[1][:2])  # the same pass, more spans
+    with pytest.raises(ValueError, match="span lists"):
+        sem.encode_in_context([q], [])

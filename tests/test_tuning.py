@@ -113,6 +113,29 @@ def test_choose_best_mean_and_loss_constraint():
     assert (d["a"] == "safe").all() and (d["b"] == "today").all()
 
 
+def test_choose_loss_budget_in_queries_and_candidates():
+    t = _table({
+        "today": {"x": [(1, 1), (0, 0)], "y": [(1, 1), (1, 1)]},
+        "greedy": {"x": [(1, 1), (1, 1)], "y": [(1, 1), (0, 1)]},     # loses 1 of y's 2 queries
+        "safe": {"x": [(1, 1), (1, 0)], "y": [(1, 1), (1, 1)]},
+    })
+    r = choose(t, "today").ranking.set_index("variant")
+    assert r.loc["greedy", "worst_loss_queries"] == pytest.approx(1.0)  # 0.5 x 2 queries
+    assert r.loc["safe", "worst_loss_queries"] == 0.0
+    assert choose(t, "today", max_loss_queries=1).variant == "greedy"
+    assert choose(t, "today", max_loss_queries=0.5).variant == "safe"
+    # both budgets apply together
+    assert choose(t, "today", max_loss_queries=1, max_loss=0.01).variant == "safe"
+    # the baseline can be left out of the candidates (e.g. it misses a latency target)
+    assert choose(t, "today", candidates=["safe", "today"]).variant == "safe"
+    weak = _table({"today": {"x": [(1, 1)]}, "worse": {"x": [(0, 0)]}})
+    assert choose(weak, "today").variant == "today"
+    with pytest.raises(ValueError, match="no candidate variant is within the loss budget"):
+        choose(weak, "today", max_loss_queries=0.5, candidates=["worse"])
+    with pytest.raises(ValueError, match="no candidate is a variant"):
+        choose(weak, "today", candidates=["nope"])
+
+
 def test_choose_tie_keeps_table_order_and_baseline_can_win():
     t = _table({"today": {"x": [(1, 1)]}, "same": {"x": [(1, 1)]}})
     c = choose(t, "today")
