@@ -32,10 +32,9 @@
 # | `token_budget` | the best tools while their JSON definitions fit in N tokens (the best tool always) |
 # | `two_stage` | the best servers (a tool's `domain`) by their best or summed tool scores, then the best tools within them |
 #
-# First, the two registry styles added for issue 15 (`marketplace`, `openapi`) get the same
-# scorer comparison as the bundled styles in notebook 06. Then every policy is put on the
-# **recall-vs-payload plane** per style with the `default` scorer: each policy's settings are
-# chosen on the **dev** requests, and the frontier is reported on the **test** requests.
+# Every policy is put on the **recall-vs-payload plane** per style with the `default` scorer:
+# each policy's settings are chosen on the **dev** requests, and the frontier is reported on
+# the **test** requests. (How every scorer ranks on these styles is notebook 06.)
 #
 # Given a `registry` and its `queries`, the same measurements run on that registry instead of
 # the bundled styles.
@@ -45,8 +44,6 @@ registry: str = ""  # a registry to evaluate instead of the bundled styles; empt
 queries: str = ""  # labeled queries of that registry
 styles_root: str = "../data/styles"  # directory holding <style>/registry.json + queries.jsonl
 styles: list[str] = ["api", "plugin", "pooled", "marketplace", "openapi"]  # policy styles
-new_styles: list[str] = ["marketplace", "openapi"]  # styles whose scorer table is shown
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers compared
 policy_scorer: str = "default"  # the scorer every policy ranks with
 comparable_k: list[int] = [3, 5, 10]  # top-K cut-offs whose payload the policies must match
 n_boot: int = 2000  # bootstrap resamples
@@ -60,7 +57,7 @@ import matplotlib
 import pandas as pd
 from IPython.display import Markdown, display
 
-from toolsel.eval.compare_styles import compare_styles, given_style, load_style
+from toolsel.eval.compare_styles import given_style, load_style
 from toolsel.eval.discovery import filter_split, write_table
 from toolsel.eval.policies import (beats_top_k, best_at_comparable_payload, default_grid,
                                    dev_choice, evaluate_policies, frontier, summarize_policies)
@@ -105,7 +102,7 @@ if bundled:
     has_split = True
 else:
     name, (given_reg, given_queries), has_split = given_style(registry, queries)
-    styles, new_styles = [name], [name]
+    styles = [name]
     data = {name: (given_reg, given_queries)}
     display(Markdown(
         f"Evaluating the given registry ({md.code(name)}: {len(given_reg)} tools) "
@@ -122,31 +119,6 @@ sizes = pd.DataFrame([{"style": s, "tools": len(reg), "servers": len({t.domain f
                        "multi-tool (test)": sum(len(q.expected) > 1 for q in split_of[s][1])}
                       for s, (reg, qs) in data.items()])
 display(Markdown(md.table(sizes)))
-
-# %% [markdown]
-# ## Every scorer on the new styles (test requests)
-#
-# R@5 (share of required tools in the top 5), Complete@10 (every required tool in the top 10)
-# and MRR, each with a percentile bootstrap 95% interval over requests (as notebook 06).
-
-# %%
-scored = {s: (data[s][0], split_of[s][1]) for s in new_styles}
-comparison = compare_styles(scored, scorers, n_boot=n_boot, seed=seed, latency_queries=0)
-scorer_table = comparison.table()[["style", "scorer", "R@5", "R@5_low", "R@5_high",
-                                   "Complete@10", "Complete@10_low", "Complete@10_high", "MRR",
-                                   "MRR_low", "MRR_high", "n_queries"]]
-write_table(scorer_table, out / "scorers_test.csv")
-display(Markdown("Mean [95% interval], in % (MRR as a fraction):\n\n" + md.table(pd.DataFrame({
-    "style": scorer_table["style"], "scorer": scorer_table["scorer"],
-    "R@5": [md.interval(r["R@5"], r["R@5_low"], r["R@5_high"], digits=1)
-            for _, r in scorer_table.iterrows()],
-    "Complete@10": [md.interval(r["Complete@10"], r["Complete@10_low"], r["Complete@10_high"],
-                                digits=1) for _, r in scorer_table.iterrows()],
-    "MRR": [md.interval(r["MRR"], r["MRR_low"], r["MRR_high"], percent=False)
-            for _, r in scorer_table.iterrows()],
-    "n requests": scorer_table["n_queries"]}), max_rows=None,
-    align={"R@5": "right", "Complete@10": "right", "MRR": "right"},
-    link=f"{out.name}/scorers_test.csv")))
 
 # %% [markdown]
 # ## Policies on the recall-vs-payload plane
