@@ -149,3 +149,24 @@ def test_which_scorer_markdown_rounds_from_the_table_and_reads_the_paired_interv
     assert "| **default** | **0.90** [0.85, 0.95] |" in text
     assert "shows a gain nowhere" in text and "includes a loss" in text
     assert "s R@5" in text
+
+
+def test_project_report_brings_the_readme_block_in_step(tmp_path):
+    import shutil
+
+    from toolsel.cli.report import _update_which_scorer
+    from toolsel.eval.compare_styles import README_MARKERS, which_scorer_from_reports
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    for sub in ("06_default_scorer", "benchmarks"):
+        shutil.copytree(ROOT / "reports" / sub, tmp_path / "reports" / sub)
+    start, end = README_MARKERS
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{start}\nstale\n{end}\ntail\n", encoding="utf-8")
+    _update_which_scorer(tmp_path / "reports")
+    assert readme.read_text(encoding="utf-8") == \
+        f"# x\n{start}\n{which_scorer_from_reports(tmp_path)}\n{end}\ntail\n"
+    # a report written anywhere else (a user's --out) leaves the README alone
+    readme.write_text(f"{start}\nstale\n{end}\n", encoding="utf-8")
+    shutil.copytree(tmp_path / "reports", tmp_path / "elsewhere")
+    _update_which_scorer(tmp_path / "elsewhere")
+    assert "stale" in readme.read_text(encoding="utf-8")

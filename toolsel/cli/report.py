@@ -81,6 +81,21 @@ def _check_out(out: Path) -> None:
         raise ValueError(f"--out {out}: {parent} is not writable")
 
 
+def _update_which_scorer(out: Path) -> None:
+    """After the project's own reports: bring the README's generated "Which scorer?" block in
+    step with the tables just written (only for ``<project>/reports`` with such a block)."""
+    from ..eval.compare_styles import README_MARKERS, update_readme_which_scorer
+    root = out.resolve().parent
+    readme = root / "README.md"
+    if out.resolve().name != "reports" or not readme.is_file() or \
+            not (out / "06_default_scorer" / "style_table.csv").is_file():
+        return
+    if not all(m in readme.read_text(encoding="utf-8") for m in README_MARKERS):
+        return
+    if update_readme_which_scorer(readme, root):
+        print(f"updated the 'Which scorer?' block of {readme}")
+
+
 @command("report", "execute the notebooks with papermill (the project's reports/, or a "
          "report on your --registry/--queries), export HTML, write a README and index.html", _report_args)
 def _report(args: argparse.Namespace) -> int:
@@ -120,6 +135,8 @@ def _report(args: argparse.Namespace) -> int:
           + (f", {skipped} skipped" if skipped else "")
           + f" in {time.perf_counter() - t0:.1f} s; wrote {out / 'README.md'} and "
           f"{out / 'index.html'}")
+    if data is None and not failed:
+        _update_which_scorer(out)
     if failed:
         print("failed: " + ", ".join(r.source.name for r in failed)
               + " (previous outputs kept; see NN_slug.failed.ipynb)", file=sys.stderr)

@@ -431,5 +431,6 @@ def update_readme_which_scorer(readme: str | Path = "README.md", root: str | Pat
     _, tail = rest.split(end, 1)
     new = f"{head}{start}\n{which_scorer_from_reports(root)}\n{end}{tail}"
     if new != text:
-        path.write_text(new, encoding="utf-8")
+        from ..io import write_text
+        write_text(new, path)
     return new != text
