@@ -7,7 +7,7 @@ import pytest
 
 from toolsel import JaccardScorer, Query, SweepResult, Tool, load_queries, load_registry, sweep
 from toolsel.cli import main
-from toolsel.eval.policies import evaluate_policies, frontier, summarize_policies
+from toolsel.eval.policies import default_grid, evaluate_policies, frontier, summarize_policies
 from toolsel.eval.sweep import POLICY_COLUMNS
 from toolsel.policies import AdaptiveK, Threshold, TokenBudget, TopK, TwoStage
 
@@ -208,3 +208,47 @@ def test_sweep_policy_input_errors(four):
     # one spec string is one policy, not a list of characters
     res = sweep(four, qs, ["jaccard"], [1], progress=False, policies="top_k:k=2")
     assert list(res.policies["config"]) == ["TopK(k=2)"]
+
+
+def _sweep_argv(out, *extra):
+    return ["sweep", "--registry", "data/registry.json", "--queries", "data/queries.jsonl",
+            "--scorers", "jaccard,bm25", "--top-k", "3,5", "--out", str(out), "--no-progress",
+            "--no-timings", *extra]
+
+
+def test_cli_sweep_with_policies(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(_sweep_argv(out, "--policy", "threshold:min_score=0.5",
+                            "--policy", "top_k:k=3")) == 0
+    printed = capsys.readouterr().out
+    pol = pd.read_csv(out / "policies.csv")
+    assert list(pol.columns) == POLICY_COLUMNS
+    assert pol.groupby("scorer").size().to_dict() == {"jaccard": 2, "bm25": 2}
+    assert set(pol["config"]) == {repr(Threshold(0.5)), "TopK(k=3)"}
+    summary = pd.read_csv(out / "summary.csv").set_index(["scorer", "top_k"])
+    for r in pol[pol["config"] == "TopK(k=3)"].itertuples():
+        assert r.R == summary.loc[(r.scorer, 3), "R@k"]
+    assert "Threshold(min_score=0.5, min_k=1, max_k=20)" in printed and "pareto" in printed
+    assert str(out / "policies.csv") in printed.splitlines()[-1]
+
+
+def test_cli_sweep_default_policy_grid(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(_sweep_argv(out, "--scorers", "bm25", "--policies", "default",
+                            "--policy", "top_k:k=7")) == 0
+    pol = pd.read_csv(out / "policies.csv")
+    assert len(pol) == len(default_grid()) + 1 and pol["config"].iloc[-1] == "TopK(k=7)"
+    assert "Pareto-best" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spec, part", [("threshold:nope=1", "nope"), ("wat", "unknown policy"),
+                                        ("threshold:min_score", "is not key=value")])
+def test_cli_sweep_bad_policy_spec_fails_first(tmp_path, capsys, spec, part):
+    out = tmp_path / "out"
+    assert main(_sweep_argv(out, "--policy", "top_k:k=3", "--policy", spec)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("toolsel sweep: error: ")
+    assert repr(spec) in lines[0] and part in lines[0]
+    assert not out.exists()
