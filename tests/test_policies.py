@@ -9,10 +9,11 @@ import pandas as pd
 import pytest
 
 from toolsel import Selector, Tool, load_queries, load_registry
-from toolsel.eval.policies import (beats_top_k, best_at_comparable_payload, dev_choice,
-                                   evaluate_policies, frontier, summarize_policies)
+from toolsel.eval.policies import (beats_top_k, best_at_comparable_payload, default_grid,
+                                   dev_choice, evaluate_policies, frontier, summarize_policies)
 from toolsel.policies import (AdaptiveK, Threshold, TokenBudget, TopK, TwoStage,
-                              available_policies, get_policy, policy_grid)
+                              as_policies, available_policies, get_policy, parse_policy,
+                              policy_grid, policy_spec)
 from toolsel.ranking import top_k_indices
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,6 +182,69 @@ def test_get_policy_names_aliases_and_grid():
         AdaptiveK(max_k=5), AdaptiveK(max_k=10), AdaptiveK(max_k=5, rule="knee"),
         AdaptiveK(max_k=10, rule="knee")]
     assert repr(TwoStage(2, k=8)) == "TwoStage(n_servers=2, k_per_server=None, k=8, by='max')"
+
+
+# -- spec strings ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec, expected", [
+    ("threshold:min_score=0.5,max_k=10", Threshold(min_score=0.5, min_k=1, max_k=10)),
+    ("threshold:min_score=0.5,min_k=1,max_k=10", Threshold(0.5, min_k=1, max_k=10)),
+    ("threshold:min_score=1,max_k=none", Threshold(1.0, max_k=None)),
+    ("adaptive_k:max_k=10,rule=knee", AdaptiveK(1, 10, rule="knee")),
+    ("adaptive_k", AdaptiveK()),
+    ("top_k:k=5", TopK(5)),
+    ("topk:k=5", TopK(5)),
+    (" top_k : k = 5 ", TopK(5)),
+    ("two_stage:n_servers=2,k=10", TwoStage(2, k=10)),
+    ("two_stage:n_servers=3,k_per_server=2,by=sum", TwoStage(3, 2, by="sum")),
+    ("token_budget:tokens=1500,max_k=None", TokenBudget(1500)),
+])
+def test_parse_policy(spec, expected):
+    got = parse_policy(spec)
+    assert got == expected and type(got) is type(expected)
+
+
+def test_policy_spec_round_trips_the_default_grid():
+    grid = default_grid()
+    specs = [policy_spec(p) for p in grid]
+    assert [parse_policy(s) for s in specs] == grid
+    assert policy_spec(Threshold(0.5, max_k=10)) == "threshold:min_score=0.5,min_k=1,max_k=10"
+    with pytest.raises(ValueError, match="encoding='a,b' cannot be written"):
+        policy_spec(TokenBudget(100, encoding="a,b"))
+
+
+@pytest.mark.parametrize("spec, match", [
+    ("threshold:nope=1", r"^policy spec 'threshold:nope=1': Threshold has no parameter\(s\) "
+                         r"\['nope'\]"),
+    ("wat", r"^policy spec 'wat': unknown policy 'wat'"),
+    ("threshold:min_score", r"^policy spec 'threshold:min_score': 'min_score' is not key=value"),
+    ("threshold:=0.5", r"'=0.5' is not key=value"),
+    ("threshold:min_score=", r"'min_score=' is not key=value"),
+    ("threshold:", r"'' is not key=value"),
+    ("top_k:k=3,,", r"'' is not key=value"),
+    ("top_k:k=3,k=4", r"'k' is given twice"),
+    (":k=3", r"no policy name"),
+    ("", r"no policy name"),
+    ("top_k:k=2.5", r"^policy spec 'top_k:k=2.5': k must be an integer"),
+    ("adaptive_k:rule=elbow", r"rule must be one of"),
+    ("two_stage", r"^policy spec 'two_stage': give exactly one of k_per_server and k"),
+])
+def test_parse_policy_errors_name_the_spec_and_the_part(spec, match):
+    with pytest.raises(ValueError, match=match) as info:
+        parse_policy(spec)
+    assert "\n" not in str(info.value)
+
+
+def test_as_policies():
+    pol = TopK(3)
+    got = as_policies([pol, "threshold:min_score=0.4", "adaptive_k"])
+    assert got[0] is pol and got[1:] == [Threshold(0.4), AdaptiveK()]
+    assert as_policies("top_k:k=2") == [TopK(2)] and as_policies(pol) == [pol]
+    assert as_policies(()) == []
+    with pytest.raises(ValueError, match=r"listed twice: TopK\(k=3\)$"):
+        as_policies(["topk:k=3", TopK(3), "adaptive_k"])
+    with pytest.raises(TypeError, match="spec is a string"):
+        as_policies([3])
 
 
 # -- Selector(policy=...) ----------------------------------------------------------------------

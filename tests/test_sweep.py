@@ -5,8 +5,11 @@ import math
 import pandas as pd
 import pytest
 
-from toolsel import Query, Tool, sweep
+from toolsel import JaccardScorer, Query, SweepResult, Tool, load_queries, load_registry, sweep
 from toolsel.cli import main
+from toolsel.eval.policies import default_grid, evaluate_policies, frontier, summarize_policies
+from toolsel.eval.sweep import POLICY_COLUMNS
+from toolsel.policies import AdaptiveK, Threshold, TokenBudget, TopK, TwoStage
 
 
 @pytest.fixture
@@ -122,3 +125,130 @@ def test_committed_sweep_tables_are_current(tmp_path):
         committed = ROOT / "reports" / "sweep" / name
         assert (tmp_path / name).read_bytes() == committed.read_bytes(), (
             f"{committed} is stale: run `make report` and commit reports/")
+    assert not (tmp_path / "policies.csv").exists()
+
+
+# -- selection policies in the sweep -----------------------------------------------------------
+
+STYLES = {"article": ("data/registry.json", "data/queries.jsonl", ()),
+          "article-always": ("data/registry.json", "data/queries.jsonl", "marked"),
+          "api": ("data/styles/api/registry.json", "data/styles/api/queries.jsonl", ())}
+
+
+@pytest.mark.parametrize("style", list(STYLES))
+def test_sweep_policies_are_evaluate_policies_and_top_k_matches_the_summary(style):
+    from conftest import ROOT
+    reg_path, q_path, always = STYLES[style]
+    reg = load_registry(ROOT / reg_path)
+    queries = load_queries(ROOT / q_path, reg)
+    always = sorted(reg.always_include) if always == "marked" else []
+    policies = [TopK(5), Threshold(1.0, max_k=10), AdaptiveK(1, 8, rule="knee"),
+                TokenBudget(600), TwoStage(2, k=5)]
+    res = sweep(reg, queries, ["bm25", "jaccard"], [3, 5, 10], always_include=always,
+                progress=False, policies=policies)
+    table = res.policies
+    assert list(table.columns) == POLICY_COLUMNS
+    assert list(table["scorer"]) == ["bm25"] * 5 + ["jaccard"] * 5
+    assert not hasattr(policies[3], "costs_")  # the caller's policies are fitted as clones
+    for scorer in ("bm25", "jaccard"):
+        rows = table[table["scorer"] == scorer].drop(columns="scorer").reset_index(drop=True)
+        alone = frontier(summarize_policies(evaluate_policies(
+            reg, queries, scorer, policies, always_include=always)))
+        pd.testing.assert_frame_equal(rows, alone[rows.columns])
+        # TopK(5) sends what top_k=5 sends: same recall, and its payload is the summary's
+        # JSON-definition tokens (payload_reduction: of the registry's JSON tokens)
+        top = rows.set_index("config").loc["TopK(k=5)"]
+        at5 = res.summary.set_index(["scorer", "top_k"]).loc[(scorer, 5)]
+        assert top["R"] == pytest.approx(at5["R@k"], abs=1e-12)
+        assert top["Complete"] == pytest.approx(at5["Complete@k"], abs=1e-12)
+        assert top["n_queries"] == at5["n_queries"] and top["n_sent"] == 5
+        assert top["payload_tokens"] == pytest.approx(at5["payload_json_tokens"], abs=1e-9)
+        assert top["payload_reduction"] == pytest.approx(
+            1 - at5["payload_json_tokens"] / res.unfiltered["json_tokens"], abs=1e-12)
+
+
+def test_sweep_fits_each_scorer_once_with_policies(registry, queries):
+    class CountingJaccard(JaccardScorer):
+        fits = 0
+
+        def _fit(self, tools):
+            type(self).fits += 1
+            super()._fit(tools)
+
+    res = sweep(registry, queries, {"j": CountingJaccard()}, [5], progress=False,
+                policies=[TopK(5), "adaptive_k"])
+    assert CountingJaccard.fits == 1
+    assert set(res.policies["config"]) == {"TopK(k=5)", repr(AdaptiveK())}
+    assert "policies_s" in res.timings["j"]
+
+
+def test_sweep_policies_leave_every_other_table_as_it_was(registry, queries, tmp_path):
+    plain = sweep(registry, queries, ["bm25"], [3, 5], progress=False)
+    assert plain.policies is None and plain.files == SweepResult.FILES
+    written = plain.write(tmp_path / "plain")
+    assert sorted(p.name for p in (tmp_path / "plain").iterdir()) == sorted(SweepResult.FILES)
+    assert [p.name for p in written] == list(SweepResult.FILES)
+    both = sweep(registry, queries, ["bm25"], [3, 5], progress=False,
+                 policies=["threshold:min_score=1.5,max_k=10", "top_k:k=3"])
+    assert both.files == (*SweepResult.FILES, "policies.csv")
+    both.write(tmp_path / "both")
+    assert sorted(p.name for p in (tmp_path / "both").iterdir()) == sorted(both.files)
+    for name in SweepResult.FILES:
+        assert (tmp_path / "both" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
+    back = pd.read_csv(tmp_path / "both" / "policies.csv")
+    assert list(back.columns) == POLICY_COLUMNS and len(back) == 2
+
+
+def test_sweep_policy_input_errors(four):
+    qs = [Query("a", "x", ("calculator",))]
+    with pytest.raises(ValueError, match="listed twice: TopK"):
+        sweep(four, qs, ["jaccard"], [1], policies=["top_k:k=3", TopK(3)])
+    with pytest.raises(ValueError, match="'threshold:nope=1'.*nope"):
+        sweep(four, qs, ["jaccard"], [1], policies=["threshold:nope=1"])
+    # one spec string is one policy, not a list of characters
+    res = sweep(four, qs, ["jaccard"], [1], progress=False, policies="top_k:k=2")
+    assert list(res.policies["config"]) == ["TopK(k=2)"]
+
+
+def _sweep_argv(out, *extra):
+    return ["sweep", "--registry", "data/registry.json", "--queries", "data/queries.jsonl",
+            "--scorers", "jaccard,bm25", "--top-k", "3,5", "--out", str(out), "--no-progress",
+            "--no-timings", *extra]
+
+
+def test_cli_sweep_with_policies(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(_sweep_argv(out, "--policy", "threshold:min_score=0.5",
+                            "--policy", "top_k:k=3")) == 0
+    printed = capsys.readouterr().out
+    pol = pd.read_csv(out / "policies.csv")
+    assert list(pol.columns) == POLICY_COLUMNS
+    assert pol.groupby("scorer").size().to_dict() == {"jaccard": 2, "bm25": 2}
+    assert set(pol["config"]) == {repr(Threshold(0.5)), "TopK(k=3)"}
+    summary = pd.read_csv(out / "summary.csv").set_index(["scorer", "top_k"])
+    for r in pol[pol["config"] == "TopK(k=3)"].itertuples():
+        assert r.R == summary.loc[(r.scorer, 3), "R@k"]
+    assert "Threshold(min_score=0.5, min_k=1, max_k=20)" in printed and "pareto" in printed
+    assert str(out / "policies.csv") in printed.splitlines()[-1]
+
+
+def test_cli_sweep_default_policy_grid(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(_sweep_argv(out, "--scorers", "bm25", "--policies", "default",
+                            "--policy", "top_k:k=7")) == 0
+    pol = pd.read_csv(out / "policies.csv")
+    assert len(pol) == len(default_grid()) + 1 and pol["config"].iloc[-1] == "TopK(k=7)"
+    assert "Pareto-best" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spec, part", [("threshold:nope=1", "nope"), ("wat", "unknown policy"),
+                                        ("threshold:min_score", "is not key=value")])
+def test_cli_sweep_bad_policy_spec_fails_first(tmp_path, capsys, spec, part):
+    out = tmp_path / "out"
+    assert main(_sweep_argv(out, "--policy", "top_k:k=3", "--policy", spec)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("toolsel sweep: error: ")
+    assert repr(spec) in lines[0] and part in lines[0]
+    assert not out.exists()

@@ -25,6 +25,10 @@ Policies that need the registry (``token_budget``: the cost of each tool; ``two_
 server of each tool) learn it in :meth:`Policy.fit`, scikit-learn style: attributes ending in
 ``_``, ``fit`` returns ``self``, and :meth:`Policy.clone` gives an unfitted copy (what
 :class:`toolsel.selection.Selector` fits, so the caller's object is never modified).
+
+On the command line a policy is a spec string, ``name`` or ``name:key=value,...``
+(``"threshold:min_score=0.5,max_k=10"``): :func:`parse_policy` reads one,
+:func:`policy_spec` writes one.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ from .data import Tool
 from .ranking import rank_order, top_k_indices
 
 __all__ = ["Policy", "PrefixPolicy", "TopK", "Threshold", "AdaptiveK", "TokenBudget", "TwoStage",
-           "get_policy", "available_policies", "policy_grid"]
+           "get_policy", "available_policies", "policy_grid", "parse_policy", "policy_spec",
+           "as_policies"]
 
 _POLICIES: dict[str, type[Policy]] = {}
 _ALIASES = {"topk": "top_k", "fixed": "top_k", "adaptive": "adaptive_k", "budget": "token_budget",
@@ -423,3 +428,87 @@ def policy_grid(policy: str, **grid: Iterable[Any] | Any) -> list[Policy]:
     values = [list(v) if isinstance(v, (list, tuple, range)) else [v] for v in grid.values()]
     return [get_policy(policy, **dict(zip(names, combo)))
             for combo in itertools.product(*values)]
+
+
+def _spec_value(text: str) -> Any:
+    """A spec value: an int, else a float, else ``None`` for ``none``/``None``, else the text."""
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return None if text in ("none", "None") else text
+
+
+def parse_policy(spec: str) -> Policy:
+    """A policy from a spec string: ``name`` (defaults) or ``name:key=value,key=value``.
+
+    ``name`` is anything :func:`get_policy` accepts; each value is read as an int, else a
+    float, else ``None`` (``none`` or ``None``), else a string.
+
+    >>> parse_policy("threshold:min_score=0.5,max_k=10")
+    Threshold(min_score=0.5, min_k=1, max_k=10)
+    >>> parse_policy("adaptive_k")
+    AdaptiveK(min_k=1, max_k=10, rule='gap')
+
+    Raises
+    ------
+    ValueError
+        One line naming the spec and what is wrong with it: an unknown policy or parameter,
+        a part that is not ``key=value``, a parameter given twice, or a value the policy
+        rejects.
+    """
+    if not isinstance(spec, str):
+        raise TypeError(f"a policy spec is a string, got {type(spec).__name__}")
+    name, colon, rest = spec.partition(":")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"policy spec {spec!r}: no policy name; expected 'name' or "
+                         "'name:key=value,...'")
+    params: dict[str, Any] = {}
+    if colon:
+        parts = [part.strip() for part in rest.split(",")]
+        for part in parts:
+            key, eq, value = (x.strip() for x in part.partition("="))
+            if not eq or not key or not value:
+                raise ValueError(f"policy spec {spec!r}: {part!r} is not key=value")
+            if key in params:
+                raise ValueError(f"policy spec {spec!r}: {key!r} is given twice")
+            params[key] = _spec_value(value)
+    try:
+        return get_policy(name, **params)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"policy spec {spec!r}: {exc}") from None
+
+
+def policy_spec(policy: str | Policy) -> str:
+    """The spec string :func:`parse_policy` reads back as ``policy`` (every parameter given).
+
+    >>> policy_spec(Threshold(0.5, max_k=10))
+    'threshold:min_score=0.5,min_k=1,max_k=10'
+    """
+    policy = get_policy(policy)
+    params = policy.get_params()
+    for key, value in params.items():
+        text = str(value)
+        if _spec_value(text) != value or any(c in text for c in ",=:"):
+            raise ValueError(f"{policy!r}: {key}={value!r} cannot be written in a spec")
+    if not params:
+        return policy.name
+    return policy.name + ":" + ",".join(f"{k}={v}" for k, v in params.items())
+
+
+def as_policies(policies: Iterable[str | Policy] | str | Policy) -> list[Policy]:
+    """Policies from policy objects, names or spec strings (:func:`parse_policy`).
+
+    Objects are returned as they are (not cloned). Raises ``ValueError`` on a bad spec and
+    on a policy listed twice (equal parameters, whatever the name or alias used).
+    """
+    if isinstance(policies, (str, Policy)):
+        policies = [policies]
+    out = [p if isinstance(p, Policy) else parse_policy(p) for p in policies]
+    configs = [repr(p) for p in out]
+    twice = sorted({c for c in configs if configs.count(c) > 1}, key=configs.index)
+    if twice:
+        raise ValueError("a policy is listed twice: " + ", ".join(twice))
+    return out

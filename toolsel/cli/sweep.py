@@ -1,4 +1,5 @@
-"""``toolsel sweep``: scorers x top_k on a labeled query set, written as CSV tables."""
+"""``toolsel sweep``: scorers x top_k (x selection policies) on a labeled query set, written as
+CSV tables."""
 
 from __future__ import annotations
 
@@ -21,29 +22,57 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--always-include", type=csv_list, default=[],
                    help="names sent every turn, outside the filter; 'marked' takes the "
                         "registry's always_include tools (default: none, as in the article)")
+    p.add_argument("--policy", action="append", default=[], metavar="SPEC",
+                   help="also evaluate every scorer under this selection policy, written to "
+                        "policies.csv; SPEC is 'name' or 'name:key=value,...', e.g. "
+                        "threshold:min_score=0.5,max_k=10, adaptive_k:rule=knee, top_k:k=5, "
+                        "token_budget:tokens=1000, two_stage:n_servers=2,k=10 (repeatable)")
+    p.add_argument("--policies", choices=["default"],
+                   help="'default': also evaluate the settings `toolsel policies` sweeps "
+                        "(toolsel.eval.policies.default_grid), with any --policy")
     p.add_argument("--out", required=True, type=Path, help="output folder for the CSV tables")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-timings", action="store_true",
                    help="leave wall-clock timings out of the output (reproducible logs)")
 
 
-@command("sweep", "evaluate scorers x top_k on a labeled query set; write CSV tables",
-         _sweep_args)
+#: At most this many policy rows are printed; past it, only the Pareto-best ones.
+_MAX_POLICY_ROWS = 50
+
+
+@command("sweep", "evaluate scorers x top_k (and selection policies) on a labeled query set; "
+         "write CSV tables", _sweep_args)
 def _sweep(args: argparse.Namespace) -> int:
     from ..eval.sweep import SweepResult, sweep
     from ..io import check_output_dir
-    check_output_dir(args.out, SweepResult.FILES)  # before any work: a bad --out fails now
+    from ..policies import as_policies
+    # before any work: a bad spec or --out fails now, in one line (a ValueError: cli.main)
+    policies = []
+    if args.policies == "default":
+        from ..eval.policies import default_grid
+        policies = default_grid()
+    policies = as_policies([*policies, *args.policy])
+    check_output_dir(args.out, SweepResult.files_for(bool(policies)))
     reg = load_registry(args.registry)
     queries = load_queries(args.queries, reg)
     t0 = time.perf_counter()
     result = sweep(reg, queries, args.scorers, args.top_k,
                    always_include=always_include_names(args.always_include, reg),
-                   progress=False if args.no_progress else None)
+                   progress=False if args.no_progress else None, policies=policies)
     elapsed = time.perf_counter() - t0
     paths = result.write(args.out)
     cols = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "payload_chars",
             "payload_reduction"]
     print(result.summary[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if result.policies is not None:
+        table = result.policies
+        print()
+        if len(table) > _MAX_POLICY_ROWS:
+            table = table[table["pareto"]]
+            print(f"policies: the {len(table)} Pareto-best of {len(result.policies)} settings "
+                  "(per scorer; all in policies.csv)")
+        cols = ["scorer", "config", "R", "Complete", "n_sent", "payload_reduction", "pareto"]
+        print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     for note in result.notes:
         print(f"note: {note}")
     print(f"\n{len(reg)} tools, {len(queries)} queries, unfiltered payload "
@@ -51,6 +80,7 @@ def _sweep(args: argparse.Namespace) -> int:
           + ("" if args.no_timings else f"; swept in {elapsed:.1f} s"))
     if not args.no_timings:
         for label, t in result.timings.items():
-            print(f"  {label}: fit {t['fit_s']:.2f} s, scoring {t['score_s']:.2f} s")
+            print(f"  {label}: fit {t['fit_s']:.2f} s, scoring {t['score_s']:.2f} s"
+                  + (f", policies {t['policies_s']:.2f} s" if "policies_s" in t else ""))
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0

@@ -1,8 +1,12 @@
-"""Sweep scorers × top_k over a labeled query set into tidy tables.
+"""Sweep scorers × top_k (and, optionally, × selection policies) over a labeled query set into
+tidy tables.
 
 Every scorer is fitted once; the queries are scored in batches as one matrix per batch; each
 query's candidates are ranked once and every ``top_k`` is read off that ranking, so a sweep
-costs about one scoring pass per scorer whatever the number of cut-offs.
+costs about one scoring pass per scorer whatever the number of cut-offs. Selection policies
+(:mod:`toolsel.policies`), when given, are evaluated per scorer by
+:func:`toolsel.eval.policies.evaluate_policies` on the same fitted scorer: one more scoring
+pass per scorer, whatever the number of policies.
 
 The tables (pandas DataFrames, written as CSV by :meth:`SweepResult.write`):
 
@@ -13,6 +17,16 @@ The tables (pandas DataFrames, written as CSV by :meth:`SweepResult.write`):
   and whether it was sent at each top_k.
 - ``misses``: one row per scorer × top_k × required tool not sent: the query, the tool, its
   rank and what was sent instead (best first).
+- ``policies`` (only when policies are given; ``None`` otherwise): one row per scorer ×
+  policy configuration: ``scorer, policy, config, param, R, Complete, n_queries, n_sent,
+  payload_tokens, payload_reduction, pareto``. ``R`` and ``Complete`` are recall and
+  completeness of what the policy sends (``R@sent``); ``payload_tokens`` counts the tokens of
+  the JSON definitions sent (always-include tools included), i.e. the summary's
+  ``payload_json_tokens``, not its ``payload_tokens``; ``payload_reduction`` is
+  1 − that / the whole registry's JSON tokens; ``pareto`` marks the points on the
+  recall-vs-payload-reduction frontier among the scorer's own rows
+  (:func:`toolsel.eval.policies.frontier`). A ``TopK(k)`` row has the ``R@k`` of the
+  summary's row at ``top_k=k``.
 
 Required tools that are always-include are visible anyway: they are listed in ``per_query``
 with ``always_include=True`` and no rank, and excluded from every metric (see
@@ -32,25 +46,33 @@ import numpy as np
 import pandas as pd
 
 from ..data import Query, Tool
+from ..policies import Policy, as_policies
 from ..scorers.base import Scorer
 from ..selection import fitted_scorer
 from .engine import DEFAULT_BATCH_SIZE, Candidates, rank_batches, scorer_items
 from .metrics import evaluate, group_means, payload_reduction, tool_costs
+from .policies import SUMMARY_COLUMNS as _POLICY_SUMMARY_COLUMNS
+from .policies import evaluate_policies, frontier, summarize_policies
 
 __all__ = ["sweep", "SweepResult", "effective_top_k", "DEFAULT_TOP_K", "DEFAULT_SCORERS",
-           "SUMMARY_COLUMNS"]
+           "SUMMARY_COLUMNS", "POLICY_COLUMNS"]
 
 DEFAULT_TOP_K = (1, 3, 5, 10, 20, 30)
 DEFAULT_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "default")
 SUMMARY_COLUMNS = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "payload_chars",
                    "payload_reduction", "n_queries", "payload_tokens", "payload_tokens_reduction",
                    "payload_json_chars", "payload_json_tokens", "payload_json_reduction"]
+#: Columns of :attr:`SweepResult.policies`.
+POLICY_COLUMNS = ["scorer", *_POLICY_SUMMARY_COLUMNS, "pareto"]
 _FLOAT_FORMAT = "%.6f"
 
 
 @dataclass
 class SweepResult:
-    """Tables of one sweep, plus the unfiltered payload and (untabled) timings."""
+    """Tables of one sweep, plus the unfiltered payload and (untabled) timings.
+
+    ``policies`` is ``None`` when the sweep was run without selection policies.
+    """
 
     summary: pd.DataFrame
     query_metrics: pd.DataFrame
@@ -59,21 +81,39 @@ class SweepResult:
     unfiltered: dict[str, int]
     timings: dict[str, dict[str, float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    policies: pd.DataFrame | None = None
 
-    #: The files :meth:`write` creates.
+    #: The files :meth:`write` always creates.
     FILES = ("summary.csv", "query_metrics.csv", "per_query.csv", "misses.csv")
+    #: The file :meth:`write` adds when the sweep evaluated selection policies.
+    POLICIES_FILE = "policies.csv"
+
+    @classmethod
+    def files_for(cls, policies: bool) -> tuple[str, ...]:
+        """The files :meth:`write` creates for a sweep with or without policies (what to pass
+        to :func:`toolsel.io.check_output_dir` before sweeping)."""
+        return cls.FILES + ((cls.POLICIES_FILE,) if policies else ())
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The files :meth:`write` creates for this result."""
+        return self.files_for(self.policies is not None)
 
     def write(self, out_dir: str | Path) -> list[Path]:
-        """Write ``summary.csv``, ``query_metrics.csv``, ``per_query.csv``, ``misses.csv``.
+        """Write ``summary.csv``, ``query_metrics.csv``, ``per_query.csv``, ``misses.csv``,
+        and ``policies.csv`` when the sweep evaluated policies (:attr:`files`).
 
-        The four files are replaced as one set (:func:`toolsel.io.write_set`): a reader, or a
-        run killed at any point, sees the old four or the new four, never a mix; a second
-        process writing the same folder waits for the first.
+        The files are replaced as one set (:func:`toolsel.io.write_set`): a reader, or a run
+        killed at any point, sees the old set or the new set, never a mix; a second process
+        writing the same folder waits for the first. Other files in ``out_dir`` are kept: a
+        ``policies.csv`` of an earlier sweep with policies stays when this one had none.
         """
         from ..io import write_set
-        return write_set(out_dir, {f"{name}.csv": getattr(self, name)
-                                   for name in ("summary", "query_metrics", "per_query",
-                                                "misses")})
+        tables = {f"{name}.csv": getattr(self, name)
+                  for name in ("summary", "query_metrics", "per_query", "misses")}
+        if self.policies is not None:
+            tables[self.POLICIES_FILE] = self.policies
+        return write_set(out_dir, tables)
 
 
 def _check_top_k(top_k: Iterable[int]) -> list[int]:
@@ -101,8 +141,9 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
           scorers: Sequence[str | Scorer] | Mapping[str, str | Scorer] = DEFAULT_SCORERS,
           top_k: Iterable[int] = DEFAULT_TOP_K, *, always_include: Iterable[str] = (),
           batch_size: int = DEFAULT_BATCH_SIZE, progress: bool | None = None,
-          encoding: str = "cl100k_base") -> SweepResult:
-    """Evaluate every scorer at every ``top_k`` on ``queries``.
+          encoding: str = "cl100k_base",
+          policies: Iterable[Policy | str] | Policy | str = ()) -> SweepResult:
+    """Evaluate every scorer at every ``top_k`` on ``queries``, and under every policy.
 
     Parameters
     ----------
@@ -121,7 +162,24 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
         Queries scored per matrix operation (bounds memory on large sets).
     progress : bool or None
         Show a progress bar; ``None`` shows it only on a terminal.
+    encoding : str
+        Tokenizer of the token payloads (and of :class:`~toolsel.policies.TokenBudget` costs).
+    policies : iterable of Policy or str, optional
+        Selection policies (:mod:`toolsel.policies`): objects, names, or spec strings such as
+        ``"threshold:min_score=0.5,max_k=10"`` (:func:`toolsel.policies.parse_policy`).
+        When given, every scorer is also evaluated under every policy by
+        :func:`toolsel.eval.policies.evaluate_policies` (on the scorer fitted for the
+        top-K sweep, with the same always-include tools) into
+        :attr:`SweepResult.policies`. Policy objects are never modified (each is fitted as a
+        clone). Bad specs and a policy listed twice raise ``ValueError`` before any fitting.
+
+    Returns
+    -------
+    SweepResult
+        ``summary``, ``query_metrics``, ``per_query``, ``misses`` (see the module
+        docstring), and ``policies`` (``None`` without policies).
     """
+    policy_list = as_policies(policies)
     cands = Candidates.of(registry, always_include)
     reg = cands.registry
     _check_top_k(top_k)
@@ -150,7 +208,9 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     texts = [q.query for q in queries]
     n_required = [len(r) for r in required]
 
+    always_names = [names[i] for i in np.flatnonzero(always_mask)]
     qm_parts: list[pd.DataFrame] = []
+    policy_parts: list[pd.DataFrame] = []
     pq_rows: list[dict] = []
     miss_rows: list[dict] = []
     timings: dict[str, float] = {}
@@ -204,6 +264,14 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
                                 "query": q.query, "expected": names[t], "rank": int(r),
                                 "sent_instead": sent_names})
                 bar.update(1)
+            if policy_list:
+                # the fitted scorer is passed on: evaluate_policies reuses it (same registry)
+                t0 = time.perf_counter()
+                per_policy = evaluate_policies(reg, queries, scorer, policy_list,
+                                               always_include=always_names,
+                                               batch_size=batch_size, encoding=encoding)
+                policy_parts.append(summarize_policies(per_policy).assign(scorer=label))
+                timer["policies_s"] = time.perf_counter() - t0
             timings[label] = timer
             del scorer  # one fitted index in memory at a time
     finally:
@@ -214,7 +282,12 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     per_query = pd.DataFrame(pq_rows)
     misses = pd.DataFrame(miss_rows, columns=["scorer", "top_k", "query_id", "query",
                                               "expected", "rank", "sent_instead"])
-    return SweepResult(summary, query_metrics, per_query, misses, unfiltered, timings, notes)
+    policy_table = None
+    if policy_list:
+        policy_table = frontier(pd.concat(policy_parts, ignore_index=True),
+                                by="scorer")[POLICY_COLUMNS]
+    return SweepResult(summary, query_metrics, per_query, misses, unfiltered, timings, notes,
+                       policy_table)
 
 
 def _query_metric_rows(label, ks, queries, n_required, n_expected, per_q, sent) -> pd.DataFrame:
