@@ -154,6 +154,8 @@ def test_sweep_policies_are_evaluate_policies_and_top_k_matches_the_summary(styl
         rows = table[table["scorer"] == scorer].drop(columns="scorer").reset_index(drop=True)
         alone = frontier(summarize_policies(evaluate_policies(
             reg, queries, scorer, policies, always_include=always)))
+        alone = alone.rename(columns={"payload_tokens": "payload_json_tokens",
+                                      "payload_reduction": "payload_json_tokens_reduction"})
         pd.testing.assert_frame_equal(rows, alone[rows.columns])
         # TopK(5) sends what top_k=5 sends: same recall, and its payload is the summary's
         # JSON-definition tokens (payload_reduction: of the registry's JSON tokens)
@@ -162,8 +164,9 @@ def test_sweep_policies_are_evaluate_policies_and_top_k_matches_the_summary(styl
         assert top["R"] == pytest.approx(at5["R@k"], abs=1e-12)
         assert top["Complete"] == pytest.approx(at5["Complete@k"], abs=1e-12)
         assert top["n_queries"] == at5["n_queries"] and top["n_sent"] == 5
-        assert top["payload_tokens"] == pytest.approx(at5["payload_json_tokens"], abs=1e-9)
-        assert top["payload_reduction"] == pytest.approx(
+        assert top["payload_json_tokens"] == pytest.approx(at5["payload_json_tokens"],
+                                                           abs=1e-9)
+        assert top["payload_json_tokens_reduction"] == pytest.approx(
             1 - at5["payload_json_tokens"] / res.unfiltered["json_tokens"], abs=1e-12)
 
 
@@ -197,6 +200,9 @@ def test_sweep_policies_leave_every_other_table_as_it_was(registry, queries, tmp
         assert (tmp_path / "both" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
     back = pd.read_csv(tmp_path / "both" / "policies.csv")
     assert list(back.columns) == POLICY_COLUMNS and len(back) == 2
+    # a sweep without policies into that folder drops the earlier sweep's policies.csv
+    plain.write(tmp_path / "both")
+    assert sorted(p.name for p in (tmp_path / "both").iterdir()) == sorted(SweepResult.FILES)
 
 
 def test_sweep_policy_input_errors(four):

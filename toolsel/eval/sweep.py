@@ -19,11 +19,11 @@ The tables (pandas DataFrames, written as CSV by :meth:`SweepResult.write`):
   rank and what was sent instead (best first).
 - ``policies`` (only when policies are given; ``None`` otherwise): one row per scorer ×
   policy configuration: ``scorer, policy, config, param, R, Complete, n_queries, n_sent,
-  payload_tokens, payload_reduction, pareto``. ``R`` and ``Complete`` are recall and
-  completeness of what the policy sends (``R@sent``); ``payload_tokens`` counts the tokens of
-  the JSON definitions sent (always-include tools included), i.e. the summary's
-  ``payload_json_tokens``, not its ``payload_tokens``; ``payload_reduction`` is
-  1 − that / the whole registry's JSON tokens; ``pareto`` marks the points on the
+  payload_json_tokens, payload_json_tokens_reduction, pareto``. ``R`` and ``Complete`` are
+  recall and completeness of what the policy sends (``R@sent``); ``payload_json_tokens``
+  counts the tokens of the JSON definitions sent (always-include tools included), as the
+  summary's column of that name; ``payload_json_tokens_reduction`` is 1 − that / the whole
+  registry's JSON tokens; ``pareto`` marks the points on the
   recall-vs-payload-reduction frontier among the scorer's own rows
   (:func:`toolsel.eval.policies.frontier`). A ``TopK(k)`` row has the ``R@k`` of the
   summary's row at ``top_k=k``.
@@ -62,8 +62,13 @@ DEFAULT_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "default")
 SUMMARY_COLUMNS = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "payload_chars",
                    "payload_reduction", "n_queries", "payload_tokens", "payload_tokens_reduction",
                    "payload_json_chars", "payload_json_tokens", "payload_json_reduction"]
+#: The policy summary's payload columns, renamed in :attr:`SweepResult.policies` after what
+#: they count (JSON-definition tokens), as the summary's ``payload_json_tokens``.
+_POLICY_RENAME = {"payload_tokens": "payload_json_tokens",
+                  "payload_reduction": "payload_json_tokens_reduction"}
 #: Columns of :attr:`SweepResult.policies`.
-POLICY_COLUMNS = ["scorer", *_POLICY_SUMMARY_COLUMNS, "pareto"]
+POLICY_COLUMNS = ["scorer", *(_POLICY_RENAME.get(c, c) for c in _POLICY_SUMMARY_COLUMNS),
+                  "pareto"]
 _FLOAT_FORMAT = "%.6f"
 
 
@@ -105,15 +110,19 @@ class SweepResult:
 
         The files are replaced as one set (:func:`toolsel.io.write_set`): a reader, or a run
         killed at any point, sees the old set or the new set, never a mix; a second process
-        writing the same folder waits for the first. Other files in ``out_dir`` are kept: a
-        ``policies.csv`` of an earlier sweep with policies stays when this one had none.
+        writing the same folder waits for the first. Other files in ``out_dir`` are kept,
+        except a ``policies.csv`` of an earlier sweep when this one had no policies: it is
+        removed, so the folder never pairs tables of two different sweeps.
         """
         from ..io import write_set
         tables = {f"{name}.csv": getattr(self, name)
                   for name in ("summary", "query_metrics", "per_query", "misses")}
         if self.policies is not None:
             tables[self.POLICIES_FILE] = self.policies
-        return write_set(out_dir, tables)
+        written = write_set(out_dir, tables)
+        if self.policies is None:
+            Path(out_dir, self.POLICIES_FILE).unlink(missing_ok=True)
+        return written
 
 
 def _check_top_k(top_k: Iterable[int]) -> list[int]:
@@ -285,7 +294,7 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     policy_table = None
     if policy_list:
         policy_table = frontier(pd.concat(policy_parts, ignore_index=True),
-                                by="scorer")[POLICY_COLUMNS]
+                                by="scorer").rename(columns=_POLICY_RENAME)[POLICY_COLUMNS]
     return SweepResult(summary, query_metrics, per_query, misses, unfiltered, timings, notes,
                        policy_table)
 
