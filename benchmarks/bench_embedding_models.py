@@ -10,8 +10,9 @@ others get a row saying which pip package is missing):
   ``--tools`` tools, query-vector cache off (every request is encoded), mean over the timed
   requests, for the ``embedding`` scorer and for the ``default`` fusion scorer using the model;
 - ``R@5`` and ``Complete@10`` of both scorers on the **dev** split of each style
-  (``api``, ``plugin``, ``pooled``) and of ``data/registry.json`` + ``data/requests.jsonl``
-  (``requests``).
+  (``api``, ``plugin``, ``pooled``, ``marketplace``, ``openapi``) and of
+  ``data/registry.json`` + ``data/requests.jsonl`` (``requests``). With a model that cannot
+  pool clauses from one pass (all but MiniLM), ``default`` encodes each clause on its own.
 
 Timings depend on the machine and its load: they are printed and written with ``--out``, never
 asserted in tests.
@@ -35,17 +36,17 @@ from pathlib import Path
 import pandas as pd
 
 from toolsel import load_queries, load_registry
-from toolsel.compare_styles import compare_styles, load_style
+from toolsel.eval.compare_styles import compare_styles, load_style
 from toolsel.scorers.embedding import MODELS, QUERY_CACHE, EmbeddingScorer
 from toolsel.scorers.fusion import DefaultScorer
 from toolsel.synthetic import synthetic_registry
 
 ROOT = Path(__file__).resolve().parents[1]
-STYLES = ("api", "plugin", "pooled", "requests")
+STYLES = ("api", "plugin", "pooled", "marketplace", "openapi", "requests")
 
 
 def dev_sets() -> dict:
-    sets = {s: load_style(s, split="dev") for s in STYLES[:3]}
+    sets = {s: load_style(s, split="dev") for s in STYLES if s != "requests"}
     reg = load_registry(ROOT / "data" / "registry.json")
     sets["requests"] = (reg, [q for q in load_queries(ROOT / "data" / "requests.jsonl", reg)
                               if q.split == "dev"])

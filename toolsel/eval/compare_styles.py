@@ -319,7 +319,7 @@ def which_scorer_markdown(table: pd.DataFrame, versus: pd.DataFrame, *,
             rounded = g[m].round(2)
             top = rounded.max()
             best[m] = rounded.idxmax() if (rounded == top).sum() == 1 else None
-        size = (f"{n_tools[style]}, " if n_tools and style in n_tools else "")
+        size = (f"{n_tools[style]:,}, " if n_tools and style in n_tools else "")
         head = f"{style} ({size}{int(g['n_queries'].iloc[0])})"
         lex = [s for s in lexical if s in g.index]
         rows = []
