@@ -183,14 +183,8 @@ def test_encode_spans_past_truncation_encodes_the_span_alone():
     assert rows[1] @ near > 0.5 > 0.1 > rows[1] @ far  # the first span, pooled in context
 
 
-@pytest.fixture(scope="module")
-def style_api():
-    reg = load_registry(STYLES / "api" / "registry.json")
-    return reg, load_queries(STYLES / "api" / "queries.jsonl", reg)
-
-
-def test_in_context_clauses_change_only_the_clause_rows(style_api):
-    reg, qs = style_api
+def test_in_context_clauses_change_only_the_clause_rows(api):
+    reg, qs = api
     fast = FusionScorer(whole_bonus=0.05).fit(reg)
     slow = FusionScorer(whole_bonus=0.05, clause_vectors="separate").fit(reg)
     single = [q.query for q in qs if len(fast.segments(q.query)) == 1][:5]

@@ -26,6 +26,7 @@ __all__ = [
     "load_queries",
     "read_records",
     "text_field",
+    "id_field",
     "load_unique",
     "suggest_names",
     "read_text",
@@ -418,6 +419,20 @@ def _text_field(rec: Mapping[str, Any], key: str, *, path, loc, required=True) -
     return value
 
 
+def id_field(rec: Mapping[str, Any], key: str = "id", *, path, loc,
+             expected: str = "a string or integer id") -> str:
+    """``rec[key]`` as a non-empty string id (an integer id becomes its digits; a bool is
+    not an integer here); else a :class:`DataError` naming the field: "missing or empty;
+    expected {expected}"."""
+    value = rec.get(key)
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise DataError(f"missing or empty; expected {expected}", path=path, location=loc,
+                        field=key)
+    return value
+
+
 def tool_from_record(rec: Any, *, path=None, loc: str | None = None) -> Tool:
     """Build a :class:`Tool` from one registry record, validating every field.
 
@@ -574,12 +589,7 @@ def query_from_record(rec: Any, *, path=None, loc: str | None = None,
     if not isinstance(rec, Mapping):
         raise DataError(f"expected a query object, got {type(rec).__name__}", path=path,
                         location=loc)
-    qid = rec.get("id")
-    if isinstance(qid, int) and not isinstance(qid, bool):
-        qid = str(qid)
-    if not isinstance(qid, str) or not qid.strip():
-        raise DataError("missing or empty; expected a string or integer id", path=path,
-                        location=loc, field="id")
+    qid = id_field(rec, path=path, loc=loc)
     loc = f"{loc} (query {qid!r})" if loc else f"query {qid!r}"
     text = _text_field(rec, "query", path=path, loc=loc)
     expected = rec.get("expected")

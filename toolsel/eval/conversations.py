@@ -46,7 +46,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..data import DataError, Registry, Tool, check_tool_names, load_unique, text_field
+from ..data import (DataError, Registry, Tool, check_tool_names, id_field, load_unique,
+                    text_field)
 from .metrics import count_tokens, definition_json
 from ..selection import DISCOVER_TOOL, Selector
 from ..text import tokenize
@@ -141,12 +142,7 @@ def conversation_from_record(rec: Any, *, path=None, loc: str | None = None,
     if not isinstance(rec, Mapping):
         raise DataError(f"expected a conversation object, got {type(rec).__name__}",
                         path=path, location=loc)
-    cid = rec.get("id")
-    if isinstance(cid, int) and not isinstance(cid, bool):
-        cid = str(cid)
-    if not isinstance(cid, str) or not cid.strip():
-        raise DataError("missing or empty; expected a string or integer id", path=path,
-                        location=loc, field="id")
+    cid = id_field(rec, path=path, loc=loc)
     loc = f"{loc} (conversation {cid!r})" if loc else f"conversation {cid!r}"
     unknown = sorted(set(rec) - _CONV_KEYS)
     if unknown:

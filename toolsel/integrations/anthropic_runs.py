@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..data import DataError, Query, Registry, load_queries, query_from_record, read_records
+from ..data import (DataError, Query, Registry, id_field, load_queries, query_from_record,
+                    read_records)
 
 __all__ = ["Exchange", "Search", "Call", "Run", "RunSet", "load_runs", "LABELS_FILE"]
 
@@ -211,12 +212,7 @@ def _record_keys(rec: Any, file: Path, loc: str) -> tuple[str, str]:
     if not isinstance(rec, Mapping):
         raise DataError(f"expected an exchange object, got {type(rec).__name__}", path=file,
                         location=loc)
-    task_id = rec.get("task_id")
-    if isinstance(task_id, int) and not isinstance(task_id, bool):
-        task_id = str(task_id)
-    if not isinstance(task_id, str) or not task_id.strip():
-        raise DataError("missing or empty; expected the task's id", path=file, location=loc,
-                        field="task_id")
+    task_id = id_field(rec, "task_id", path=file, loc=loc, expected="the task's id")
     for key in ("request", "response"):
         if not isinstance(rec.get(key), Mapping):
             raise DataError(f"missing or not an object; expected the Messages API {key}",
