@@ -38,7 +38,7 @@ def registry_and_queries(size: int):
 
 
 def worker(args) -> None:
-    from toolsel.eval.benchmark import measure_scale
+    from toolsel.tables.benchmark import measure_scale
     from toolsel.scorers.embedding import QUERY_CACHE
     QUERY_CACHE.maxsize = 0  # queries are cycled: time their encoding, not LRU cache hits
     reg, queries = registry_and_queries(args.size)
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    from toolsel.eval.benchmark import machine_info, scale_table, write_report
+    from toolsel.tables.benchmark import machine_info, scale_table, write_report
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     machine = machine_info()

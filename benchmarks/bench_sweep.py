@@ -24,7 +24,7 @@ DEFAULT_OUT = ROOT / "reports" / "benchmarks"
 
 
 def worker(args) -> None:
-    from toolsel.eval.benchmark import measure_sweep
+    from toolsel.tables.benchmark import measure_sweep
     from toolsel.synthetic import synthetic_queries, synthetic_registry
     reg = synthetic_registry(args.n_tools, seed=0)
     queries = synthetic_queries(reg, args.n_queries, seed=0)
@@ -46,7 +46,7 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    from toolsel.eval.benchmark import write_report
+    from toolsel.tables.benchmark import write_report
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sizes = [int(q) for q in args.queries.split(",")]

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from toolsel import load_queries, load_registry
-from toolsel.eval.compare_styles import SINGLE_SCORERS, load_style
+from toolsel.tables.compare_styles import SINGLE_SCORERS, load_style
 from toolsel.eval.tuning import (choose, concat_tables, evaluate_variants, paired_differences,
                                  query_metrics)
 from toolsel.scorers.fusion import FusionScorer
@@ -124,7 +124,7 @@ def long_requests(n: int, tools: int, seed: int = 0):
 
 
 def latency(configs: dict, tools: int, n: int) -> pd.DataFrame:
-    from toolsel.eval.benchmark import latencies_ms
+    from toolsel.tables.benchmark import latencies_ms
     queries, reg = long_requests(max(n // 2, 20), tools)
     rows = []
     for label, scorer in configs.items():

@@ -48,8 +48,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry, sweep
-from toolsel.eval.replication import ARTICLE, benchmark_facts, headline_frame, is_article_benchmark
-from toolsel.eval.scenario import ARTICLE_TOOLS, article_scenario, scenario_tools_present
+from toolsel.tables.replication import ARTICLE, benchmark_facts, headline_frame, is_article_benchmark
+from toolsel.tables.scenario import ARTICLE_TOOLS, article_scenario, scenario_tools_present
 from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import find_notebooks, notebook_title
 from toolsel.report import markdown as md

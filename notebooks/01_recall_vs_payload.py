@@ -51,7 +51,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry, sweep
-from toolsel.eval.replication import (ARTICLE, benchmark_facts, is_article_benchmark,
+from toolsel.tables.replication import (ARTICLE, benchmark_facts, is_article_benchmark,
                                       miss_rank_bands, replication_table)
 from toolsel.eval.stats import bootstrap_intervals, paired_comparison
 from toolsel.report import markdown as md

@@ -23,7 +23,7 @@
 #
 # Every required tool that did not survive the filter at one cut-off K, listed the way the
 # article lists them (query, expected tool, what was sent instead, the expected tool's rank),
-# then classified automatically (`toolsel.eval.failure_modes`):
+# then classified automatically (`toolsel.tables.failure_modes`):
 #
 # - **same-domain confusion**: a sibling from the expected tool's domain was sent, and the
 #   query shares a content word with the expected tool: right neighbourhood, wrong neighbour;
@@ -50,8 +50,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry, sweep
-from toolsel.eval.failure_modes import MODES, classify_misses, mode_counts, repair_hints
-from toolsel.eval.replication import ARTICLE_MISSES, is_article_benchmark
+from toolsel.tables.failure_modes import MODES, classify_misses, mode_counts, repair_hints
+from toolsel.tables.replication import ARTICLE_MISSES, is_article_benchmark
 from toolsel.report import markdown as md
 from toolsel.report.html import escape_md, md_table
 from toolsel.report.plots import plot_failure_modes, save_figure, setup_style

@@ -46,8 +46,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import Selector, load_queries, load_registry
-from toolsel.eval.replication import is_article_benchmark
-from toolsel.eval.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scenario, escape_hatch,
+from toolsel.tables.replication import is_article_benchmark
+from toolsel.tables.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scenario, escape_hatch,
                                    scenario_table, scenario_tools_present)
 from toolsel.report import markdown as md
 from toolsel.report.html import escape_md, md_code

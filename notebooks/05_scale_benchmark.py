@@ -52,7 +52,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_registry
-from toolsel.eval.benchmark import (measure_scale, plot_latency_vs_tools, scale_table,
+from toolsel.tables.benchmark import (measure_scale, plot_latency_vs_tools, scale_table,
                                targets_table)
 from toolsel.report import markdown as md
 from toolsel.report.plots import save_figure

@@ -47,7 +47,7 @@
 # request per call, until every required tool is visible. `filtered` pins the best hit (the
 # article's `discover`), `deferred` loads the top 5 (the server-side tool search's default).
 #
-# **Cache model** (`toolsel.eval.cost`): a prefix cache per conversation with breakpoints after the
+# **Cache model** (`toolsel.tables.cost`): a prefix cache per conversation with breakpoints after the
 # system prompt and at the end of each request; a prefix shorter than `min_cacheable` tokens is
 # not cached; a request reads the longest prefix (in whole blocks) an earlier request wrote and
 # writes the rest up to its end; entries do not expire within a conversation. Tokens are exact
@@ -74,11 +74,11 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import Selector, load_registry
-from toolsel.eval.conversations import (POLICIES, STRATEGIES, detector_agreement, load_conversations,
+from toolsel.tables.conversations import (POLICIES, STRATEGIES, detector_agreement, load_conversations,
                                    replay, replay_summary, replay_table)
-from toolsel.eval.cost import (Prices, cost_sensitivity, cost_table, cost_totals,
+from toolsel.tables.cost import (Prices, cost_sensitivity, cost_table, cost_totals,
                           fewer_tokens_cost_more, plot_conversation_requests, plot_cost)
-from toolsel.eval.discovery import write_table
+from toolsel.tables.discovery import write_table
 from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import markdown as md
 from toolsel.report.plots import save_figure, setup_style

@@ -29,11 +29,11 @@
 # The protocol, so that a gain can be trusted:
 #
 # 1. list the misses on the **dev** split and the words of the requests each tool's text lacks
-#    (`toolsel.eval.failure_modes.repair_hints`);
+#    (`toolsel.tables.failure_modes.repair_hints`);
 # 2. write the repairs as a small patch, `data/repairs/descriptions_v2.json` (tool → new
 #    description: the old text plus customer vocabulary), chosen on dev only; the 61-tool
 #    benchmark file stays the article's reconstruction, and the repaired registry exists only
-#    in memory (`toolsel.eval.compare.apply_repairs`);
+#    in memory (`toolsel.tables.compare.apply_repairs`);
 # 3. measure once on the held-back **test** split, and on the article's replication queries
 #    (never used to choose anything), counting gains *and* losses, for every scorer.
 #
@@ -62,10 +62,10 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry, sweep
-from toolsel.eval.compare import (apply_repairs, compare_registries, held_back_terms,
+from toolsel.tables.compare import (apply_repairs, compare_registries, held_back_terms,
                                   load_repairs, repair_table)
-from toolsel.eval.discovery import filter_split, write_table
-from toolsel.eval.failure_modes import classify_misses, repair_hints
+from toolsel.tables.discovery import filter_split, write_table
+from toolsel.tables.failure_modes import classify_misses, repair_hints
 from toolsel.eval.stats import paired_comparison
 from toolsel.report import markdown as md
 

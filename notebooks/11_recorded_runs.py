@@ -60,7 +60,7 @@ from IPython.display import Markdown, display
 
 from toolsel import load_registry
 from toolsel.report.plots import save_figure, setup_style
-from toolsel.eval.runs import evaluate_runs, load_runs, plot_cost_split
+from toolsel.tables.runs import evaluate_runs, load_runs, plot_cost_split
 from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import markdown as md
 

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from toolsel.eval.benchmark import (latencies_ms, measure_scale, measure_sweep, scale_table,
+from toolsel.tables.benchmark import (latencies_ms, measure_scale, measure_sweep, scale_table,
                                targets_table, write_report)
 from toolsel.synthetic import synthetic_queries, synthetic_registry
 

@@ -9,7 +9,7 @@ import pytest
 
 from toolsel import DataError, Query, Registry, load_queries
 from toolsel.cli import main
-from toolsel.eval.compare import (apply_repairs, compare_registries, compare_scorers,
+from toolsel.tables.compare import (apply_repairs, compare_registries, compare_scorers,
                              held_back_terms, load_repairs, repair_table)
 
 DATA = Path(__file__).resolve().parents[1] / "data"

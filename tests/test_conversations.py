@@ -9,7 +9,7 @@ import pytest
 
 from toolsel import DataError, Registry, Selector
 from toolsel.cli import main
-from toolsel.eval.conversations import (DISCOVER_TOOL, Conversation, Turn, detector_agreement,
+from toolsel.tables.conversations import (DISCOVER_TOOL, Conversation, Turn, detector_agreement,
                                    load_conversations,
                                    looks_context_dependent, replay, replay_summary,
                                    replay_table)

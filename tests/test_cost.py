@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from toolsel import Registry, Selector
-from toolsel.eval.conversations import Conversation, Turn, replay
-from toolsel.eval.cost import (Block, CacheUsage, Prices, cost_sensitivity, cost_table, cost_totals,
+from toolsel.tables.conversations import Conversation, Turn, replay
+from toolsel.tables.cost import (Block, CacheUsage, Prices, cost_sensitivity, cost_table, cost_totals,
                           fewer_tokens_cost_more, plot_conversation_requests, plot_cost,
                           prefix_cache_usage, request_blocks)
 from toolsel.eval.metrics import count_tokens

@@ -5,7 +5,7 @@ import pytest
 
 from toolsel import Selector, Tool, get_scorer, load_queries, load_registry, sweep
 from toolsel.data import Query
-from toolsel.eval.discovery import noise_curve
+from toolsel.tables.discovery import noise_curve
 from toolsel.eval.engine import Candidates, query_ranks, rank_batches, scorer_items
 from toolsel.eval.metrics import (complete_at_k, evaluate, recall_at_k, reciprocal_rank,
                                   success_at_k)

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from toolsel import Tool
-from toolsel.eval.failure_modes import (MODES, OTHER, SAME_DOMAIN, SHORT_GENERIC, VOCABULARY_GAP,
+from toolsel.tables.failure_modes import (MODES, OTHER, SAME_DOMAIN, SHORT_GENERIC, VOCABULARY_GAP,
                                    classify_miss, classify_misses, content_terms, mode_counts,
                                    repair_hints, tool_domain)
 

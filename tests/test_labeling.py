@@ -13,8 +13,8 @@ import pytest
 from toolsel import Tool, load_queries
 from toolsel.cli import main as toolsel
 from toolsel.data import DataError, Registry
-from toolsel.eval.discovery import assign_splits
-from toolsel.eval.labeling import (append_query, file_ids, label_impact, near_duplicates,
+from toolsel.tables.discovery import assign_splits
+from toolsel.tables.labeling import (append_query, file_ids, label_impact, near_duplicates,
                                    new_record, next_id, rank_for_labeling, read_labeled,
                                    resolve_picks)
 

@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from toolsel.eval.failure_modes import MODES  # noqa: E402
+from toolsel.tables.failure_modes import MODES  # noqa: E402
 from toolsel.report.plots import (plot_complete_vs_payload, plot_escape_hatch,  # noqa: E402
                            plot_failure_modes, plot_recall_vs_payload, save_figure,
                            setup_style)
@@ -85,8 +85,8 @@ def test_saved_files_are_reproducible(summary, tmp_path):
 
 def test_cost_figures_of_pages_08_and_11_share_the_cache_colours():
     from toolsel.report.plots import CACHE_COLORS
-    import toolsel.eval.cost as cost
-    import toolsel.eval.runs as runs
+    import toolsel.tables.cost as cost
+    import toolsel.tables.runs as runs
     import inspect
     for mod in (cost, runs):  # no colour literal of their own: both read CACHE_COLORS
         src = inspect.getsource(mod)

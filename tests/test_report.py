@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from toolsel.cli import main
-from toolsel.eval.replication import (ARTICLE, benchmark_facts, headline_frame, miss_rank_bands,
+from toolsel.tables.replication import (ARTICLE, benchmark_facts, headline_frame, miss_rank_bands,
                                  replication_table)
 from toolsel.report import (execute_notebook, export_html, find_notebooks, headline_table,
                             notebook_title, render_readme, write_readme)

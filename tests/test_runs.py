@@ -12,7 +12,7 @@ import pytest
 
 from toolsel.cli import main
 from toolsel.data import DataError, load_registry
-from toolsel.eval.runs import evaluate_runs, format_stage_table, load_runs
+from toolsel.tables.runs import evaluate_runs, format_stage_table, load_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "data" / "runs"
@@ -380,7 +380,7 @@ def test_cli_reports_malformed_input(tmp_path, capsys):
 def test_cost_split_figure(report):
     import matplotlib
     matplotlib.use("Agg")
-    from toolsel.eval.runs import plot_cost_split
+    from toolsel.tables.runs import plot_cost_split
     ax = plot_cost_split(report)
     assert "tokens" in ax.get_xlabel()
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
@@ -399,7 +399,7 @@ def test_plain_json_without_the_sdk():
     import subprocess
     import sys
     code = ("import sys; sys.modules['anthropic'] = None\n"
-            "from toolsel.eval.runs import load_runs, evaluate_runs\n"
+            "from toolsel.tables.runs import load_runs, evaluate_runs\n"
             "from toolsel.integrations.anthropic_runs import _sdk_types\n"
             f"r = evaluate_runs(load_runs({str(RUNS)!r}))\n"
             "assert _sdk_types() == {}\n"

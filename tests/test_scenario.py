@@ -4,7 +4,7 @@ import pytest
 
 from toolsel import Query, Tool
 from toolsel.eval.metrics import payload_chars
-from toolsel.eval.scenario import (DISCOVER_TOOL, Turn, article_scenario, escape_hatch,
+from toolsel.tables.scenario import (DISCOVER_TOOL, Turn, article_scenario, escape_hatch,
                               run_scenario, scenario_table)
 
 

@@ -18,9 +18,10 @@ __all__ = ["MOVED", "install_aliases"]
 
 #: old module name -> where it lives now
 MOVED: dict[str, str] = {
-    **{f"toolsel.{m}": f"toolsel.eval.{m}" for m in (
-        "metrics", "stats", "sweep", "discovery", "failure_modes", "conversations", "cost",
-        "compare", "compare_styles", "replication", "scenario", "runs", "benchmark")},
+    **{f"toolsel.{m}": f"toolsel.eval.{m}" for m in ("metrics", "stats", "sweep")},
+    **{f"toolsel.{m}": f"toolsel.tables.{m}" for m in (
+        "discovery", "failure_modes", "conversations", "cost", "compare", "compare_styles",
+        "replication", "scenario", "runs", "benchmark")},
     "toolsel.plots": "toolsel.report.plots",
     "toolsel.explorer": "toolsel.report.explorer",
     "toolsel.importers": "toolsel.integrations.importers",

@@ -50,7 +50,7 @@ def _benchmark_args(p: argparse.ArgumentParser) -> None:
 @command("benchmark", "time index build and select latency on a registry, in this process "
                       "(the full benchmark is `make benchmark`)", _benchmark_args)
 def _benchmark(args: argparse.Namespace) -> int:
-    from ..eval.benchmark import measure_scale, scale_table
+    from ..tables.benchmark import measure_scale, scale_table
     from ..data import load_queries, load_registry
     reg = load_registry(args.registry)
     texts = ([q.query for q in load_queries(args.queries, reg)] if args.queries

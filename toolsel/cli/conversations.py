@@ -10,7 +10,7 @@ from ..data import load_registry
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    from ..eval.conversations import POLICIES, STRATEGIES
+    from ..tables.conversations import POLICIES, STRATEGIES
     p.add_argument("--registry", required=True, type=Path)
     p.add_argument("--conversations", required=True, type=Path, help="labeled conversations")
     p.add_argument("--scorer", default="bm25")
@@ -32,9 +32,9 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("conversations", "replay labeled conversations: availability, discover calls, pins, "
          "payload and prompt-cache-aware cost per strategy", _args)
 def _run(args: argparse.Namespace) -> int:
-    from ..eval.conversations import STRATEGIES, load_conversations, replay, replay_summary, replay_table
-    from ..eval.cost import Prices, cost_table, cost_totals
-    from ..eval.discovery import write_table
+    from ..tables.conversations import STRATEGIES, load_conversations, replay, replay_summary, replay_table
+    from ..tables.cost import Prices, cost_table, cost_totals
+    from ..tables.discovery import write_table
     from ..selection import Selector
     bad = [s for s in args.strategies if s not in STRATEGIES]
     if bad:

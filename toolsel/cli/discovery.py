@@ -31,7 +31,7 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("discovery", "multi-tool R@k vs Complete@k by category, and recall vs loaded noise",
          _args)
 def _run(args: argparse.Namespace) -> int:
-    from ..eval.discovery import (filter_split, multi_tool_metrics, noise_curve, summarize_noise,
+    from ..tables.discovery import (filter_split, multi_tool_metrics, noise_curve, summarize_noise,
                             summarize_requests)
     from ..io import check_output_dir, write_set
     if args.out:

@@ -2,7 +2,7 @@
 
 Interactive by default (the request, then the expected tools picked by number from the
 registry ranked by the ``default`` scorer, or by name, then a confirmation); scripts pass
-``--query``, ``--expected`` and ``--yes``. The logic is :mod:`toolsel.eval.labeling`.
+``--query``, ``--expected`` and ``--yes``. The logic is :mod:`toolsel.tables.labeling`.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _print_impact(impact, ks) -> None:
 @command("label", "append one labeled request to a query file (validated, new id, split by "
                   "the rule, near-duplicates flagged) and show what it changes", _args)
 def _run(args: argparse.Namespace) -> int:
-    from ..eval.labeling import (append_query, file_ids, label_impact, near_duplicates,
+    from ..tables.labeling import (append_query, file_ids, label_impact, near_duplicates,
                                  new_record, rank_for_labeling, read_labeled, resolve_picks)
     reg = load_registry(args.registry)
     existing = read_labeled(args.queries, reg)

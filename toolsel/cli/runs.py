@@ -24,7 +24,7 @@ def _runs_args(p: argparse.ArgumentParser) -> None:
 @command("runs", "evaluate recorded agent runs: discovery, selection given discovery, cost",
          _runs_args)
 def _runs(args: argparse.Namespace) -> int:
-    from ..eval.runs import RunsReport, evaluate_runs, load_runs
+    from ..tables.runs import RunsReport, evaluate_runs, load_runs
     from ..io import check_output_dir
     if args.out is not None:
         check_output_dir(args.out, [f"{n}.csv" for n in RunsReport.names])

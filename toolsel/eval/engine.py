@@ -4,7 +4,7 @@ One job: given a registry, labeled queries and scorers, fit each scorer once (a 
 the caller passed, never the caller's object), score the queries in batches, and rank every
 query's *candidates*: the registry minus the always-include tools, which are sent anyway and
 so are never ranked. Table builders (:mod:`~toolsel.eval.sweep`,
-:mod:`~toolsel.eval.discovery`, :mod:`~toolsel.eval.compare`, ...) read ranks off the
+:mod:`~toolsel.tables.discovery`, :mod:`~toolsel.tables.compare`, ...) read ranks off the
 batches and compute metrics with :mod:`~toolsel.eval.metrics`.
 
 Ranks are 1-based among the candidates; ties go to the tool earlier in the registry, as in

@@ -7,7 +7,7 @@ queries of one split and returns one row per style × variant with ``R@5``, ``Co
 either metric on any style against a baseline, and reports per style a paired bootstrap of the
 chosen variant's difference from the baseline.
 
-Every tool competes (no always-include set), as in :mod:`toolsel.eval.compare_styles`. Tables
+Every tool competes (no always-include set), as in :mod:`toolsel.tables.compare_styles`. Tables
 are deterministic for a seed; nothing here times anything.
 """
 
@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..data import Query
 from ..scorers.base import Scorer
-from .discovery import filter_split
+from ..tables.discovery import filter_split
 from .stats import paired_comparison
 from .sweep import sweep
 

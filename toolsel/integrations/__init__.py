@@ -5,7 +5,7 @@
 - :mod:`toolsel.integrations.importers`: MCP ``tools/list`` dumps, OpenAI and Anthropic tool
   arrays and LangChain tools into a registry (no SDK needed for the JSON shapes).
 - :mod:`toolsel.integrations.anthropic_runs`: recorded Messages API runs (request/response
-  pairs with tool search), parsed and validated for :mod:`toolsel.eval.runs`.
+  pairs with tool search), parsed and validated for :mod:`toolsel.tables.runs`.
 - :mod:`toolsel.integrations.langchain` (``toolsel[langchain]``): a LangChain v1 agent
   middleware that filters tools per model call and gives the model a ``discover_tools`` tool.
 

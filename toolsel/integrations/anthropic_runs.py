@@ -6,7 +6,7 @@ agent made while working on one labeled task. :func:`load_runs` reads them from 
 ``(task_id, run)`` into :class:`Run` objects: the tools each request carried (and which were
 deferred), the searches (server-side ``tool_search_tool_result`` or a client-side search's
 ``tool_result`` with ``tool_reference`` blocks), the client calls and the ``usage`` of every
-response. :mod:`toolsel.eval.runs` evaluates them stage by stage.
+response. :mod:`toolsel.tables.runs` evaluates them stage by stage.
 
 Blocks are deduplicated by id: a request repeats the whole conversation so far, so a block
 counts once, where it first appears. Malformed input raises :class:`~toolsel.data.DataError`

@@ -8,7 +8,7 @@ Fitted scorers are cached per (scorer, fields), so changing the query or K does 
 
 :func:`build_labeling_panel` is the notebook face of ``toolsel label``: type a request, tick
 its tools in the registry ranked by the ``default`` scorer, append it to a labeled file, and
-see each scorer's rank of it (the logic is :mod:`toolsel.eval.labeling`).
+see each scorer's rank of it (the logic is :mod:`toolsel.tables.labeling`).
 """
 
 from __future__ import annotations
@@ -254,7 +254,7 @@ def _cell(v) -> str:
 class LabelingPanel:
     """Add a labeled request to a query file: type it, tick the expected tools, append.
 
-    The same steps as ``toolsel label`` (:mod:`toolsel.eval.labeling`): the registry ranked by
+    The same steps as ``toolsel label`` (:mod:`toolsel.tables.labeling`): the registry ranked by
     ``scorer`` for the typed request, one checkbox per shown tool, a split (``rule`` = the
     documented rule when the file is split), an optional category, and an *append* button that
     validates and appends one line, then shows each scorer's rank of the expected tools.
@@ -265,7 +265,7 @@ class LabelingPanel:
                  scorers: Sequence[str] | None = None, ks: Sequence[int] | None = None,
                  embed_check: bool = True):
         import ipywidgets as w
-        from ..eval.labeling import LABEL_KS, LABEL_SCORERS
+        from ..tables.labeling import LABEL_KS, LABEL_SCORERS
         self.registry = registry
         self.path = path
         self.scorer = scorer
@@ -294,7 +294,7 @@ class LabelingPanel:
     def rank(self) -> pd.DataFrame | None:
         """Rank the registry for the typed request and show one checkbox per tool."""
         import ipywidgets as w
-        from ..eval.labeling import rank_for_labeling
+        from ..tables.labeling import rank_for_labeling
         text = self.request.value.strip()
         if not text:
             self.ranking, self.checks = None, []
@@ -324,7 +324,7 @@ class LabelingPanel:
         (the reason is shown in the panel).
         """
         from ..data import DataError
-        from ..eval.labeling import (append_query, file_ids, label_impact, near_duplicates,
+        from ..tables.labeling import (append_query, file_ids, label_impact, near_duplicates,
                                      new_record, read_labeled)
         text = self.request.value.strip()
         expected = self.picked()

@@ -131,7 +131,7 @@ def plot_complete_vs_payload(summary: pd.DataFrame, **kwargs):
 def plot_failure_modes(counts: pd.DataFrame, *, top_k: int | None = None, ax=None):
     """Grouped bars: misses per scorer (rows of ``counts``) and failure mode (its columns).
 
-    ``counts`` is :func:`toolsel.eval.failure_modes.mode_counts` output; a ``total`` column is
+    ``counts`` is :func:`toolsel.tables.failure_modes.mode_counts` output; a ``total`` column is
     ignored.
     """
     plt = pyplot()
@@ -163,7 +163,7 @@ def plot_failure_modes(counts: pd.DataFrame, *, top_k: int | None = None, ax=Non
 def plot_escape_hatch(summary: pd.DataFrame, *, ax=None):
     """Per scorer: misses, and how many one ``discover`` call recovers in each variant.
 
-    ``summary`` is :attr:`toolsel.eval.scenario.EscapeHatch.summary`.
+    ``summary`` is :attr:`toolsel.tables.scenario.EscapeHatch.summary`.
     """
     plt = pyplot()
 

@@ -32,7 +32,7 @@ data without knowing what it computes):
   for one the user did not give (the notebook must then skip what uses it: it is not a
   need), and ``scorers``/``top_k`` when given (a notebook declaring ``top_k: int`` gets one
   cut-off, :func:`headline_k`). Sections tied to the article's data check for it
-  (:func:`toolsel.eval.replication.is_article_benchmark`) and print a one-line note instead.
+  (:func:`toolsel.tables.replication.is_article_benchmark`) and print a one-line note instead.
 
 A run writes into ``OUT/.toolsel-staging/`` and swaps the finished set in (:func:`_commit`):
 a killed run leaves the previous set whole, and its leftovers are cleaned (or, if it was
@@ -189,10 +189,10 @@ def check_user_data(data: UserData) -> dict[str, object]:
                 raise DataError(f"--{name}: no labeled queries in the file",
                                 path=getattr(data, name))
     if data.conversations is not None:
-        from ..eval.conversations import load_conversations
+        from ..tables.conversations import load_conversations
         loaded["conversations"] = load_conversations(data.conversations, reg)
     if data.runs is not None:
-        from ..eval.runs import load_runs
+        from ..tables.runs import load_runs
         loaded["runs"] = load_runs(data.runs, registry=reg)
     return loaded
 

@@ -48,7 +48,7 @@ import pandas as pd
 
 from ..data import (DataError, Registry, Tool, check_tool_names, id_field, load_unique,
                     text_field)
-from .metrics import count_tokens, definition_json
+from ..eval.metrics import count_tokens, definition_json
 from ..selection import DISCOVER_TOOL, Selector
 from ..text import tokenize
 

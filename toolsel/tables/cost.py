@@ -1,6 +1,6 @@
 """Prompt-cache-aware input cost of a conversation, request by request.
 
-Each request of a replayed conversation (:func:`toolsel.eval.conversations.replay`) is laid out as
+Each request of a replayed conversation (:func:`toolsel.tables.conversations.replay`) is laid out as
 the API lays it out: the tools block (one JSON definition per tool, in order), then the
 system prompt, then the message history. Every part is a *block* with an exact token count
 (:func:`toolsel.eval.metrics.count_tokens`, ``cl100k_base``); role markers and API framing are not
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .conversations import DISCOVER_TOOL, Replay
-from .metrics import count_tokens, definition_json
+from ..eval.metrics import count_tokens, definition_json
 
 __all__ = ["Block", "Prices", "CacheUsage", "DEFAULT_SYSTEM_PROMPT", "prefix_cache_usage",
            "request_blocks", "cost_table", "cost_totals", "fewer_tokens_cost_more",

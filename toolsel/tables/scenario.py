@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import Query, Registry, Tool
-from .metrics import payload_chars, payload_reduction
+from ..eval.metrics import payload_chars, payload_reduction
 from ..ranking import best_matches, ranks_of
 from ..scorers.base import Scorer
 from ..selection import DISCOVER_TOOL, Selector

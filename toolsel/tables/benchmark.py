@@ -240,7 +240,7 @@ def measure_sweep(registry: Registry, queries: Sequence[Query], *,
     The embedding model is loaded before the clock starts (a process loads it once); whether
     tool vectors come from the cache is up to the caller's cache directory.
     """
-    from .sweep import sweep
+    from ..eval.sweep import sweep
     if "embedding" in scorers:
         from ..scorers.embedding import load_encoder
         load_encoder()

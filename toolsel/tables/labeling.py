@@ -7,7 +7,7 @@ registry and the file's queries (only :func:`append_query` writes):
    ``default`` scorer), so the labeler picks the expected tools from the likely ones;
 2. :func:`new_record`: the line to append: a new unique id (:func:`next_id`, following the
    file's own id pattern), the split by the documented rule
-   (:func:`toolsel.eval.discovery.assign_splits`) when the file is split, unknown tool names
+   (:func:`toolsel.tables.discovery.assign_splits`) when the file is split, unknown tool names
    refused with the closest names suggested;
 3. :func:`near_duplicates`: requests already in the file that say nearly the same thing
    (token Jaccard, and embedding cosine when the embedding model is available);
@@ -163,7 +163,7 @@ def new_record(query: str, expected: Sequence[str], existing: Sequence[Query],
 
     ``id`` defaults to :func:`next_id` of the file's ids (``ids`` as written, from
     :func:`file_ids`, so integer ids stay integers; else the ids of ``existing``). ``split`` defaults to what the
-    documented rule (:func:`~toolsel.eval.discovery.assign_splits`: alternate within each
+    documented rule (:func:`~toolsel.tables.discovery.assign_splits`: alternate within each
     category in file order) gives the new last line, when the file has splits; a file without
     any split gets none. Extra ``fields`` (``domain``, ``phrasing``, ``tags``,
     ``search_term``...) are kept. Raises :class:`DataError` for an unknown tool name (with the

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..data import DataError, Query, Registry, Tool, suggest_names
-from .sweep import sweep
+from ..eval.sweep import sweep
 
 __all__ = ["load_repairs", "apply_repairs", "repair_table", "Comparison", "compare_registries",
            "compare_scorers", "held_back_terms"]
@@ -89,7 +89,7 @@ def held_back_terms(repairs: Mapping[str, str], registry: Registry,
     """Words a repair adds that appear in held-back requests but in none it was chosen on.
 
     A leak check for description repair: content terms (see
-    :func:`toolsel.eval.failure_modes.content_terms`) of each repaired description that the old
+    :func:`toolsel.tables.failure_modes.content_terms`) of each repaired description that the old
     description lacks, and that occur in some ``held_back`` query but no ``chosen_on`` query.
     One row per repaired tool with such terms: ``tool, terms`` (space-joined, sorted).
     """

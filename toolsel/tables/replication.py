@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..data import Query, Tool
-from .metrics import payload_chars, payload_tokens
+from ..eval.metrics import payload_chars, payload_tokens
 
 __all__ = ["ARTICLE", "ARTICLE_TOOL_NAMES", "ARTICLE_MISSES", "is_article_registry",
            "article_queries_present", "is_article_benchmark", "benchmark_facts",

@@ -25,9 +25,9 @@ from typing import Any
 import pandas as pd
 
 from ..data import Query, Registry, Tool
-from .engine import Candidates, as_registry, fit_scorers, rank_batches
-from .metrics import evaluate, group_means, tool_costs
-from .sweep import sweep
+from ..eval.engine import Candidates, as_registry, fit_scorers, rank_batches
+from ..eval.metrics import evaluate, group_means, tool_costs
+from ..eval.sweep import sweep
 
 __all__ = ["assign_splits", "filter_split", "multi_tool_metrics", "summarize_requests",
            "noise_curve", "summarize_noise", "plot_noise_curve", "plot_multi_tool",
