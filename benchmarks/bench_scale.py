@@ -63,7 +63,8 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    from toolsel.tables.benchmark import machine_info, scale_table, write_report
+    from toolsel.report.benchmarks import write_report
+    from toolsel.tables.benchmark import machine_info, scale_table
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     machine = machine_info()

@@ -46,7 +46,7 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    from toolsel.tables.benchmark import write_report
+    from toolsel.report.benchmarks import write_report
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sizes = [int(q) for q in args.queries.split(",")]

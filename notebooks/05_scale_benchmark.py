@@ -52,10 +52,9 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_registry
-from toolsel.tables.benchmark import (measure_scale, plot_latency_vs_tools, scale_table,
-                               targets_table)
+from toolsel.tables.benchmark import measure_scale, scale_table, targets_table
 from toolsel.report import markdown as md
-from toolsel.report.plots import save_figure
+from toolsel.report.plots import plot_latency_vs_tools, save_figure
 from toolsel.synthetic import synthetic_queries, synthetic_registry
 
 matplotlib.rcParams["svg.hashsalt"] = "toolsel"

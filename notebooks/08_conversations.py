@@ -77,11 +77,12 @@ from toolsel import Selector, load_registry
 from toolsel.tables.conversations import (POLICIES, STRATEGIES, detector_agreement, load_conversations,
                                    replay, replay_summary, replay_table)
 from toolsel.tables.cost import (Prices, cost_sensitivity, cost_table, cost_totals,
-                          fewer_tokens_cost_more, plot_conversation_requests, plot_cost)
+                                 fewer_tokens_cost_more)
 from toolsel.tables.discovery import write_table
 from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import markdown as md
-from toolsel.report.plots import save_figure, setup_style
+from toolsel.report.plots import (plot_conversation_requests, plot_cost, save_figure,
+                                  setup_style)
 
 setup_style()
 pd.set_option("display.precision", 3)

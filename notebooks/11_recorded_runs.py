@@ -59,8 +59,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_registry
-from toolsel.report.plots import save_figure, setup_style
-from toolsel.tables.runs import evaluate_runs, load_runs, plot_cost_split
+from toolsel.report.plots import plot_cost_split, save_figure, setup_style
+from toolsel.tables.runs import evaluate_runs, load_runs
 from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import markdown as md
 

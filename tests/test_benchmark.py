@@ -7,8 +7,9 @@ import math
 import pandas as pd
 import pytest
 
+from toolsel.report.benchmarks import write_report
 from toolsel.tables.benchmark import (latencies_ms, measure_scale, measure_sweep, scale_table,
-                               targets_table, write_report)
+                                      targets_table)
 from toolsel.synthetic import synthetic_queries, synthetic_registry
 
 

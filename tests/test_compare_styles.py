@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from toolsel import get_scorer
-from toolsel.tables.compare_styles import (STYLES, compare_styles, load_style, load_styles,
-                                    plot_style_comparison, versus_best)
+from toolsel.report.plots import plot_style_comparison
+from toolsel.tables.compare_styles import STYLES, compare_styles, load_style, load_styles, versus_best
 from toolsel.ranking import ranks_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,7 +121,7 @@ def test_plot_style_comparison(small):
 
 
 def test_readme_which_scorer_block_is_rendered_from_the_committed_tables():
-    from toolsel.tables.compare_styles import README_MARKERS, which_scorer_from_reports
+    from toolsel.report.which_scorer import README_MARKERS, which_scorer_from_reports
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     start, end = README_MARKERS
     block = readme.split(start, 1)[1].split(end, 1)[0]
@@ -132,7 +132,7 @@ def test_readme_which_scorer_block_is_rendered_from_the_committed_tables():
 
 def test_which_scorer_markdown_rounds_from_the_table_and_reads_the_paired_intervals():
     import pandas as pd
-    from toolsel.tables.compare_styles import which_scorer_markdown
+    from toolsel.report.which_scorer import which_scorer_markdown
     table = pd.DataFrame([
         {"style": "s", "scorer": "bm25", "R@5": 0.5, "R@5_low": 0.4, "R@5_high": 0.6,
          "n_queries": 9},
@@ -155,7 +155,7 @@ def test_project_report_brings_the_readme_block_in_step(tmp_path):
     import shutil
 
     from toolsel.cli.report import _update_which_scorer
-    from toolsel.tables.compare_styles import README_MARKERS, which_scorer_from_reports
+    from toolsel.report.which_scorer import README_MARKERS, which_scorer_from_reports
     (tmp_path / "data").symlink_to(ROOT / "data")
     for sub in ("06_default_scorer", "benchmarks"):
         shutil.copytree(ROOT / "reports" / sub, tmp_path / "reports" / sub)

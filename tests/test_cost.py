@@ -9,9 +9,9 @@ import pytest
 
 from toolsel import Registry, Selector
 from toolsel.tables.conversations import Conversation, Turn, replay
+from toolsel.report.plots import plot_conversation_requests, plot_cost
 from toolsel.tables.cost import (Block, CacheUsage, Prices, cost_sensitivity, cost_table, cost_totals,
-                          fewer_tokens_cost_more, plot_conversation_requests, plot_cost,
-                          prefix_cache_usage, request_blocks)
+                                 fewer_tokens_cost_more, prefix_cache_usage, request_blocks)
 from toolsel.eval.metrics import count_tokens
 
 DATA = Path(__file__).resolve().parents[1] / "data"

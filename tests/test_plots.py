@@ -84,12 +84,13 @@ def test_saved_files_are_reproducible(summary, tmp_path):
 
 
 def test_cost_figures_of_pages_08_and_11_share_the_cache_colours():
-    from toolsel.report.plots import CACHE_COLORS
-    import toolsel.tables.cost as cost
-    import toolsel.tables.runs as runs
     import inspect
-    for mod in (cost, runs):  # no colour literal of their own: both read CACHE_COLORS
-        src = inspect.getsource(mod)
+
+    from toolsel.report.plots import (CACHE_COLORS, plot_conversation_requests, plot_cost,
+                                      plot_cost_split)
+    for fn in (plot_conversation_requests, plot_cost, plot_cost_split):
+        # no colour literal of their own: all read CACHE_COLORS
+        src = inspect.getsource(fn)
         assert "CACHE_COLORS" in src
         assert not any(c in src for c in CACHE_COLORS.values())
 

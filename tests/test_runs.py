@@ -380,7 +380,7 @@ def test_cli_reports_malformed_input(tmp_path, capsys):
 def test_cost_split_figure(report):
     import matplotlib
     matplotlib.use("Agg")
-    from toolsel.tables.runs import plot_cost_split
+    from toolsel.report.plots import plot_cost_split
     ax = plot_cost_split(report)
     assert "tokens" in ax.get_xlabel()
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [

@@ -84,7 +84,7 @@ def _check_out(out: Path) -> None:
 def _update_which_scorer(out: Path) -> None:
     """After the project's own reports: bring the README's generated "Which scorer?" block in
     step with the tables just written (only for ``<project>/reports`` with such a block)."""
-    from ..tables.compare_styles import README_MARKERS, update_readme_which_scorer
+    from ..report.which_scorer import README_MARKERS, update_readme_which_scorer
     root = out.resolve().parent
     readme = root / "README.md"
     if out.resolve().name != "reports" or not readme.is_file() or \

@@ -17,7 +17,9 @@ import pandas as pd
 __all__ = ["setup_style", "save_figure", "plot_metric_vs_payload", "plot_recall_vs_payload",
            "plot_complete_vs_payload", "plot_failure_modes", "plot_escape_hatch",
            "plot_noise_curve", "plot_multi_tool", "pyplot", "scorer_color", "SCORER_COLORS",
-           "CACHE_COLORS", "CACHE_LABELS"]
+           "CACHE_COLORS", "CACHE_LABELS", "plot_latency_vs_tools",
+           "plot_style_comparison", "plot_conversation_requests", "plot_cost",
+           "plot_cost_split"]
 
 #: Stable colours per scorer name (others cycle through the default palette).
 SCORER_COLORS = {"jaccard": "#d62728", "bm25": "#1f77b4", "tfidf": "#2ca02c",
@@ -334,3 +336,182 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
                bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     return fig
+
+
+# ------------------------------------------------------------------------------------------
+# figures of the scale benchmark, the style comparison, and multi-turn input cost
+
+
+def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True,
+                          extra: pd.DataFrame | None = None,
+                          extra_label: str = "{scorer} (separate benchmark)"):
+    """Median ``select`` latency (ms) against registry size, log-log, one line per scorer.
+
+    Error bars span p50 to p95. Dashed lines mark the 1 ms (lexical) and 15 ms (embedding)
+    targets. ``extra`` (columns ``scorer, n_tools, p50_ms, p95_ms``, e.g. the committed
+    ``default_latency.csv``) adds the rows of scorers the scale table lacks as separate
+    markers, labeled with ``extra_label``, so a scorer measured elsewhere is not mistaken for a
+    point of the same sweep.
+    """
+    from ..tables.benchmark import SCALE_SCORERS
+    setup_style()
+    plt = pyplot()
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(8.5, 4.5))
+    else:
+        fig = ax.figure
+    for i, scorer in enumerate([s for s in SCALE_SCORERS if s in set(scale.scorer)]):
+        d = scale[scale.scorer == scorer].sort_values("n_tools")
+        label = "naive (article's select_tools + jaccard)" if scorer == "naive" else scorer
+        color = "#7f7f7f" if scorer == "naive" else SCORER_COLORS.get(scorer, f"C{i}")
+        ax.errorbar(d.n_tools, d.p50_ms, yerr=[np.zeros(len(d)), d.p95_ms - d.p50_ms],
+                    marker="o", capsize=3, label=label, color=color,
+                    linestyle="--" if scorer == "naive" else "-")
+    if extra is not None and len(extra):
+        for scorer, d in extra[~extra.scorer.isin(set(scale.scorer))].groupby("scorer",
+                                                                              sort=False):
+            ax.errorbar(d.n_tools, d.p50_ms, yerr=[np.zeros(len(d)), d.p95_ms - d.p50_ms],
+                        marker="*", markersize=12, capsize=3, linestyle="none",
+                        color=SCORER_COLORS.get(scorer, "k"),
+                        label=extra_label.format(scorer=scorer))
+    if targets:
+        ax.axhline(1.0, color="k", linestyle=":", linewidth=1, label="target: lexical 1 ms")
+        ax.axhline(15.0, color="#9467bd", linestyle=":", linewidth=1,
+                   label="target: embedding 15 ms")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("registry size (tools, log scale)")
+    ax.set_ylabel("Selector.select latency, median (ms, log scale)")
+    ax.set_title("Selection latency vs registry size (bars: p50 to p95)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: no overlap
+    return fig
+
+
+def plot_style_comparison(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *,
+                          scorers: Sequence[str] | None = None):
+    """One panel per metric (default: :data:`toolsel.tables.compare_styles.METRICS`): a bar per
+    style × scorer with its 95% bootstrap interval."""
+    from ..tables.compare_styles import METRICS
+    plt = pyplot()
+    metrics = tuple(METRICS) if metrics is None else metrics
+    styles = list(dict.fromkeys(summary["style"]))
+    names = list(dict.fromkeys(summary["scorer"])) if scorers is None else list(scorers)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), sharey=True,
+                             squeeze=False)
+    width = 0.8 / len(names)
+    x = np.arange(len(styles))
+    for ax, metric in zip(axes[0], metrics):
+        part = summary[summary["metric"] == metric].set_index(["style", "scorer"])
+        for i, name in enumerate(names):
+            rows = [part.loc[(s, name)] for s in styles]
+            mean = np.array([r["mean"] for r in rows])
+            err = np.array([[m - r["low"] for m, r in zip(mean, rows)],
+                            [r["high"] - m for m, r in zip(mean, rows)]])
+            ax.bar(x + (i - (len(names) - 1) / 2) * width, mean, width, yerr=err, capsize=2,
+                   label=name, color=SCORER_COLORS.get(name, f"C{i}"),
+                   edgecolor="black" if name == "default" else None)
+        ax.set_xticks(x, styles)
+        ax.set_xlabel("registry style")
+        ax.set_title(metric)
+        ax.set_ylim(0, 1.05)
+    axes[0][0].set_ylabel("mean over test requests (fraction, 95% CI)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.tight_layout()
+    fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize=8,
+               bbox_to_anchor=(0.5, 1.0), frameon=False)
+    return fig
+
+
+def plot_conversation_requests(table: pd.DataFrame, conversation_id: str, *, axes=None,
+                               title: str | None = None):
+    """One panel per strategy: each request's input tokens stacked by cache treatment.
+
+    The figure is titled with the conversation (``title``, default its id); the legend sits
+    below the panels. Colours are :data:`toolsel.report.plots.CACHE_COLORS`.
+    """
+    plt = pyplot()
+    conv = table[table["conversation_id"] == conversation_id]
+    groups = list(conv.groupby(["strategy", "policy"], sort=False))
+    if axes is None:
+        _, axes = plt.subplots(1, len(groups), figsize=(4 * len(groups), 3.8), sharey=True,
+                               squeeze=False)
+        axes = axes[0]
+    for ax, ((strategy, policy), g) in zip(axes, groups):
+        x = np.arange(len(g))
+        bottom = np.zeros(len(g))
+        for col, color in CACHE_COLORS.items():
+            vals = g[col].to_numpy(dtype=float)
+            ax.bar(x, vals, 0.7, bottom=bottom, color=color, label=CACHE_LABELS[col])
+            bottom += vals
+        ax.set_xticks(x, [f"t{t}" + (f".{s}" if s else "") for t, s in zip(g["turn"], g["step"])],
+                      fontsize=7)
+        ax.set_xlabel("request (turn.discover step)")
+        ax.set_title(f"{strategy} {policy}".strip() + f": cost {g['cost'].sum():,.0f}",
+                     fontsize=9)
+    axes[0].set_ylabel("input tokens per request")
+    fig = axes[0].figure
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8,
+               bbox_to_anchor=(0.5, -0.08), frameon=False)
+    fig.suptitle(title or f"Conversation {conversation_id}: input tokens of every request",
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_cost(totals: pd.DataFrame, *, ax=None, label: str = "strategy"):
+    """Stacked bars of uncached / cache-write / cache-read tokens per strategy, with the cost
+    (base-token equivalents) as markers on a second axis."""
+    plt = pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 4.5))
+    names = [f"{r['strategy']}\n{r['policy']}" if r.get("policy") else r["strategy"]
+             for _, r in totals.iterrows()] if label == "strategy" else list(totals[label])
+    x = np.arange(len(totals))
+    bottom = np.zeros(len(totals))
+    for col, color in CACHE_COLORS.items():
+        vals = totals[col].to_numpy(dtype=float) / 1000
+        ax.bar(x, vals, 0.6, bottom=bottom, color=color, label=CACHE_LABELS[col])
+        bottom += vals
+    ax.set_xticks(x, names, fontsize=8)
+    ax.set_ylabel("input tokens over all conversations (thousands)")
+    ax.set_xlabel("strategy")
+    ax2 = ax.twinx()
+    ax2.plot(x, totals["cost"].to_numpy(dtype=float) / 1000, "kD", label="cost")
+    ax2.set_ylabel("cost (thousand base-input-token equivalents)")
+    ax2.set_ylim(0, None)
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15),
+              ncol=len(l1) + len(l2), frameon=False)
+    ax.set_title("Input tokens by cache treatment, and their cost")
+    return ax.figure
+
+
+def plot_cost_split(report: RunsReport, ax=None):
+    """Stacked bars of input tokens per task and run: uncached, cache write, cache read.
+
+    Every request of the task is counted. Returns the matplotlib Axes.
+    """
+    plt = pyplot()
+
+    df = report.tasks
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 0.45 * len(df) + 1.5))
+    labels = [f"{t} · {r}" for t, r in zip(df["task_id"], df["run"])]
+    y = np.arange(len(df))[::-1]
+    left = np.zeros(len(df))
+    parts = [("input_uncached", CACHE_LABELS["uncached"], CACHE_COLORS["uncached"]),
+             ("cache_write", CACHE_LABELS["cache_write"], CACHE_COLORS["cache_write"]),
+             ("cache_read", CACHE_LABELS["cache_read"], CACHE_COLORS["cache_read"])]
+    for col, name, color in parts:
+        values = df[col].to_numpy(dtype=float)
+        ax.barh(y, values, left=left, color=color, label=name)
+        left += values
+    ax.set_yticks(y, labels)
+    ax.set_xlabel("input tokens, summed over every request of the task (tokens)")
+    ax.set_ylabel("task · run")
+    ax.set_title("Where the input of each recorded run went")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 1.2 / (0.45 * len(df) + 1.5)),
+              ncol=3, frameon=False)
+    return ax

@@ -3,7 +3,8 @@
 The long runs are scripts (``benchmarks/bench_scale.py``, ``benchmarks/bench_sweep.py``) that
 call :func:`measure_scale` and :func:`measure_sweep` once per configuration, each in its own
 process so that peak resident memory is that configuration's alone. This module holds what
-those scripts and the scale notebook share: the measurements, the tables and the figure.
+those scripts and the scale notebook share: the measurements and the tables (the figure and
+the folder's README are :mod:`toolsel.report.plots` and :mod:`toolsel.report.benchmarks`).
 
 Timings are wall-clock on the machine that ran them, so benchmark tables are not
 byte-reproducible and are never part of ``make report``; the naive baseline is measured in
@@ -23,7 +24,6 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ from ..data import Query, Registry
 from ..selection import Selector, jaccard, select_tools
 
 __all__ = ["SCALE_SCORERS", "TARGETS", "latencies_ms", "measure_scale", "measure_sweep",
-           "scale_table", "targets_table", "plot_latency_vs_tools", "machine_info",
+           "scale_table", "targets_table", "machine_info",
            "peak_rss_mb"]
 
 #: The scorers the scale benchmark measures, plus the naive baseline.
@@ -307,148 +307,3 @@ def targets_table(scale: pd.DataFrame, sweeps: pd.DataFrame | None = None, *,
     return pd.DataFrame(rows)
 
 
-def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True,
-                          extra: pd.DataFrame | None = None,
-                          extra_label: str = "{scorer} (separate benchmark)"):
-    """Median ``select`` latency (ms) against registry size, log-log, one line per scorer.
-
-    Error bars span p50 to p95. Dashed lines mark the 1 ms (lexical) and 15 ms (embedding)
-    targets. ``extra`` (columns ``scorer, n_tools, p50_ms, p95_ms``, e.g. the committed
-    ``default_latency.csv``) adds the rows of scorers the scale table lacks as separate
-    markers, labeled with ``extra_label``, so a scorer measured elsewhere is not mistaken for a
-    point of the same sweep.
-    """
-    from ..report.plots import SCORER_COLORS, pyplot, setup_style
-    setup_style()
-    plt = pyplot()
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(8.5, 4.5))
-    else:
-        fig = ax.figure
-    for i, scorer in enumerate([s for s in SCALE_SCORERS if s in set(scale.scorer)]):
-        d = scale[scale.scorer == scorer].sort_values("n_tools")
-        label = "naive (article's select_tools + jaccard)" if scorer == "naive" else scorer
-        color = "#7f7f7f" if scorer == "naive" else SCORER_COLORS.get(scorer, f"C{i}")
-        ax.errorbar(d.n_tools, d.p50_ms, yerr=[np.zeros(len(d)), d.p95_ms - d.p50_ms],
-                    marker="o", capsize=3, label=label, color=color,
-                    linestyle="--" if scorer == "naive" else "-")
-    if extra is not None and len(extra):
-        for scorer, d in extra[~extra.scorer.isin(set(scale.scorer))].groupby("scorer",
-                                                                              sort=False):
-            ax.errorbar(d.n_tools, d.p50_ms, yerr=[np.zeros(len(d)), d.p95_ms - d.p50_ms],
-                        marker="*", markersize=12, capsize=3, linestyle="none",
-                        color=SCORER_COLORS.get(scorer, "k"),
-                        label=extra_label.format(scorer=scorer))
-    if targets:
-        ax.axhline(1.0, color="k", linestyle=":", linewidth=1, label="target: lexical 1 ms")
-        ax.axhline(15.0, color="#9467bd", linestyle=":", linewidth=1,
-                   label="target: embedding 15 ms")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("registry size (tools, log scale)")
-    ax.set_ylabel("Selector.select latency, median (ms, log scale)")
-    ax.set_title("Selection latency vs registry size (bars: p50 to p95)")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: no overlap
-    return fig
-
-
-def _md(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
-    """A pandas table as GitHub markdown (no extra dependency)."""
-    def cell(v):
-        if isinstance(v, (float, np.floating)):
-            return "" if np.isnan(v) else floatfmt.format(v)
-        if v is None:
-            return ""
-        return str(v)
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    sep = "| " + " | ".join("---" for _ in df.columns) + " |"
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, sep, *body])
-
-
-SCALE_COLUMNS = ["scorer", "n_tools", "build_s", "p50_ms", "p95_ms", "speedup_vs_naive",
-                 "speedup_interleaved", "index_mb", "traced_peak_mb", "maxrss_mb",
-                 "first_encode_s", "cached_load_s", "model_load_s"]
-
-
-def _notes(scale: pd.DataFrame, sweeps: pd.DataFrame | None) -> list[str]:
-    """Plain-language observations computed from the tables."""
-    notes = []
-    lo, hi = scale.n_tools.min(), scale.n_tools.max()
-    p50 = scale.pivot_table(index="scorer", columns="n_tools", values="p50_ms")
-    if lo in p50.columns and hi in p50.columns:
-        growth = (p50[hi] / p50[lo]).dropna()
-        lexical = [s for s in ("jaccard", "bm25", "tfidf") if s in growth.index]
-        if lexical and "naive" in growth.index:
-            notes.append(
-                f"- From {lo:,} to {hi:,} tools ({hi / lo:.0f}x), the naive loop's median "
-                f"grows {growth['naive']:.0f}x (linear in the registry: it tokenizes every "
-                f"tool per call); the indexed lexical selectors' grows "
-                f"{min(growth[lexical]):.1f}-{max(growth[lexical]):.1f}x: a fixed per-call cost "
-                "(tokenizing the query, Python calls) dominates, and the part that grows is a "
-                "few vectorized passes over the registry (adding the query terms' rows, the "
-                "partition).")
-    naive = scale[scale.scorer == "naive"].set_index("n_tools")
-    if "speedup_interleaved" in naive.columns and hi in naive.index:
-        notes.append(f"- Timed call by call in one process, the indexed `jaccard` selector is "
-                     f"{naive.loc[hi, 'speedup_interleaved']:.0f}x faster than the naive loop at "
-                     f"{hi:,} tools (lower than the separate-process ratio, probably because "
-                     "alternating with the naive loop evicts the index from the CPU caches).")
-    if "load_avg_1m" in scale.columns:
-        loads = pd.concat([scale.load_avg_1m] + ([sweeps.load_avg_1m] if sweeps is not None
-                                                  and "load_avg_1m" in sweeps else []))
-        notes.append(f"- The machine was shared while measuring (1-minute load average "
-                     f"{loads.min():.1f}-{loads.max():.1f} on {os.cpu_count()} CPUs), which "
-                     "inflates p95s and the embedding timings most (ONNX uses both cores).")
-    return notes
-
-
-def write_report(out_dir: str | os.PathLike) -> Path:
-    """The latency plot and ``README.md`` of ``out_dir`` from its ``scale.csv``/``sweep.csv``."""
-    import json
-    out = Path(out_dir)
-    scale_path, sweep_path = out / "scale.csv", out / "sweep.csv"
-    scale = scale_table(pd.read_csv(scale_path)) if scale_path.exists() else None
-    sweeps = pd.read_csv(sweep_path) if sweep_path.exists() else None
-    machine = json.loads((out / "machine.json").read_text()) if (out / "machine.json").exists() \
-        else machine_info()
-    lines = ["# Scale benchmark", "",
-             "Generated by `make benchmark` (`benchmarks/bench_scale.py`, "
-             "`benchmarks/bench_sweep.py`); not part of `make report`: timings vary from run "
-             "to run and machine to machine.", "",
-             "Machine: " + ", ".join(f"{k} {v}" for k, v in machine.items()) + ".", "",
-             "Registries: `data/registry.json` (61 tools, its 30 queries) and deterministic "
-             "synthetic registries from `toolsel.synthetic` (1,000 / 4,000 / 10,000 tools from "
-             "many made-up servers, seed 0, 500 queries). top_k = 10, always-include = the "
-             "registry's filesystem core. Latency is one full `Selector.select` call (scoring, "
-             "top-k, names); for `embedding` it includes encoding the query. The naive "
-             "baseline is the article's `select_tools` with the `jaccard` hook (it re-tokenizes "
-             "every tool on every call), timed call by call against the indexed `jaccard` "
-             "selector in the same process (their selections are checked equal): "
-             "`speedup_interleaved` on the naive rows is that ratio of medians; "
-             "`speedup_vs_naive` = naive p50 / scorer p50 at the same size. Each "
-             "configuration runs in its own process: `maxrss_mb` is that process's peak resident memory (interpreter, "
-             "libraries and, for `embedding`, the ONNX model included); `traced_peak_mb` is "
-             "the Python-allocated peak of building the index and answering 20 queries "
-             "(tracemalloc; ONNX runtime memory is not traced).", ""]
-    if scale is not None:
-        cols = [c for c in SCALE_COLUMNS if c in scale.columns]
-        fig = plot_latency_vs_tools(scale)
-        from ..report.plots import save_figure
-        save_figure(fig, out, "latency_vs_tools")
-        lines += ["## Select latency, build time and memory", "",
-                  "![latency vs registry size](latency_vs_tools.png)", "",
-                  _md(scale[cols]), ""]
-    if sweeps is not None:
-        lines += ["## Sweeps", "",
-                  "`toolsel.eval.sweep` with 4 scorers (jaccard, bm25, tfidf, embedding) × 6 top_k "
-                  "values (1, 3, 5, 10, 20, 30) on a synthetic registry; fitting included, the "
-                  "embedding model loaded beforehand. `cache=cold`: tool vectors encoded "
-                  "(fresh cache directory); `warm`: read from the cache. Query vectors are "
-                  "always encoded.", "", _md(sweeps), ""]
-    if scale is not None:
-        lines += ["## Targets (issue 4)", "", _md(targets_table(scale, sweeps)), ""]
-        lines += ["## Reading the numbers", "", *_notes(scale, sweeps), ""]
-    path = out / "README.md"
-    path.write_text("\n".join(lines))
-    return path

@@ -41,7 +41,7 @@ from ..eval.metrics import count_tokens, definition_json
 
 __all__ = ["Block", "Prices", "CacheUsage", "DEFAULT_SYSTEM_PROMPT", "prefix_cache_usage",
            "request_blocks", "cost_table", "cost_totals", "fewer_tokens_cost_more",
-           "cost_sensitivity", "plot_cost", "plot_conversation_requests"]
+           "cost_sensitivity"]
 
 #: A plain agent system prompt (about 60 tokens), the same for every strategy.
 DEFAULT_SYSTEM_PROMPT = (
@@ -243,73 +243,3 @@ def cost_sensitivity(replays: Sequence[Replay], *, prices: Sequence[Prices] = (P
     return pd.concat(frames, ignore_index=True)
 
 
-def plot_conversation_requests(table: pd.DataFrame, conversation_id: str, *, axes=None,
-                               title: str | None = None):
-    """One panel per strategy: each request's input tokens stacked by cache treatment.
-
-    The figure is titled with the conversation (``title``, default its id); the legend sits
-    below the panels. Colours are :data:`toolsel.report.plots.CACHE_COLORS`.
-    """
-    import numpy as np
-
-    from ..report.plots import CACHE_COLORS, CACHE_LABELS, pyplot
-    plt = pyplot()
-    conv = table[table["conversation_id"] == conversation_id]
-    groups = list(conv.groupby(["strategy", "policy"], sort=False))
-    if axes is None:
-        _, axes = plt.subplots(1, len(groups), figsize=(4 * len(groups), 3.8), sharey=True,
-                               squeeze=False)
-        axes = axes[0]
-    for ax, ((strategy, policy), g) in zip(axes, groups):
-        x = np.arange(len(g))
-        bottom = np.zeros(len(g))
-        for col, color in CACHE_COLORS.items():
-            vals = g[col].to_numpy(dtype=float)
-            ax.bar(x, vals, 0.7, bottom=bottom, color=color, label=CACHE_LABELS[col])
-            bottom += vals
-        ax.set_xticks(x, [f"t{t}" + (f".{s}" if s else "") for t, s in zip(g["turn"], g["step"])],
-                      fontsize=7)
-        ax.set_xlabel("request (turn.discover step)")
-        ax.set_title(f"{strategy} {policy}".strip() + f": cost {g['cost'].sum():,.0f}",
-                     fontsize=9)
-    axes[0].set_ylabel("input tokens per request")
-    fig = axes[0].figure
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8,
-               bbox_to_anchor=(0.5, -0.08), frameon=False)
-    fig.suptitle(title or f"Conversation {conversation_id}: input tokens of every request",
-                 fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-def plot_cost(totals: pd.DataFrame, *, ax=None, label: str = "strategy"):
-    """Stacked bars of uncached / cache-write / cache-read tokens per strategy, with the cost
-    (base-token equivalents) as markers on a second axis."""
-    import numpy as np
-
-    from ..report.plots import CACHE_COLORS, CACHE_LABELS, pyplot
-    plt = pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 4.5))
-    names = [f"{r['strategy']}\n{r['policy']}" if r.get("policy") else r["strategy"]
-             for _, r in totals.iterrows()] if label == "strategy" else list(totals[label])
-    x = np.arange(len(totals))
-    bottom = np.zeros(len(totals))
-    for col, color in CACHE_COLORS.items():
-        vals = totals[col].to_numpy(dtype=float) / 1000
-        ax.bar(x, vals, 0.6, bottom=bottom, color=color, label=CACHE_LABELS[col])
-        bottom += vals
-    ax.set_xticks(x, names, fontsize=8)
-    ax.set_ylabel("input tokens over all conversations (thousands)")
-    ax.set_xlabel("strategy")
-    ax2 = ax.twinx()
-    ax2.plot(x, totals["cost"].to_numpy(dtype=float) / 1000, "kD", label="cost")
-    ax2.set_ylabel("cost (thousand base-input-token equivalents)")
-    ax2.set_ylim(0, None)
-    h1, l1 = ax.get_legend_handles_labels()
-    h2, l2 = ax2.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15),
-              ncol=len(l1) + len(l2), frameon=False)
-    ax.set_title("Input tokens by cache treatment, and their cost")
-    return ax.figure

@@ -30,8 +30,7 @@ from ..eval.metrics import evaluate, group_means, tool_costs
 from ..eval.sweep import sweep
 
 __all__ = ["assign_splits", "filter_split", "multi_tool_metrics", "summarize_requests",
-           "noise_curve", "summarize_noise", "plot_noise_curve", "plot_multi_tool",
-           "write_table", "FLOAT_FORMAT"]
+           "noise_curve", "summarize_noise", "write_table", "FLOAT_FORMAT"]
 
 FLOAT_FORMAT = "%.6f"
 
@@ -240,7 +239,7 @@ def summarize_noise(curve: pd.DataFrame) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------------------------
-# tables and figures
+# writing tables
 
 
 def write_table(df: pd.DataFrame, path: str | Path) -> Path:
@@ -253,9 +252,3 @@ def write_table(df: pd.DataFrame, path: str | Path) -> Path:
     return _write_table(df, path, float_format=FLOAT_FORMAT)
 
 
-def __getattr__(name: str):
-    # the figures moved to toolsel.report.plots (eval never imports report at load time)
-    if name in ("plot_noise_curve", "plot_multi_tool"):
-        from ..report import plots
-        return getattr(plots, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from ..data import Query
@@ -45,7 +44,7 @@ from ..integrations.anthropic_runs import (LABELS_FILE, Call, Exchange, Run, Run
 __all__ = [
     "Exchange", "Search", "Call", "Run", "RunSet", "RunsReport",
     "load_runs", "evaluate_runs", "format_stage_table",
-    "plot_cost_split", "TASK_COLUMNS", "STAGE_COLUMNS", "LABELS_FILE",
+    "TASK_COLUMNS", "STAGE_COLUMNS", "LABELS_FILE",
 ]
 
 
@@ -324,37 +323,3 @@ def format_stage_table(stages: pd.DataFrame) -> str:
     lines.append(fmt(names))
     lines.extend(fmt(b) for b in body)
     return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------------------------
-# figure
-
-
-def plot_cost_split(report: RunsReport, ax=None):
-    """Stacked bars of input tokens per task and run: uncached, cache write, cache read.
-
-    Every request of the task is counted. Returns the matplotlib Axes.
-    """
-    from ..report.plots import CACHE_COLORS, CACHE_LABELS, pyplot
-    plt = pyplot()
-
-    df = report.tasks
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 0.45 * len(df) + 1.5))
-    labels = [f"{t} · {r}" for t, r in zip(df["task_id"], df["run"])]
-    y = np.arange(len(df))[::-1]
-    left = np.zeros(len(df))
-    parts = [("input_uncached", CACHE_LABELS["uncached"], CACHE_COLORS["uncached"]),
-             ("cache_write", CACHE_LABELS["cache_write"], CACHE_COLORS["cache_write"]),
-             ("cache_read", CACHE_LABELS["cache_read"], CACHE_COLORS["cache_read"])]
-    for col, name, color in parts:
-        values = df[col].to_numpy(dtype=float)
-        ax.barh(y, values, left=left, color=color, label=name)
-        left += values
-    ax.set_yticks(y, labels)
-    ax.set_xlabel("input tokens, summed over every request of the task (tokens)")
-    ax.set_ylabel("task · run")
-    ax.set_title("Where the input of each recorded run went")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 1.2 / (0.45 * len(df) + 1.5)),
-              ncol=3, frameon=False)
-    return ax
