@@ -36,7 +36,8 @@ from pathlib import Path
 import pandas as pd
 
 from toolsel import load_queries, load_registry
-from toolsel.tables.compare_styles import compare_styles, load_style
+from toolsel.datasets import load_style
+from toolsel.tables.compare_styles import compare_styles
 from toolsel.scorers.embedding import MODELS, QUERY_CACHE, EmbeddingScorer
 from toolsel.scorers.fusion import DefaultScorer
 from toolsel.synthetic import synthetic_registry

@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from toolsel import load_queries, load_registry
-from toolsel.tables.compare_styles import SINGLE_SCORERS, load_style
+from toolsel.datasets import load_style
+from toolsel.tables.compare_styles import SINGLE_SCORERS
 from toolsel.eval.tuning import (choose, concat_tables, evaluate_variants, paired_differences,
                                  query_metrics)
 from toolsel.scorers.fusion import FusionScorer

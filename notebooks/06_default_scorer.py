@@ -75,9 +75,9 @@ import pandas as pd
 
 from IPython.display import Markdown, display
 
-from toolsel.tables.compare_styles import (SINGLE_SCORERS, compare_styles, given_style, load_styles,
-                                           versus_best)
-from toolsel.tables.discovery import filter_split
+from toolsel.datasets import given_style, load_styles
+from toolsel.tables.compare_styles import SINGLE_SCORERS, compare_styles, versus_best
+from toolsel.datasets import filter_split
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_style_comparison, save_figure, setup_style
 from toolsel.scorers.fusion import FusionScorer, split_clauses

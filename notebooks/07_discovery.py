@@ -29,7 +29,7 @@
 # `category` and a `split`.
 #
 # **Dev and test.** The split is a fixed rule decided before any scoring (within each category,
-# alternate dev, test, dev, ... in file order; `toolsel.tables.discovery.assign_splits`). Scorer
+# alternate dev, test, dev, ... in file order; `toolsel.datasets.assign_splits`). Scorer
 # settings and description repairs (notebook 09) are chosen on `dev`. **Every number in this
 # report is on the `test` split** unless a table says otherwise. (On a request file without
 # splits, the report uses every request and says so.)
@@ -62,9 +62,10 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
-from toolsel.tables.discovery import (assign_splits, filter_split, multi_tool_metrics, noise_curve,
-                               plot_multi_tool, plot_noise_curve, summarize_noise,
-                               summarize_requests, write_table)
+from toolsel.datasets import assign_splits, filter_split
+from toolsel.tables.discovery import (multi_tool_metrics, noise_curve, plot_multi_tool,
+                                      plot_noise_curve, summarize_noise, summarize_requests,
+                                      write_table)
 from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import markdown as md
 from toolsel.report.plots import save_figure, setup_style
@@ -89,7 +90,7 @@ if not has_split:
                      "request (nothing was held back to choose settings on)."))
 elif not follows_rule:
     display(Markdown("Note: this file's splits do not follow the documented rule (alternate "
-                     "within category, `toolsel.tables.discovery.assign_splits`); they are used "
+                     "within category, `toolsel.datasets.assign_splits`); they are used "
                      "as given."))
 qs = filter_split(all_requests, split)
 # top_k values at or above the number of filtered tools all send everything: keep the first

@@ -74,8 +74,9 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import Selector, load_registry
-from toolsel.tables.conversations import (POLICIES, STRATEGIES, detector_agreement, load_conversations,
-                                   replay, replay_summary, replay_table)
+from toolsel.datasets import load_conversations
+from toolsel.tables.conversations import (POLICIES, STRATEGIES, detector_agreement, replay,
+                                          replay_summary, replay_table)
 from toolsel.tables.cost import (Prices, cost_sensitivity, cost_table, cost_totals,
                                  fewer_tokens_cost_more)
 from toolsel.tables.discovery import write_table

@@ -62,9 +62,10 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry, sweep
-from toolsel.tables.compare import (apply_repairs, compare_registries, held_back_terms,
-                                  load_repairs, repair_table)
-from toolsel.tables.discovery import filter_split, write_table
+from toolsel.datasets import load_repairs
+from toolsel.tables.compare import apply_repairs, compare_registries, held_back_terms, repair_table
+from toolsel.datasets import filter_split
+from toolsel.tables.discovery import write_table
 from toolsel.tables.failure_modes import classify_misses, repair_hints
 from toolsel.eval.stats import paired_comparison
 from toolsel.report import markdown as md

@@ -57,8 +57,9 @@ import matplotlib
 import pandas as pd
 from IPython.display import Markdown, display
 
-from toolsel.tables.compare_styles import given_style, load_style
-from toolsel.tables.discovery import filter_split, write_table
+from toolsel.datasets import given_style, load_style
+from toolsel.datasets import filter_split
+from toolsel.tables.discovery import write_table
 from toolsel.eval.policies import (beats_top_k, best_at_comparable_payload, default_grid,
                                    dev_choice, evaluate_policies, frontier, summarize_policies)
 from toolsel.eval.stats import paired_comparison

@@ -9,8 +9,9 @@ import pytest
 
 from toolsel import DataError, Query, Registry, load_queries
 from toolsel.cli import main
+from toolsel.datasets import load_repairs
 from toolsel.tables.compare import (apply_repairs, compare_registries, compare_scorers,
-                             held_back_terms, load_repairs, repair_table)
+                                    held_back_terms, repair_table)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -9,7 +9,8 @@ import pytest
 
 from toolsel import get_scorer
 from toolsel.report.plots import plot_style_comparison
-from toolsel.tables.compare_styles import STYLES, compare_styles, load_style, load_styles, versus_best
+from toolsel.datasets import STYLES, load_style, load_styles
+from toolsel.tables.compare_styles import compare_styles, versus_best
 from toolsel.ranking import ranks_of
 
 ROOT = Path(__file__).resolve().parents[1]

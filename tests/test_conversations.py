@@ -9,10 +9,10 @@ import pytest
 
 from toolsel import DataError, Registry, Selector
 from toolsel.cli import main
-from toolsel.tables.conversations import (DISCOVER_TOOL, Conversation, Turn, detector_agreement,
-                                   load_conversations,
-                                   looks_context_dependent, replay, replay_summary,
-                                   replay_table)
+from toolsel.datasets import Conversation, Turn, load_conversations
+from toolsel.tables.conversations import (DISCOVER_TOOL, detector_agreement,
+                                          looks_context_dependent, replay, replay_summary,
+                                          replay_table)
 from toolsel.eval.metrics import count_tokens, definition_json
 
 DATA = Path(__file__).resolve().parents[1] / "data"

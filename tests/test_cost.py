@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from toolsel import Registry, Selector
-from toolsel.tables.conversations import Conversation, Turn, replay
+from toolsel.datasets import Conversation, Turn
+from toolsel.tables.conversations import replay
 from toolsel.report.plots import plot_conversation_requests, plot_cost
 from toolsel.tables.cost import (Block, CacheUsage, Prices, cost_sensitivity, cost_table, cost_totals,
                                  fewer_tokens_cost_more, prefix_cache_usage, request_blocks)

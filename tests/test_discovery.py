@@ -10,9 +10,9 @@ import pytest
 from toolsel import Query, Tool, load_queries
 from toolsel.cli import main
 from toolsel.report.plots import plot_multi_tool, plot_noise_curve
-from toolsel.tables.discovery import (assign_splits, filter_split, multi_tool_metrics, noise_curve,
-                               summarize_noise,
-                               summarize_requests)
+from toolsel.datasets import assign_splits, filter_split
+from toolsel.tables.discovery import (multi_tool_metrics, noise_curve, summarize_noise,
+                                      summarize_requests)
 from toolsel.eval.metrics import count_tokens, definition_json
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -13,10 +13,10 @@ import pytest
 from toolsel import Tool, load_queries
 from toolsel.cli import main as toolsel
 from toolsel.data import DataError, Registry
-from toolsel.tables.discovery import assign_splits
+from toolsel.datasets import assign_splits
+from toolsel.datasets import read_labeled
 from toolsel.tables.labeling import (append_query, file_ids, label_impact, near_duplicates,
-                                   new_record, next_id, rank_for_labeling, read_labeled,
-                                   resolve_picks)
+                                     new_record, next_id, rank_for_labeling, resolve_picks)
 
 TOOLS = [
     Tool("weather_lookup", "current weather for a city"),

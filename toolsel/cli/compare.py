@@ -26,8 +26,9 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("compare", "run one suite on two registry versions; list found/lost tools and rank "
          "moves per query", _args)
 def _run(args: argparse.Namespace) -> int:
-    from ..tables.compare import apply_repairs, compare_registries, load_repairs
-    from ..tables.discovery import filter_split
+    from ..datasets import load_repairs
+    from ..tables.compare import apply_repairs, compare_registries
+    from ..datasets import filter_split
     if args.top_k < 1:
         raise ValueError(f"--top-k must be >= 1, got {args.top_k}")
     reg_a = load_registry(args.registry_a)

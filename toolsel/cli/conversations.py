@@ -32,7 +32,8 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("conversations", "replay labeled conversations: availability, discover calls, pins, "
          "payload and prompt-cache-aware cost per strategy", _args)
 def _run(args: argparse.Namespace) -> int:
-    from ..tables.conversations import STRATEGIES, load_conversations, replay, replay_summary, replay_table
+    from ..datasets import load_conversations
+    from ..tables.conversations import STRATEGIES, replay, replay_summary, replay_table
     from ..tables.cost import Prices, cost_table, cost_totals
     from ..tables.discovery import write_table
     from ..selection import Selector

@@ -31,8 +31,9 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("discovery", "multi-tool R@k vs Complete@k by category, and recall vs loaded noise",
          _args)
 def _run(args: argparse.Namespace) -> int:
-    from ..tables.discovery import (filter_split, multi_tool_metrics, noise_curve, summarize_noise,
-                            summarize_requests)
+    from ..datasets import filter_split
+    from ..tables.discovery import (multi_tool_metrics, noise_curve, summarize_noise,
+                                    summarize_requests)
     from ..io import check_output_dir, write_set
     if args.out:
         check_output_dir(args.out, _FILES)

@@ -74,8 +74,9 @@ def _print_impact(impact, ks) -> None:
 @command("label", "append one labeled request to a query file (validated, new id, split by "
                   "the rule, near-duplicates flagged) and show what it changes", _args)
 def _run(args: argparse.Namespace) -> int:
+    from ..datasets import read_labeled
     from ..tables.labeling import (append_query, file_ids, label_impact, near_duplicates,
-                                 new_record, rank_for_labeling, read_labeled, resolve_picks)
+                                   new_record, rank_for_labeling, resolve_picks)
     reg = load_registry(args.registry)
     existing = read_labeled(args.queries, reg)
     cache: dict = {}

@@ -27,7 +27,7 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("policies", "fixed top-K, threshold, adaptive K, token budget and two-stage selection "
          "on the recall-vs-payload plane; Pareto-best settings marked", _args)
 def _run(args: argparse.Namespace) -> int:
-    from ..tables.discovery import filter_split
+    from ..datasets import filter_split
     from ..eval.policies import (beats_top_k, default_grid, evaluate_policies, frontier,
                                  summarize_policies)
     from ..io import check_output_dir, write_set

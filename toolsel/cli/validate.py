@@ -36,7 +36,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"{path}: {len(qs)} queries ({multi} need several tools), all expected tools "
               "exist")
     if args.conversations:
-        from ..tables.conversations import load_conversations
+        from ..datasets import load_conversations
     for path in args.conversations:
         convs = load_conversations(path, reg)
         turns = sum(len(c.turns) for c in convs)

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..data import Query
 from ..scorers.base import Scorer
-from ..tables.discovery import filter_split
+from ..datasets import filter_split
 from .stats import paired_comparison
 from .sweep import sweep
 

@@ -324,8 +324,9 @@ class LabelingPanel:
         (the reason is shown in the panel).
         """
         from ..data import DataError
+        from ..datasets import read_labeled
         from ..tables.labeling import (append_query, file_ids, label_impact, near_duplicates,
-                                     new_record, read_labeled)
+                                       new_record)
         text = self.request.value.strip()
         expected = self.picked()
         if not text or not expected:

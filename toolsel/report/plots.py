@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:  # for the annotation only: report reads tables, never the reverse
+    from ..tables.runs import RunsReport
 
 __all__ = ["setup_style", "save_figure", "plot_metric_vs_payload", "plot_recall_vs_payload",
            "plot_complete_vs_payload", "plot_failure_modes", "plot_escape_hatch",

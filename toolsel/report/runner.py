@@ -189,7 +189,7 @@ def check_user_data(data: UserData) -> dict[str, object]:
                 raise DataError(f"--{name}: no labeled queries in the file",
                                 path=getattr(data, name))
     if data.conversations is not None:
-        from ..tables.conversations import load_conversations
+        from ..datasets import load_conversations
         loaded["conversations"] = load_conversations(data.conversations, reg)
     if data.runs is not None:
         from ..tables.runs import load_runs

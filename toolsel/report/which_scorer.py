@@ -14,7 +14,8 @@ import pandas as pd
 
 from ..data import load_registry
 from ..io import write_text
-from ..tables.compare_styles import METRICS, style_dir
+from ..datasets import style_dir
+from ..tables.compare_styles import METRICS
 
 __all__ = ["README_MARKERS", "which_scorer_markdown", "which_scorer_from_reports",
            "update_readme_which_scorer"]

@@ -1,7 +1,7 @@
 """Run the same labeled suite on two versions of a registry and list what changed.
 
 The use case is description repair: a catalog owner reads the misses on ``dev``, rewrites a
-few descriptions (kept as a small patch file, :func:`load_repairs`, applied in memory with
+few descriptions (kept as a small patch file, :func:`toolsel.datasets.load_repairs`, applied in memory with
 :func:`apply_repairs`), and proves on ``test`` that the change finds more required tools
 without losing any. :func:`compare_registries` scores both versions with the same scorer and
 cut-off and reports, per query and required tool, whether it was found or lost and how its
@@ -11,51 +11,17 @@ rank moved.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from ..data import DataError, Query, Registry, Tool, suggest_names
+from ..data import Query, Registry, Tool, suggest_names
 from ..eval.sweep import sweep
 
-__all__ = ["load_repairs", "apply_repairs", "repair_table", "Comparison", "compare_registries",
+__all__ = ["apply_repairs", "repair_table", "Comparison", "compare_registries",
            "compare_scorers", "held_back_terms"]
-
-
-def load_repairs(path: str | Path, registry: Registry | None = None) -> dict[str, str]:
-    """Load a description patch: a JSON object ``{tool name: new description}``.
-
-    With ``registry``, every name must be one of its tools and every description must differ
-    from the current one. Errors name the file, the tool and what was expected.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise DataError("file not found", path=path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON: {exc.msg}", path=path,
-                        location=f"line {exc.lineno}, column {exc.colno}") from None
-    if not isinstance(data, Mapping) or not data:
-        raise DataError("expected a non-empty JSON object {tool name: new description}",
-                        path=path)
-    for name, desc in data.items():
-        loc = f"tool {name!r}"
-        if not isinstance(desc, str) or not desc.strip():
-            raise DataError("expected a non-empty description string", path=path,
-                            location=loc, field="description")
-        if registry is not None:
-            if name not in registry:
-                raise DataError(f"{name!r} is not a tool in the registry"
-                                f"{suggest_names(name, registry.names)}", path=path,
-                                location=loc, field="name")
-            if registry.get(name).description == desc:
-                raise DataError("is the current description; a repair must change it",
-                                path=path, location=loc, field="description")
-    return dict(data)
 
 
 def apply_repairs(registry: Sequence[Tool], repairs: Mapping[str, str]) -> Registry:

@@ -26,75 +26,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import Query, Registry, load_queries, load_registry
+from ..data import Query, Registry
 from ..scorers.base import Scorer
 from ..selection import fitted_scorer
 from ..eval.stats import bootstrap_intervals, paired_comparison
 from ..eval.sweep import sweep
 
-__all__ = ["STYLES", "NEW_STYLES", "SINGLE_SCORERS", "METRICS", "style_dir", "load_style",
-           "load_styles", "StyleComparison", "compare_styles", "versus_best",
-           "given_style"]
+__all__ = ["SINGLE_SCORERS", "METRICS", "StyleComparison", "compare_styles", "versus_best"]
 
-#: The evaluation registry styles shipped in ``data/styles``.
-STYLES = ("api", "plugin", "pooled")
-#: The styles added for issue 15 (marketplace listings, OpenAPI-derived operations), kept out
-#: of :data:`STYLES` so notebook 06 stays fast; notebook 12 evaluates them.
-NEW_STYLES = ("marketplace", "openapi")
 #: The single-signal scorers the default must match.
 SINGLE_SCORERS = ("jaccard", "bm25", "tfidf", "embedding")
 #: Metric columns of the comparison, and the sweep cut-off each is read at.
 METRICS = {"R@5": ("R@k", 5), "Complete@10": ("Complete@k", 10), "MRR": ("RR", 10)}
 _FLOAT_FORMAT = "%.6f"
-_DATA = Path(__file__).resolve().parents[2] / "data" / "styles"
-
-
-def style_dir(style: str, root: str | Path | None = None) -> Path:
-    """The directory of one style (``root`` defaults to the repository's ``data/styles``)."""
-    base = _DATA if root is None else Path(root)
-    path = base / style
-    if not (path / "registry.json").exists():
-        known = sorted(p.name for p in base.iterdir() if (p / "registry.json").exists()) \
-            if base.is_dir() else []
-        raise FileNotFoundError(f"no style {style!r}: {path / 'registry.json'} does not exist"
-                                f" (styles in {base}: {', '.join(known) or 'none'})")
-    return path
-
-
-def load_style(style: str, root: str | Path | None = None, *,
-               split: str | None = None) -> tuple[Registry, list[Query]]:
-    """``(registry, queries)`` of one style; ``split`` keeps only ``dev`` or ``test`` queries."""
-    path = style_dir(style, root)
-    registry = load_registry(path / "registry.json")
-    queries = load_queries(path / "queries.jsonl", registry)
-    if split is not None:
-        if split not in ("dev", "test"):
-            raise ValueError(f"split must be 'dev', 'test' or None, got {split!r}")
-        queries = [q for q in queries if q.split == split]
-        if not queries:
-            raise ValueError(f"{path / 'queries.jsonl'}: no queries with split {split!r}")
-    return registry, queries
-
-
-def load_styles(styles: Sequence[str] = STYLES, root: str | Path | None = None, *,
-                split: str | None = "test") -> dict[str, tuple[Registry, list[Query]]]:
-    """:func:`load_style` for each style, in order."""
-    return {s: load_style(s, root, split=split) for s in styles}
-
-
-def given_style(registry: str | Path, queries: str | Path
-                ) -> tuple[str, tuple[Registry, list[Query]], bool]:
-    """A user's registry and queries as one style: ``(name, (registry, queries), has_split)``.
-
-    The name is the registry file's stem, or its folder's name for a file called
-    ``registry.json`` (``data/styles/plugin/registry.json`` → ``plugin``); ``has_split`` says
-    whether any query carries a dev/test ``split``.
-    """
-    reg = load_registry(registry)
-    qs = load_queries(queries, reg)
-    stem = Path(registry).stem
-    name = stem if stem != "registry" else (Path(registry).resolve().parent.name or stem)
-    return name, (reg, qs), any(q.split for q in qs)
 
 
 @dataclass
@@ -177,7 +121,7 @@ def compare_styles(styles: Mapping[str, tuple[Sequence, Sequence[Query]]],
     Parameters
     ----------
     styles : mapping ``{style: (registry, queries)}``
-        E.g. :func:`load_styles` (test split by default).
+        E.g. :func:`toolsel.datasets.load_styles` (test split by default).
     scorers : scorer names, or a mapping ``{label: name or Scorer}`` (variants of one scorer)
     n_boot, seed : bootstrap resamples and seed (same resamples for every scorer of a style)
     latency_queries : int

@@ -39,21 +39,18 @@ the same under every strategy.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 
-from ..data import (DataError, Registry, Tool, check_tool_names, id_field, load_unique,
-                    text_field)
+from ..data import Registry
+from ..datasets import Conversation
 from ..eval.metrics import count_tokens, definition_json
 from ..selection import DISCOVER_TOOL, Selector
 from ..text import tokenize
 
-__all__ = ["Turn", "Conversation", "load_conversations", "conversation_from_record",
-           "DISCOVER_TOOL", "STRATEGIES", "POLICIES", "looks_context_dependent",
+__all__ = ["DISCOVER_TOOL", "STRATEGIES", "POLICIES", "looks_context_dependent",
            "detector_agreement",
            "ModelRequest", "TurnResult", "Replay", "replay", "replay_table", "replay_summary"]
 
@@ -61,119 +58,8 @@ STRATEGIES = ("eager", "filtered", "deferred")
 POLICIES = ("latest", "carry_if_dependent", "carry_if_labeled")
 
 
-
-@dataclass(frozen=True)
-class Turn:
-    """One user message and the tools needed to serve it.
-
-    ``expected`` may be empty (a "thanks" needs no tool). ``search_terms`` are the phrases a
-    model would pass to ``discover``, in order; ``context_dependent`` labels a message that
-    only makes sense with the previous turns ("do it", "same for Bob").
-    """
-
-    user: str
-    expected: tuple[str, ...] = ()
-    search_terms: tuple[str, ...] = ()
-    context_dependent: bool = False
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """A labeled multi-turn conversation."""
-
-    id: str
-    turns: tuple[Turn, ...]
-    title: str | None = None
-    split: str | None = None
-    tags: tuple[str, ...] = ()
-    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
-
-
 # --------------------------------------------------------------------------------------------
 # loading
-
-_CONV_KEYS = {"id", "turns", "title", "split", "tags"}
-_TURN_KEYS = {"user", "expected", "search_terms", "context_dependent"}
-
-
-def _str_list(value, *, path, loc, field_name, allow_empty=True) -> list[str]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise DataError("expected a list of non-empty strings", path=path, location=loc,
-                        field=field_name)
-    if not allow_empty and not value:
-        raise DataError("is empty; expected at least one", path=path, location=loc,
-                        field=field_name)
-    return value
-
-
-def _turn_from_record(rec: Any, *, path, loc: str, registry: Registry | None) -> Turn:
-    if not isinstance(rec, Mapping):
-        raise DataError(f"expected a turn object, got {type(rec).__name__}", path=path,
-                        location=loc)
-    unknown = sorted(set(rec) - _TURN_KEYS)
-    if unknown:
-        raise DataError(f"unknown key; a turn has {sorted(_TURN_KEYS)}", path=path,
-                        location=loc, field=unknown[0])
-    user = text_field(rec, "user", path=path, loc=loc)
-    if "expected" not in rec:
-        raise DataError("missing; expected a list of tool names ([] for none)", path=path,
-                        location=loc, field="expected")
-    expected = _str_list(rec["expected"], path=path, loc=loc, field_name="expected")
-    check_tool_names(expected, registry, path=path, loc=loc, field="expected")
-    terms = _str_list(rec.get("search_terms", []), path=path, loc=loc,
-                      field_name="search_terms")
-    dependent = rec.get("context_dependent", False)
-    if not isinstance(dependent, bool):
-        raise DataError("expected true or false", path=path, location=loc,
-                        field="context_dependent")
-    return Turn(user, tuple(expected), tuple(terms), dependent)
-
-
-def conversation_from_record(rec: Any, *, path=None, loc: str | None = None,
-                             registry: Registry | None = None) -> Conversation:
-    """Build a :class:`Conversation` from one record, validating every turn.
-
-    Errors name the file, the line, the conversation id, the turn (1-based) and the field,
-    e.g. ``data/conversations.jsonl, line 4 (conversation 'c04'), turn 2: field 'expected':
-    'calendar_move_event' is not a tool in the registry; did you mean ...?``
-    """
-    if not isinstance(rec, Mapping):
-        raise DataError(f"expected a conversation object, got {type(rec).__name__}",
-                        path=path, location=loc)
-    cid = id_field(rec, path=path, loc=loc)
-    loc = f"{loc} (conversation {cid!r})" if loc else f"conversation {cid!r}"
-    unknown = sorted(set(rec) - _CONV_KEYS)
-    if unknown:
-        raise DataError(f"unknown key; a conversation has {sorted(_CONV_KEYS)}", path=path,
-                        location=loc, field=unknown[0])
-    turns = rec.get("turns")
-    if not isinstance(turns, list) or not turns:
-        raise DataError("expected a non-empty list of turn objects", path=path, location=loc,
-                        field="turns")
-    parsed = tuple(_turn_from_record(t, path=path, loc=f"{loc}, turn {i}", registry=registry)
-                   for i, t in enumerate(turns, start=1))
-    split = text_field(rec, "split", path=path, loc=loc, required=False)
-    if split is not None and split not in ("dev", "test"):
-        raise DataError(f"expected 'dev' or 'test', got {split!r}", path=path, location=loc,
-                        field="split")
-    tags = _str_list(rec.get("tags", []), path=path, loc=loc, field_name="tags")
-    return Conversation(cid, parsed, text_field(rec, "title", path=path, loc=loc,
-                                                 required=False), split, tuple(tags))
-
-
-def load_conversations(path: str | Path, registry: Registry | None = None
-                       ) -> list[Conversation]:
-    """Load and validate labeled conversations (JSONL, one conversation a line).
-
-    Format: ``{"id", "turns": [{"user", "expected", "search_terms"?, "context_dependent"?}],
-    "title"?, "split"?, "tags"?}`` (see ``data/README.md``). With ``registry`` every expected
-    name must be one of its tools. Raises :class:`~toolsel.data.DataError` naming the file,
-    line, conversation, turn and field.
-    """
-    return load_unique(path, conversation_from_record, plural="conversations",
-                       label="conversation id", registry=registry)
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,16 +11,15 @@ Three measurements, each a tidy DataFrame first and a summary second:
 - :func:`noise_curve`: a discover/search call returning the top ``n`` (1..10) deferred tools
   scoring above zero, as :meth:`toolsel.selection.Selector.search` does: how many required
   tools it finds against how many irrelevant definitions (and tokens) it loads.
-- :func:`assign_splits`: the fixed dev/test rule used for ``data/requests.jsonl``.
+- :func:`toolsel.datasets.assign_splits`: the fixed dev/test rule used for ``data/requests.jsonl``.
 
 Ties are broken by registry order everywhere (see :mod:`toolsel.ranking`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -29,7 +28,7 @@ from ..eval.engine import Candidates, as_registry, fit_scorers, rank_batches
 from ..eval.metrics import evaluate, group_means, tool_costs
 from ..eval.sweep import sweep
 
-__all__ = ["assign_splits", "filter_split", "multi_tool_metrics", "summarize_requests",
+__all__ = ["multi_tool_metrics", "summarize_requests",
            "noise_curve", "summarize_noise", "write_table", "FLOAT_FORMAT"]
 
 FLOAT_FORMAT = "%.6f"
@@ -37,37 +36,6 @@ FLOAT_FORMAT = "%.6f"
 
 # --------------------------------------------------------------------------------------------
 # splits
-
-
-def assign_splits(records: Sequence[Query | Mapping[str, Any]]) -> list[str]:
-    """The dev/test split rule: alternate within each category, in file order.
-
-    Within each ``category`` (records without one form their own group) the 1st, 3rd, 5th...
-    record goes to ``dev`` and the 2nd, 4th... to ``test``. The rule is fixed, uses no
-    scores, and stratifies by category (each category splits as evenly as it can, dev getting
-    the odd one out).
-    """
-    seen: dict[Any, int] = {}
-    out = []
-    for rec in records:
-        cat = rec.category if isinstance(rec, Query) else rec.get("category")
-        i = seen.get(cat, 0)
-        seen[cat] = i + 1
-        out.append("dev" if i % 2 == 0 else "test")
-    return out
-
-
-def filter_split(queries: Iterable[Query], split: str | None) -> list[Query]:
-    """The queries of ``split`` (``"dev"``/``"test"``), or all of them for ``None``/``"all"``."""
-    queries = list(queries)
-    if split in (None, "all"):
-        return queries
-    if split not in ("dev", "test"):
-        raise ValueError(f"split must be 'dev', 'test' or 'all', got {split!r}")
-    out = [q for q in queries if q.split == split]
-    if not out:
-        raise ValueError(f"no queries in split {split!r}")
-    return out
 
 
 def _always(registry: Registry, always_include) -> frozenset[str]:

@@ -7,7 +7,7 @@ registry and the file's queries (only :func:`append_query` writes):
    ``default`` scorer), so the labeler picks the expected tools from the likely ones;
 2. :func:`new_record`: the line to append: a new unique id (:func:`next_id`, following the
    file's own id pattern), the split by the documented rule
-   (:func:`toolsel.tables.discovery.assign_splits`) when the file is split, unknown tool names
+   (:func:`toolsel.datasets.assign_splits`) when the file is split, unknown tool names
    refused with the closest names suggested;
 3. :func:`near_duplicates`: requests already in the file that say nearly the same thing
    (token Jaccard, and embedding cosine when the embedding model is available);
@@ -29,15 +29,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data import (DataError, Query, Registry, Tool, check_tool_names, load_queries,
-                    query_from_record, read_records)
+from ..data import (DataError, Query, Registry, Tool, check_tool_names, query_from_record,
+                    read_records)
+from ..datasets import assign_splits, read_labeled
 from ..io import write_bytes
 from ..ranking import rank_order, ranks_of
 from ..scorers.base import Scorer, get_scorer
 from ..text import tokenize
-from .discovery import assign_splits
 
-__all__ = ["LABEL_SCORERS", "LABEL_KS", "read_labeled", "file_ids", "rank_for_labeling", "next_id",
+__all__ = ["LABEL_SCORERS", "LABEL_KS", "file_ids", "rank_for_labeling", "next_id",
            "resolve_picks", "new_record", "near_duplicates", "append_query", "label_impact"]
 
 #: Scorers whose view of a new label :func:`label_impact` reports.
@@ -60,15 +60,6 @@ def _fitted(registry: Registry, scorer: str | Scorer, cache: dict | None) -> Sco
     if cache is not None:
         cache[key] = sc
     return sc
-
-
-def read_labeled(path: str | Path, registry: Sequence[Tool]) -> list[Query]:
-    """The queries of ``path`` validated against ``registry``; ``[]`` for a missing or empty
-    file (a labeled set may start from nothing)."""
-    path = Path(path)
-    if not path.exists() or not path.read_text(encoding="utf-8").strip():
-        return []
-    return load_queries(path, _registry(registry))
 
 
 def file_ids(path: str | Path) -> list[str | int]:
@@ -163,7 +154,7 @@ def new_record(query: str, expected: Sequence[str], existing: Sequence[Query],
 
     ``id`` defaults to :func:`next_id` of the file's ids (``ids`` as written, from
     :func:`file_ids`, so integer ids stay integers; else the ids of ``existing``). ``split`` defaults to what the
-    documented rule (:func:`~toolsel.tables.discovery.assign_splits`: alternate within each
+    documented rule (:func:`~toolsel.datasets.assign_splits`: alternate within each
     category in file order) gives the new last line, when the file has splits; a file without
     any split gets none. Extra ``fields`` (``domain``, ``phrasing``, ``tags``,
     ``search_term``...) are kept. Raises :class:`DataError` for an unknown tool name (with the

@@ -14,7 +14,7 @@ below) is offered by more than one provider, the request names the provider (one
 ``aliases``), as users of a marketplace subscription do ("check it on SkyCast"); when only one
 provider offers it, the request need not. ``check()`` enforces this rule on every request.
 
-Splits: ``assign_splits`` of ``toolsel.discovery`` (alternate dev/test within each category, in
+Splits: ``assign_splits`` of ``toolsel.datasets`` (alternate dev/test within each category, in
 file order), reimplemented below so the script runs without the package.
 
 Deterministic (no randomness, no network): run from the repository root with
@@ -909,7 +909,7 @@ def check(requests, cap_of: dict[str, str], aliases: dict[str, list[str]]) -> No
 
 
 def assign_splits(categories: list[str]) -> list[str]:
-    """toolsel.discovery.assign_splits: alternate dev/test within each category."""
+    """toolsel.datasets.assign_splits: alternate dev/test within each category."""
     seen: dict[str, int] = {}
     out = []
     for cat in categories:

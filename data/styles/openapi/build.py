@@ -18,7 +18,7 @@ only one service answers to (``aliases`` below, checked unique), as users of man
 systems do ("in the billing system", "on Shipfast"); ``check()`` enforces it. The operation
 within the service is implied by the wording (entities, verbs, filters), not copied.
 
-Splits: ``assign_splits`` of ``toolsel.discovery`` (alternate dev/test within each category,
+Splits: ``assign_splits`` of ``toolsel.datasets`` (alternate dev/test within each category,
 in file order), reimplemented below so the script runs without the package.
 
 Deterministic (no randomness, no network): run from the repository root with
@@ -841,7 +841,7 @@ def check(requests, tools: list[dict], aliases: dict[str, list[str]]) -> None:
 
 
 def assign_splits(categories: list[str]) -> list[str]:
-    """toolsel.discovery.assign_splits: alternate dev/test within each category."""
+    """toolsel.datasets.assign_splits: alternate dev/test within each category."""
     seen: dict[str, int] = {}
     out = []
     for cat in categories:
