@@ -53,7 +53,6 @@ from toolsel.tables.scenario import ARTICLE_TOOLS, article_scenario, scenario_to
 from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import find_notebooks, notebook_title
 from toolsel.report import markdown as md
-from toolsel.report.html import escape_md, md_code
 from toolsel.report.runner import distinct_top_k, headline_k, top_k_note
 
 out = Path(out_dir)
@@ -119,7 +118,7 @@ note = top_k_note(ks, dropped, n_candidates)
 display(Markdown(md.table(table, max_rows=None, align={c: "right" for c in table.columns[1:]})
                  + f"\n\n{len(qs)} queries; as CSV: "
                  f"[headline.csv]({out.name}/headline.csv)."
-                 + (f"\n\n*{escape_md(note)}*" if note else "")))
+                 + (f"\n\n*{md.escape(note)}*" if note else "")))
 
 # %%
 if scenario_tools_present(reg):
@@ -128,11 +127,11 @@ if scenario_tools_present(reg):
         "**Escape hatch, the article's 3-turn scenario** (K=1, Jaccard): the model sees "
         + ", ".join(str(len(t.sent)) for t in turns) + " tools on the three turns; after its "
         "one `discover_tools` call the conversation's pins are "
-        + ", ".join(md_code(p) for p in turns[-1].pinned) + "."))
+        + ", ".join(md.code(p) for p in turns[-1].pinned) + "."))
 else:
     turns = None
     display(Markdown("*The article's 3-turn escape-hatch scenario is skipped: it needs the "
-                     "tools " + ", ".join(md_code(n) for n in ARTICLE_TOOLS)
+                     "tools " + ", ".join(md.code(n) for n in ARTICLE_TOOLS)
                      + ", which this registry does not have.*"))
 
 # %% [markdown]

@@ -53,7 +53,7 @@ from toolsel import load_queries, load_registry, sweep
 from toolsel.tables.failure_modes import MODES, classify_misses, mode_counts, repair_hints
 from toolsel.tables.replication import ARTICLE_MISSES, is_article_benchmark
 from toolsel.report import markdown as md
-from toolsel.report.html import escape_md, md_table
+from toolsel.report.html import md_table
 from toolsel.report.plots import plot_failure_modes, save_figure, setup_style
 from toolsel.report.runner import headline_k
 
@@ -82,7 +82,7 @@ display(Markdown(f"At K={k}: **{len(classified)} misses** (required tools not se
 # %%
 def _sent(row) -> str:
     siblings = set(str(row.siblings_sent).split(";"))
-    return ", ".join(f"**{escape_md(n)}**" if n in siblings else escape_md(n)
+    return ", ".join(f"**{md.escape(n)}**" if n in siblings else md.escape(n)
                      for n in str(row.sent_instead).split(";"))
 
 
@@ -92,7 +92,7 @@ table = pd.DataFrame({"query": rows["query"], "expected": rows["expected"],
                       "rank": rows["rank"],
                       "sent instead (best first)": [_sent(r) for _, r in rows.iterrows()],
                       "failure mode": rows["mode"]})
-display(Markdown(f"**{escape_md(first)}** at K={k}: "
+display(Markdown(f"**{md.escape(first)}** at K={k}: "
                  + (md_table(table, code=["expected"], raw=["sent instead (best first)"])
                     if len(rows) else "no misses.")))
 

@@ -50,7 +50,6 @@ from toolsel.tables.replication import is_article_benchmark
 from toolsel.tables.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scenario, escape_hatch,
                                    scenario_table, scenario_tools_present)
 from toolsel.report import markdown as md
-from toolsel.report.html import escape_md, md_code
 from toolsel.report.plots import plot_escape_hatch, save_figure, setup_style
 from toolsel.report.runner import headline_k
 from toolsel.text import content_words
@@ -87,15 +86,15 @@ if scenario:
         link=f"{out.name}/scenario.csv")))
 else:
     display(Markdown("*Skipped: the article's conversation needs the tools "
-                     + ", ".join(md_code(n) for n in ARTICLE_TOOLS)
+                     + ", ".join(md.code(n) for n in ARTICLE_TOOLS)
                      + ", which this registry does not have.*"))
 
 # %%
 if scenario:
     hit = next(t for t in turns if t.discover_query)
     display(Markdown(f"On turn {hit.turn} the model calls `discover_tools` with "
-                     f"\"{escape_md(hit.discover_query)}\"; the tool answers: "
-                     f"\"{escape_md(hit.tool_result)}\""))
+                     f"\"{md.escape(hit.discover_query)}\"; the tool answers: "
+                     f"\"{md.escape(hit.tool_result)}\""))
 
 # %% [markdown]
 # Turn 2 shares no content word with the calculator's description ("evaluate a basic
@@ -112,8 +111,8 @@ if scenario:
     other_chat = selector.session()
     other_sent = other_chat.select("translate hello to French")
     display(Markdown("Another conversation over the same selector, same turn 3: the model "
-                     "sees " + ", ".join(md_code(n) for n in other_sent) + "; pinned: "
-                     + (", ".join(md_code(n) for n in other_chat.pinned) or "nothing") + "."))
+                     "sees " + ", ".join(md.code(n) for n in other_sent) + "; pinned: "
+                     + (", ".join(md.code(n) for n in other_chat.pinned) or "nothing") + "."))
 
 # %%
 if scenario:
@@ -214,7 +213,7 @@ display(Markdown(
 # %%
 j = s.loc[scorers[0]]
 display(Markdown(
-    f"With **{escape_md(scorers[0])}** at K={k}: {int(j.misses)} misses in {int(j.queries_with_miss)} "
+    f"With **{md.escape(scorers[0])}** at K={k}: {int(j.misses)} misses in {int(j.queries_with_miss)} "
     f"queries. One call with the user's words recovers {int(j.recovered_literal)}; with only "
     f"unseen tools {int(j.recovered_literal_unseen)}; with the query's content words (no "
     f"labels) {int(j.recovered_content_words)}, raising Complete@{k} from "

@@ -50,7 +50,6 @@ from toolsel import load_queries, load_registry
 from toolsel.eval.metrics import payload_chars
 from toolsel.report import markdown as md
 from toolsel.report.explorer import build_explorer, rankings_markdown
-from toolsel.report.html import escape_md
 from toolsel.report.runner import headline_k
 
 out = Path(out_dir)
@@ -59,15 +58,15 @@ reg = load_registry(registry)
 k = headline_k(top_k, len(reg) - len(set(always_include)))
 if expected and expected not in reg:
     first = load_queries(queries, reg)[0] if queries else None
-    display(Markdown(f"*This registry has no {escape_md(expected)}: showing "
-                     + (f"the first labeled query, \"{escape_md(first.query)}\".*" if first
+    display(Markdown(f"*This registry has no {md.escape(expected)}: showing "
+                     + (f"the first labeled query, \"{md.escape(first.query)}\".*" if first
                         else "the default query, with no tool to look for.*")))
     query, expected = (first.query, first.expected[0]) if first else (query, "")
 
 explorer = build_explorer(reg, scorers, query=query, top_k=k,
                           always_include=always_include)
 views = explorer.update()
-display(Markdown(f"**Query:** \"{escape_md(query)}\" · **top_k** = {k}"
+display(Markdown(f"**Query:** \"{md.escape(query)}\" · **top_k** = {k}"
                  + (f" · looking for {md.code(expected)}" if expected else "")))
 display(explorer.widget)
 

@@ -216,13 +216,14 @@ def test_notebook_needs_from_metadata(tmp_path):
 # escaping and sanitizing (issue 13, item 1)
 
 
-def test_escape_md_and_md_table_render_data_as_text():
-    from toolsel.report.html import escape_md, md_code, md_table
+def test_escape_code_and_md_table_render_data_as_text():
+    from toolsel.report.html import md_table
+    from toolsel.report.markdown import code, escape
     evil = "evil<img src=x onerror=alert(2)>"
-    assert escape_md(evil) == r"evil&lt;img src=x onerror=alert\(2\)&gt;"
-    assert escape_md("a|b *c* `d` [e](f) $g$ #h\nnext") == \
+    assert escape(evil) == r"evil&lt;img src=x onerror=alert\(2\)&gt;"
+    assert escape("a|b *c* `d` [e](f) $g$ #h\nnext") == \
         r"a\|b \*c\* \`d\` \[e\]\(f\) \$g\$ \#h next"
-    assert md_code("x|<y>") == "<code>x&#124;&lt;y&gt;</code>"
+    assert code("x|<y>") == "<code>x&#124;&lt;y&gt;</code>"
     t = md_table(pd.DataFrame({"query": ["<script>alert(1)</script>"], "tool": [evil],
                                "R": [0.5], "raw": ["**b**"]}), code=["tool"], raw=["raw"])
     lines = t.splitlines()

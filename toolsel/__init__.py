@@ -22,8 +22,6 @@ from .selection import Selector, Session, discover, jaccard, select_tools
 from .text import tokenize
 from .eval.sweep import SweepResult, sweep
 
-from ._compat import install_aliases
-
 __version__ = "0.1.0"
 
 __all__ = [
@@ -36,5 +34,3 @@ __all__ = [
     "payload_chars", "payload_tokens", "payload_reduction",
     "sweep", "SweepResult",
 ]
-
-install_aliases()

@@ -1,8 +1,9 @@
 """Data strings into Markdown and HTML, safely: escaping for notebooks, sanitizing for export.
 
 Tool names, descriptions and query text come from the user's files. Anything of theirs that a
-notebook puts into ``Markdown(...)`` goes through :func:`escape_md` (prose, table cells) or
-:func:`md_code` (a name shown as code); :func:`md_table` builds a whole table that way. The
+notebook puts into ``Markdown(...)`` goes through :func:`toolsel.report.markdown.escape` (prose,
+table cells) or :func:`toolsel.report.markdown.code` (a name shown as code); :func:`md_table`
+builds a whole table that way. The
 HTML export then runs every Markdown cell and HTML output through :func:`sanitize_html`, so a
 string a notebook forgot to escape shows as text, never as a live tag or handler.
 """
@@ -15,16 +16,8 @@ import pandas as pd
 
 from . import markdown
 
-__all__ = ["escape_md", "md_code", "md_table", "sanitize_html"]
+__all__ = ["md_table", "sanitize_html"]
 
-def escape_md(text: object) -> str:
-    """The same as :func:`toolsel.report.markdown.escape` (one escaping rule for every page)."""
-    return markdown.escape(text)
-
-
-def md_code(text: object) -> str:
-    """The same as :func:`toolsel.report.markdown.code`."""
-    return markdown.code(text)
 
 
 def md_table(df: pd.DataFrame, *, code: Iterable[str] = (), raw: Iterable[str] = (),
