@@ -176,12 +176,13 @@ _ = save_figure(fig, out, "policy_frontier")
 # %%
 pareto = test_summary[test_summary["pareto"]].sort_values(
     ["style", "payload_tokens"], kind="stable")
-pareto = pareto[["style", "policy", "config", "R", "Complete", "n_sent", "payload_tokens",
+pareto = pareto[["style", "policy", "config", "R@sent", "Complete@sent", "n_sent", "payload_tokens",
                  "payload_reduction"]]
 write_table(pareto, out / "policy_frontier.csv")
 display(Markdown("The Pareto-best points on test, per style, fewest tokens first:\n\n"
                  + md.table(pareto.rename(columns={
-                     "config": "setting", "R": "R (sent)", "n_sent": "tools sent",
+                     "config": "setting", "R@sent": "R (sent)", "Complete@sent": "Complete",
+                     "n_sent": "tools sent",
                      "payload_tokens": "tokens sent", "payload_reduction": "payload reduction"}),
                      {"R (sent)": "{:.1%}", "Complete": "{:.1%}", "tools sent": "{:.1f}",
                       "tokens sent": "{:,.0f}", "payload reduction": "{:.1%}"},
@@ -198,9 +199,9 @@ verdict = beats_top_k(test_summary, by="style")
 write_table(verdict, out / "policy_verdict.csv")
 display(Markdown(md.table(verdict.rename(columns={
     "beats": "beats top-K", "n_winning": "winning points", "config": "best winning setting",
-    "payload_reduction": "its payload reduction", "R": "its R",
+    "payload_reduction": "its payload reduction", "R@sent": "its R",
     "dominated": "top-K point it dominates", "dominated_payload_reduction": "dominated: reduction",
-    "dominated_R": "dominated: R"}),
+    "dominated_R@sent": "dominated: R"}),
     {"its payload reduction": "{:.1%}", "its R": "{:.1%}", "dominated: reduction": "{:.1%}",
      "dominated: R": "{:.1%}"}, code=["best winning setting", "top-K point it dominates"],
     max_rows=None, link=f"{out.name}/policy_verdict.csv")))
@@ -225,7 +226,7 @@ for r in comparable.itertuples():
         continue
     rows = test_rows[(test_rows["style"] == r.style)
                      & test_rows["config"].isin([r.best_config, base])]
-    pair = paired_comparison(rows.assign(scorer=rows["config"], top_k=0), "R",
+    pair = paired_comparison(rows.assign(scorer=rows["config"], top_k=0), "R@sent",
                              scorers=[r.best_config, base], n_boot=n_boot, seed=seed).iloc[0]
     lows.append(pair["diff_low"])
     highs.append(pair["diff_high"])
@@ -233,9 +234,9 @@ comparable["gain_low"], comparable["gain_high"] = lows, highs
 write_table(comparable, out / "comparable_payload.csv")
 display(Markdown(md.table(pd.DataFrame({
     "style": comparable["style"], "K": comparable["k"],
-    "top-K reduction": comparable["top_k_payload_reduction"], "top-K R": comparable["top_k_R"],
+    "top-K reduction": comparable["top_k_payload_reduction"], "top-K R": comparable["top_k_R@sent"],
     "best policy": comparable["best_policy"], "its setting": comparable["best_config"],
-    "its reduction": comparable["best_payload_reduction"], "its R": comparable["best_R"],
+    "its reduction": comparable["best_payload_reduction"], "its R": comparable["best_R@sent"],
     "gain in R, points [95% CI]": [
         f"{100 * r.gain:+.1f} [{100 * r.gain_low:+.1f}, {100 * r.gain_high:+.1f}]"
         for r in comparable.itertuples()]}),

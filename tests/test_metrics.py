@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 import pytest
 
 from toolsel import Tool
@@ -49,3 +51,22 @@ def test_payload():
     costs = tool_costs(tools)
     assert costs.total()["chars"] == 8 and costs.total([1])["chars"] == 3
     assert costs.total()["json_tokens"] == payload_tokens(tools, json_definition=True)
+
+
+def test_evaluate_sent_reads_the_top_k_definitions_at_what_was_sent():
+    from toolsel.eval.metrics import evaluate, evaluate_sent
+    # queries needing 2, 1, 0 and 3 tools; 1, 1, 0 and 3 of them sent
+    out = evaluate_sent([1, 1, 0, 3], [2, 1, 0, 3])
+    assert list(out) == ["R@sent", "Success@sent", "Complete@sent"]
+    np.testing.assert_array_equal(out["R@sent"], [0.5, 1.0, np.nan, 1.0])
+    np.testing.assert_array_equal(out["Success@sent"], [1.0, 1.0, np.nan, 1.0])
+    np.testing.assert_array_equal(out["Complete@sent"], [0.0, 1.0, np.nan, 1.0])
+    # the same numbers as R@k/Complete@k when what was sent is a top-k prefix
+    ranks = [[1, 7], [2], [], [1, 2, 3]]
+    at3 = evaluate(ranks, [3])
+    found = [sum(r <= 3 for r in q) for q in ranks]
+    sent = evaluate_sent(found, [len(q) for q in ranks])
+    np.testing.assert_array_equal(sent["R@sent"], at3["R@k"][:, 0])
+    np.testing.assert_array_equal(sent["Complete@sent"], at3["Complete@k"][:, 0])
+    with pytest.raises(ValueError, match="between 0 and n_required"):
+        evaluate_sent([2], [1])

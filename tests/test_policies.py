@@ -304,7 +304,7 @@ def test_frontier_on_a_hand_made_table():
     df = pd.DataFrame({"policy": ["top_k", "top_k", "top_k", "threshold", "threshold", "x"],
                        "config": ["TopK(k=1)", "TopK(k=3)", "TopK(k=5)", "t1", "t2", "x1"],
                        "payload_reduction": [0.9, 0.7, 0.5, 0.8, 0.7, 0.5],
-                       "R": [0.5, 0.7, 0.8, 0.7, 0.6, 0.8]})
+                       "R@sent": [0.5, 0.7, 0.8, 0.7, 0.6, 0.8]})
     marked = frontier(df)
     # t1 dominates TopK(k=3) (more reduction, same R); t2 is dominated; x1 ties TopK(k=5)
     assert marked["pareto"].tolist() == [True, False, True, True, False, True]
@@ -320,7 +320,7 @@ def test_frontier_on_a_hand_made_table():
 
 def test_frontier_by_group():
     df = pd.DataFrame({"style": ["a", "a", "b"], "payload_reduction": [0.5, 0.4, 0.1],
-                       "R": [0.5, 0.4, 0.1]})
+                       "R@sent": [0.5, 0.4, 0.1]})
     assert frontier(df, by="style")["pareto"].tolist() == [True, False, True]
 
 
@@ -355,7 +355,7 @@ def test_policies_command_writes_the_frontier(tmp_path, capsys):
     summary = pd.read_csv(out / "summary.csv")
     assert set(summary["policy"]) == {"top_k", "threshold", "adaptive_k", "token_budget",
                                       "two_stage"}
-    assert summary["pareto"].any() and (summary["R"].between(0, 1)).all()
+    assert summary["pareto"].any() and (summary["R@sent"].between(0, 1)).all()
     beats = pd.read_csv(out / "beats_top_k.csv")
     assert "top_k" not in set(beats["policy"])
     assert "on the frontier" in capsys.readouterr().out

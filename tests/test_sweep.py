@@ -161,8 +161,8 @@ def test_sweep_policies_are_evaluate_policies_and_top_k_matches_the_summary(styl
         # JSON-definition tokens (payload_reduction: of the registry's JSON tokens)
         top = rows.set_index("config").loc["TopK(k=5)"]
         at5 = res.summary.set_index(["scorer", "top_k"]).loc[(scorer, 5)]
-        assert top["R"] == pytest.approx(at5["R@k"], abs=1e-12)
-        assert top["Complete"] == pytest.approx(at5["Complete@k"], abs=1e-12)
+        assert top["R@sent"] == pytest.approx(at5["R@k"], abs=1e-12)
+        assert top["Complete@sent"] == pytest.approx(at5["Complete@k"], abs=1e-12)
         assert top["n_queries"] == at5["n_queries"] and top["n_sent"] == 5
         assert top["payload_json_tokens"] == pytest.approx(at5["payload_json_tokens"],
                                                            abs=1e-9)
@@ -232,8 +232,8 @@ def test_cli_sweep_with_policies(tmp_path, capsys):
     assert pol.groupby("scorer").size().to_dict() == {"jaccard": 2, "bm25": 2}
     assert set(pol["config"]) == {repr(Threshold(0.5)), "TopK(k=3)"}
     summary = pd.read_csv(out / "summary.csv").set_index(["scorer", "top_k"])
-    for r in pol[pol["config"] == "TopK(k=3)"].itertuples():
-        assert r.R == summary.loc[(r.scorer, 3), "R@k"]
+    for r in pol[pol["config"] == "TopK(k=3)"].to_dict("records"):
+        assert r["R@sent"] == summary.loc[(r["scorer"], 3), "R@k"]
     assert "Threshold(min_score=0.5, min_k=1, max_k=20)" in printed and "pareto" in printed
     assert str(out / "policies.csv") in printed.splitlines()[-1]
 

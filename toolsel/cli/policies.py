@@ -40,7 +40,7 @@ def _run(args: argparse.Namespace) -> int:
     summary = frontier(summarize_policies(per_query))
     beats = beats_top_k(summary)
     best = summary[summary["pareto"]].sort_values("payload_reduction", ascending=False)
-    cols = ["policy", "config", "R", "Complete", "n_sent", "payload_tokens", "payload_reduction"]
+    cols = ["policy", "config", "R@sent", "Complete@sent", "n_sent", "payload_tokens", "payload_reduction"]
     print(f"{len(reg)} tools, {len(queries)} queries ({args.split}), scorer {args.scorer}: "
           f"{len(summary)} settings, {int(summary['pareto'].sum())} on the frontier")
     print(best[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))

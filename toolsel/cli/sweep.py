@@ -71,7 +71,7 @@ def _sweep(args: argparse.Namespace) -> int:
             table = table[table["pareto"]]
             print(f"policies: the {len(table)} Pareto-best of {len(result.policies)} settings "
                   "(per scorer; all in policies.csv)")
-        cols = ["scorer", "config", "R", "Complete", "n_sent", "payload_json_tokens_reduction",
+        cols = ["scorer", "config", "R@sent", "Complete@sent", "n_sent", "payload_json_tokens_reduction",
                 "pareto"]
         print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     for note in result.notes:

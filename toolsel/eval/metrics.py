@@ -9,6 +9,11 @@ Metric names follow TREC/ranx conventions (see BRIEF.md):
 ``MRR``     mean over queries of 1 / rank of the first required tool (``RR`` per query)
 ========== =====================================================================
 
+A selection that sends a variable number of tools (a threshold, a token budget: see
+:mod:`toolsel.policies`) is measured at what it sent: ``R@sent``, ``Success@sent`` and
+``Complete@sent`` (:func:`evaluate_sent`) are the same three definitions with "in the top k"
+read as "among the tools sent".
+
 Ranks are 1-based among the *candidates* (the tools the filter chooses from). Required tools
 that are always-include are visible anyway: callers drop them before computing these metrics,
 so they never inflate filtered recall. **Zero-relevant policy:** a query with no required
@@ -31,6 +36,7 @@ from ..data import Tool
 from ..tokens import count_tokens, definition_json  # noqa: F401 (re-exported)
 
 __all__ = ["recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank", "evaluate",
+           "evaluate_sent",
            "rank_matrix", "mean_metrics", "group_means",
            "payload_chars", "payload_json_chars", "count_tokens", "payload_tokens",
            "payload_reduction", "ToolCosts", "tool_costs", "definition_json"]
@@ -88,13 +94,39 @@ def evaluate(rank_lists: Sequence[Iterable[int]], ks: Sequence[int],
                        dtype=np.float64)
     kk = np.asarray(ks, dtype=np.float64)
     hits = (R[:, :, None] <= kk[None, None, :]).sum(axis=1).astype(np.float64)  # (q, k)
-    none = n_req[:, None] == 0
+    recall, success, complete = _from_hits(hits, n_req[:, None])
     with np.errstate(invalid="ignore", divide="ignore"):
-        recall = np.where(none, np.nan, hits / n_req[:, None])
-        success = np.where(none, np.nan, (hits > 0).astype(np.float64))
-        complete = np.where(none, np.nan, (hits >= n_req[:, None]).astype(np.float64))
         rr = np.where(n_req == 0, np.nan, 1.0 / R.min(axis=1))
     return {"R@k": recall, "Success@k": success, "Complete@k": complete, "RR": rr}
+
+
+def _from_hits(hits: np.ndarray, n_req: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """R, Success and Complete from the count of required tools found (broadcast), with the
+    zero-relevant policy: ``nan`` where nothing is required."""
+    none = n_req == 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        recall = np.where(none, np.nan, hits / np.maximum(n_req, 1))
+        success = np.where(none, np.nan, (hits > 0).astype(np.float64))
+        complete = np.where(none, np.nan, (hits >= n_req).astype(np.float64))
+    return recall, success, complete
+
+
+def evaluate_sent(found: Sequence[int], n_required: Sequence[int]) -> dict[str, np.ndarray]:
+    """``R@sent``, ``Success@sent``, ``Complete@sent`` per query of a selection that sends a
+    variable number of tools, from how many of each query's required tools it sent.
+
+    The definitions of :func:`evaluate` with "in the top k" read as "sent"; a query with no
+    required tool gets ``nan`` (the zero-relevant policy).
+    """
+    found = np.asarray(found, dtype=np.float64)
+    n_req = np.asarray(n_required, dtype=np.float64)
+    if found.shape != n_req.shape:
+        raise ValueError(f"found and n_required differ in length: {found.shape} vs {n_req.shape}")
+    if (found > n_req).any() or (found < 0).any():
+        raise ValueError("found must be between 0 and n_required for every query")
+    recall, success, complete = _from_hits(found, n_req)
+    return {"R@sent": recall, "Success@sent": success, "Complete@sent": complete}
 
 
 def recall_at_k(ranks: Iterable[int], k: int) -> float:

@@ -4,7 +4,8 @@
 (:mod:`toolsel.eval.engine`) and, for every policy of a list (each usually a sweep of one
 parameter, :func:`toolsel.policies.policy_grid`), records per query what the policy sends:
 
-- ``R``: share of the query's required tools sent (``R@sent``); ``Complete``: 1 if all are;
+- ``R@sent``: share of the query's required tools sent; ``Complete@sent``: 1 if all are
+  (:func:`toolsel.eval.metrics.evaluate_sent`);
 - ``n_sent``: filtered tools sent; ``payload_tokens``: tokens of the JSON definitions of
   everything sent (always-include tools included); ``payload_reduction``: 1 − that / the
   whole registry's.
@@ -30,12 +31,12 @@ import pandas as pd
 from ..data import Query, Tool
 from ..policies import Policy, TopK, PrefixPolicy, get_policy
 from .engine import DEFAULT_BATCH_SIZE, Candidates, fit_scorers, rank_batches
-from .metrics import group_means, tool_costs
+from .metrics import evaluate_sent, group_means, tool_costs
 
 __all__ = ["evaluate_policies", "summarize_policies", "frontier", "beats_top_k", "dev_choice",
            "best_at_comparable_payload", "default_grid", "SUMMARY_COLUMNS"]
 
-SUMMARY_COLUMNS = ["policy", "config", "param", "R", "Complete", "n_queries", "n_sent",
+SUMMARY_COLUMNS = ["policy", "config", "param", "R@sent", "Complete@sent", "n_queries", "n_sent",
                    "payload_tokens", "payload_reduction"]
 
 
@@ -64,7 +65,8 @@ def evaluate_policies(registry: Sequence[Tool], queries: Sequence[Query], scorer
     DataFrame
         One row per policy × query: ``policy`` (family name), ``config`` (the policy's
         repr), ``param`` (its swept value), ``query_id``, ``split``, ``n_required``, ``found``,
-        ``R``, ``Complete`` (``nan`` without a required tool), ``n_sent``, ``payload_tokens``,
+        ``R@sent``, ``Complete@sent`` (``nan`` without a required tool), ``n_sent``,
+        ``payload_tokens``,
         ``payload_reduction``.
     """
     cands = Candidates.of(registry, always_include)
@@ -115,14 +117,13 @@ def evaluate_policies(registry: Sequence[Tool], queries: Sequence[Query], scorer
     n_req = np.asarray([len(r) for r in required])[qi]
     found = np.asarray(cols["found"], dtype=np.int64)
     tokens = always_tokens + np.asarray(cols["tokens"], dtype=np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        recall = np.where(n_req > 0, found / np.maximum(n_req, 1), np.nan)
-        complete = np.where(n_req > 0, (found == n_req).astype(float), np.nan)
+    sent_metrics = evaluate_sent(found, n_req)
     out = pd.DataFrame({
         "policy": [fitted[i].name for i in ci], "config": [configs[i] for i in ci],
         "param": [_param(fitted[i]) for i in ci],
         "query_id": [queries[i].id for i in qi], "split": [queries[i].split or "" for i in qi],
-        "n_required": n_req, "found": found, "R": recall, "Complete": complete,
+        "n_required": n_req, "found": found, "R@sent": sent_metrics["R@sent"],
+        "Complete@sent": sent_metrics["Complete@sent"],
         "n_sent": np.asarray(cols["n_sent"], dtype=np.int64), "payload_tokens": tokens,
         "payload_reduction": 1.0 - tokens / total if total else np.zeros(len(tokens))})
     # configuration-major, queries in file order within each configuration
@@ -130,11 +131,11 @@ def evaluate_policies(registry: Sequence[Tool], queries: Sequence[Query], scorer
 
 
 def summarize_policies(per_query: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
-    """One row per (``by`` ×) configuration: means of ``R`` and ``Complete`` over queries with a
+    """One row per (``by`` ×) configuration: means of ``R@sent`` and ``Complete@sent`` over queries with a
     required tool, of ``n_sent``, ``payload_tokens``, ``payload_reduction`` over all."""
     keys = [*by, "policy", "config", "param"]
     out = group_means(per_query.assign(_valid=per_query["n_required"] > 0), keys,
-                      valid="_valid", over_valid={"R": "R", "Complete": "Complete"},
+                      valid="_valid", over_valid={c: c for c in ("R@sent", "Complete@sent")},
                       over_all={c: c for c in ("n_sent", "payload_tokens",
                                                "payload_reduction")})
     return out[[*by, *SUMMARY_COLUMNS]]
@@ -160,7 +161,7 @@ def _groups(df: pd.DataFrame, by: str | Sequence[str] | None
                   for k, g in df.groupby(keys, sort=False)]
 
 
-def frontier(df: pd.DataFrame, *, x: str = "payload_reduction", y: str = "R",
+def frontier(df: pd.DataFrame, *, x: str = "payload_reduction", y: str = "R@sent",
              by: str | Sequence[str] | None = None) -> pd.DataFrame:
     """``df`` with a boolean column ``pareto``: no other point (of its ``by`` group) dominates it.
 
@@ -180,7 +181,7 @@ def frontier(df: pd.DataFrame, *, x: str = "payload_reduction", y: str = "R",
 
 
 def beats_top_k(summary: pd.DataFrame, *, baseline: str = "top_k",
-                x: str = "payload_reduction", y: str = "R",
+                x: str = "payload_reduction", y: str = "R@sent",
                 by: str | Sequence[str] | None = None) -> pd.DataFrame:
     """Per (``by`` ×) policy family: does it beat the fixed top-K on the frontier?
 
@@ -218,7 +219,7 @@ def beats_top_k(summary: pd.DataFrame, *, baseline: str = "top_k",
 
 
 def dev_choice(dev_summary: pd.DataFrame, *, keep_all: Iterable[str] = ("top_k",),
-               x: str = "payload_reduction", y: str = "R",
+               x: str = "payload_reduction", y: str = "R@sent",
                by: str | Sequence[str] | None = None) -> pd.DataFrame:
     """The configurations chosen on dev: per (``by`` ×) family, those on the family's own
     frontier (of configurations giving the very same point, the first listed); every
@@ -232,7 +233,7 @@ def dev_choice(dev_summary: pd.DataFrame, *, keep_all: Iterable[str] = ("top_k",
 
 def best_at_comparable_payload(summary: pd.DataFrame, ks: Sequence[int] = (3, 5, 10), *,
                                baseline: str = "top_k", x: str = "payload_reduction",
-                               y: str = "R", by: str | Sequence[str] | None = None
+                               y: str = "R@sent", by: str | Sequence[str] | None = None
                                ) -> pd.DataFrame:
     """At the payload of each fixed top-K cut-off: the best point sending no more than it.
 

@@ -18,9 +18,10 @@ The tables (pandas DataFrames, written as CSV by :meth:`SweepResult.write`):
 - ``misses``: one row per scorer × top_k × required tool not sent: the query, the tool, its
   rank and what was sent instead (best first).
 - ``policies`` (only when policies are given; ``None`` otherwise): one row per scorer ×
-  policy configuration: ``scorer, policy, config, param, R, Complete, n_queries, n_sent,
-  payload_json_tokens, payload_json_tokens_reduction, pareto``. ``R`` and ``Complete`` are
-  recall and completeness of what the policy sends (``R@sent``); ``payload_json_tokens``
+  policy configuration: ``scorer, policy, config, param, R@sent, Complete@sent, n_queries,
+  n_sent, payload_json_tokens, payload_json_tokens_reduction, pareto``. ``R@sent`` and
+  ``Complete@sent`` are ``R@k`` and ``Complete@k`` read at what the policy sends
+  (:func:`toolsel.eval.metrics.evaluate_sent`); ``payload_json_tokens``
   counts the tokens of the JSON definitions sent (always-include tools included), as the
   summary's column of that name; ``payload_json_tokens_reduction`` is 1 − that / the whole
   registry's JSON tokens; ``pareto`` marks the points on the

@@ -286,7 +286,7 @@ POLICY_STYLES = {"top_k": ("#444444", "o"), "threshold": ("#1f77b4", "s"),
                  "two_stage": ("#9467bd", "v")}
 
 
-def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y: str = "R",
+def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y: str = "R@sent",
                          by: str | None = "style", log_x: bool = True, axes=None):
     """Recall against payload for every selection policy, one panel per ``by`` group.
 
@@ -330,7 +330,7 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
         if log_x:
             ax.set_xscale("log")
         ax.set_xlabel("mean tokens sent (JSON definitions)" if x == "payload_tokens" else x)
-        ax.set_ylabel(f"{y} (% of required tools sent)" if y == "R" else f"{y} (%)")
+        ax.set_ylabel(f"{y} (% of required tools sent)" if y == "R@sent" else f"{y} (%)")
         if name is not None:
             ax.set_title(str(name))
     handles, labels = axes[0].get_legend_handles_labels()
