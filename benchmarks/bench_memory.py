@@ -48,7 +48,7 @@ def _child(n_tools: int, n_queries: int, scorers: list[str]) -> None:
     import resource
     import time
 
-    from toolsel import sweep
+    from toolsel.eval.sweep import sweep
     reg, queries = _data(n_tools, n_queries)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t0 = time.perf_counter()

@@ -47,7 +47,8 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Markdown, display
 
-from toolsel import load_queries, load_registry, sweep
+from toolsel import load_queries, load_registry
+from toolsel.eval.sweep import sweep
 from toolsel.tables.replication import ARTICLE, benchmark_facts, headline_frame, is_article_benchmark
 from toolsel.tables.scenario import ARTICLE_TOOLS, article_scenario, scenario_tools_present
 from toolsel.eval.stats import bootstrap_intervals

@@ -50,7 +50,8 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Markdown, display
 
-from toolsel import load_queries, load_registry, sweep
+from toolsel import load_queries, load_registry
+from toolsel.eval.sweep import sweep
 from toolsel.tables.replication import (ARTICLE, benchmark_facts, is_article_benchmark,
                                       miss_rank_bands, replication_table)
 from toolsel.eval.stats import bootstrap_intervals, paired_comparison

@@ -49,7 +49,8 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Markdown, display
 
-from toolsel import load_queries, load_registry, sweep
+from toolsel import load_queries, load_registry
+from toolsel.eval.sweep import sweep
 from toolsel.tables.failure_modes import MODES, classify_misses, mode_counts, repair_hints
 from toolsel.tables.replication import ARTICLE_MISSES, is_article_benchmark
 from toolsel.report import markdown as md

@@ -61,7 +61,8 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Markdown, display
 
-from toolsel import load_queries, load_registry, sweep
+from toolsel import load_queries, load_registry
+from toolsel.eval.sweep import sweep
 from toolsel.datasets import load_repairs
 from toolsel.tables.compare import apply_repairs, compare_registries, held_back_terms, repair_table
 from toolsel.datasets import filter_split

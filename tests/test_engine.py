@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from toolsel import Selector, Tool, get_scorer, load_queries, load_registry, sweep
+from toolsel import Selector, Tool, get_scorer, load_queries, load_registry
+from toolsel.eval.sweep import sweep
 from toolsel.data import Query
 from toolsel.tables.discovery import noise_curve
 from toolsel.eval.engine import Candidates, query_ranks, rank_batches, scorer_items

@@ -102,7 +102,7 @@ def test_classify_misses_errors_name_the_problem(misses):
 
 
 def test_article_misses_classify_as_the_article_says(registry, queries):
-    from toolsel import sweep
+    from toolsel.eval.sweep import sweep
     res = sweep(registry, queries, ["jaccard"], [10], progress=False)
     c = classify_misses(res.misses, registry).set_index("query_id")
     assert c.loc["q03", "mode"] == SAME_DOMAIN and "github_create_pr" in c.loc["q03", "siblings_sent"]

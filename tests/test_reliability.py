@@ -440,7 +440,7 @@ def test_many_threads_on_one_selector_and_one_session(registry, queries):
     from toolsel import Selector
     selector = Selector(registry, "bm25", top_k=5)
     texts = [q.query for q in queries]
-    expected = [selector.select_tools(t) for t in texts]
+    expected = [selector.select_definitions(t) for t in texts]
     session = selector.session()
     hits = {t: selector.discover(t) for t in texts}
     errors: list[BaseException] = []
@@ -451,7 +451,7 @@ def test_many_threads_on_one_selector_and_one_session(registry, queries):
             barrier.wait()
             for i in range(len(texts) * 2):
                 j = (i + offset) % len(texts)
-                assert selector.select_tools(texts[j]) == expected[j]
+                assert selector.select_definitions(texts[j]) == expected[j]
                 session.discover(texts[j])
                 pinned = session.pinned
                 assert len(pinned) == len(set(pinned))

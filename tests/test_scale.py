@@ -13,7 +13,9 @@ import pytest
 from rank_bm25 import BM25Okapi
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from toolsel import Query, Selector, Tool, discover, get_scorer, jaccard, select_tools, sweep
+from toolsel import Query, Selector, Tool, discover, get_scorer, select_tools
+from toolsel.selection import jaccard
+from toolsel.eval.sweep import sweep
 from toolsel.ranking import ranks_of, top_k_indices
 from toolsel.text import tokenize
 

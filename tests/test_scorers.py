@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from toolsel import (Bm25Scorer, JaccardScorer, NotFittedError, Tool, available_scorers,
-                     get_scorer, jaccard)
+from toolsel import (Bm25Scorer, JaccardScorer, Tool, available_scorers, check_scorer,
+                     get_scorer)
+from toolsel.selection import jaccard
 from toolsel.text import tokenize, tool_text
 
 ALL = ["jaccard", "bm25", "tfidf", "embedding", "default"]
@@ -22,71 +23,41 @@ def test_every_builtin_is_registered():
 
 
 @pytest.mark.parametrize("name", CONTRACT)
-def test_estimator_contract(name, registry, queries, tmp_path):
-    """scikit-learn discipline for every scorer: fit returns self, parameters round-trip,
-    clones are equal and unfitted, a fitted scorer pickles, one query scores as in a batch,
-    ties keep registry order, and the no-match rule returns a boolean mask."""
-    import pickle
-    scorer = _make(name)
-    params = scorer.get_params()
-    assert type(scorer)(**params).get_params() == params  # constructor only stores
-    clone = scorer.clone()
-    assert type(clone) is type(scorer) and clone.get_params() == params
-    assert clone is not scorer and not clone.is_fitted()
-    assert scorer.fit(registry) is scorer
-    assert scorer.get_params() == params  # fitting never changes a parameter
-    assert scorer.is_fitted_for(registry) and not scorer.clone().is_fitted()
-    assert not scorer.is_fitted_for(list(registry)[::-1])
-    texts = [q.query for q in queries[:8]]
-    batch = scorer.score_many(texts)
-    for i, t in enumerate(texts):
-        np.testing.assert_allclose(scorer.score(t), batch[i], rtol=1e-6, atol=1e-7)
-    again = pickle.loads(pickle.dumps(scorer))
-    assert again.get_params() == params and again.is_fitted_for(registry)
-    np.testing.assert_allclose(again.score_many(texts), batch, rtol=1e-6, atol=1e-7)
-    scores, matches = scorer.score_and_match(texts)
-    assert matches.dtype == bool and matches.shape == scores.shape
-    np.testing.assert_array_equal(scores, batch)
-    # ties: two identical tools score the same; a selection keeps the earlier one
-    # two tools every field of which reads the same ("send message ..."): only order differs
-    twins = [Tool("send_message", "send a message to a channel"),
-             Tool("other_tool", "look up the weather forecast"),
-             Tool("send-message", "send a message to a channel"),
-             Tool("stock_price", "latest price of a stock ticker"),
-             Tool("calculator", "evaluate an arithmetic expression"),
-             Tool("translate_text", "translate text into another language")]
-    from toolsel import Selector
-    sel = Selector(twins, _make(name), top_k=1, always_include=())
-    s = sel.scores("send a message to the channel")
-    assert s[0] == s[2]
-    assert sel.select("send a message to the channel") == ["send_message"]
-
-
-@pytest.mark.parametrize("name", ALL)
 def test_scorer_contract(name, registry, queries):
-    scorer = get_scorer(name)
-    assert scorer.get_params() == get_scorer(name).get_params()  # constructor only stores
-    assert not scorer.is_fitted()
-    with pytest.raises(NotFittedError, match="call fit"):
-        scorer.score("weather")
-    assert scorer.fit(registry) is scorer
-    texts = [q.query for q in queries]
-    many = scorer.score_many(texts)
-    assert many.shape == (len(queries), len(registry)) and many.dtype == np.float64
-    assert np.isfinite(many).all()
-    one = scorer.score(texts[0])
-    assert one.shape == (len(registry),)
-    np.testing.assert_allclose(one, many[0], rtol=1e-5, atol=1e-6)
-    assert scorer.score_many([]).shape == (0, len(registry))
-    np.testing.assert_array_equal(scorer.score_many(texts), many)  # deterministic
-    clone = scorer.clone()
-    assert not clone.is_fitted() and clone.get_params() == scorer.get_params()
-    with pytest.raises(TypeError):
-        scorer.score_many("one string")
-    with pytest.raises(ValueError, match="no tools"):
-        get_scorer(name).fit([])
+    """check_scorer (the contract users run on their own scorer) holds for every scorer, on
+    its own small registry and on the 61-tool registry with its 30 queries."""
+    check_scorer(_make(name))
+    check_scorer(_make(name), registry, [q.query for q in queries])
     # a query with no known word scores nothing above a query that matches
+    scorer = _make(name).fit(registry)
     assert scorer.score("zzzz qqqq").max() <= scorer.score("weather forecast").max()
+
+
+class _Broken(JaccardScorer):
+    """A scorer that breaks one promise: fitting changes a parameter."""
+
+    def _fit(self, tools):
+        super()._fit(tools)
+        self.tokenizer = "article"
+
+
+class _Unstable(JaccardScorer):
+    """A scorer whose single-query path disagrees with its batch path."""
+
+    def _score_one(self, query):
+        return self._score_many([query])[0] + 1.0
+
+
+@pytest.mark.parametrize("scorer, promise", [
+    (_Broken(), "fit\\(\\) changed a parameter"),
+    (_Unstable(), "differs from its row of score_many"),
+])
+def test_check_scorer_names_the_broken_promise(scorer, promise):
+    with pytest.raises(AssertionError, match=f"{type(scorer).__name__} breaks the scorer "
+                       f"contract: .*{promise}"):
+        check_scorer(scorer)
+    with pytest.raises(AssertionError, match="unfitted"):
+        check_scorer(JaccardScorer().fit([Tool("a", "b")]))
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -150,3 +121,24 @@ def test_get_scorer_errors():
         get_scorer(42)
     with pytest.raises(ValueError, match="unknown tokenizer"):
         get_scorer("bm25", tokenizer="nltk").fit([Tool("a", "b")])
+
+
+def test_scorer_parameters_are_checked_by_name():
+    with pytest.raises(TypeError, match=r"'k' is not a parameter of scorer 'bm25' \(Bm25Scorer\); "
+                                        r"did you mean 'k1'"):
+        get_scorer("bm25", k=1.2)
+    with pytest.raises(ValueError, match="unknown scorer 'bm2'.*did you mean 'bm25'"):
+        get_scorer("bm2")
+
+
+def test_selector_names_a_misspelt_parameter(registry):
+    from toolsel import Selector
+    with pytest.raises(TypeError, match=r"Selector: 'topk' is not a parameter of scorer 'bm25' "
+                                        r"\(Bm25Scorer\); did you mean 'top_k'\?"):
+        Selector(registry, "bm25", topk=5)
+    sel = Selector(registry, "bm25", top_k=3, k1=1.2)
+    assert sel.scorer.k1 == 1.2
+    names = sel.select_names("file a bug report on the backend repo")
+    assert names == sel.select("file a bug report on the backend repo")
+    assert [t.name for t in sel.select_definitions("file a bug report on the backend repo")] \
+        == names

@@ -4,7 +4,8 @@ import threading
 
 import pytest
 
-from toolsel import DataError, Selector, Tool, discover, jaccard, select_tools
+from toolsel import DataError, Selector, Tool, discover, select_tools
+from toolsel.selection import jaccard
 
 
 def test_jaccard_by_hand(tiny):

@@ -88,7 +88,7 @@ def test_paired_comparison_errors():
 
 
 def test_on_the_benchmark_embedding_beats_jaccard_at_10(registry, queries):
-    from toolsel import sweep
+    from toolsel.eval.sweep import sweep
     res = sweep(registry, queries, ["jaccard", "embedding"], [10], progress=False)
     r = paired_comparison(res.query_metrics, "R@k").iloc[0]
     assert r.b_wins > r.a_wins and bool(r.real)

@@ -5,7 +5,8 @@ import math
 import pandas as pd
 import pytest
 
-from toolsel import JaccardScorer, Query, SweepResult, Tool, load_queries, load_registry, sweep
+from toolsel import JaccardScorer, Query, Tool, load_queries, load_registry
+from toolsel.eval.sweep import SweepResult, sweep
 from toolsel.cli import main
 from toolsel.eval.policies import default_grid, evaluate_policies, frontier, summarize_policies
 from toolsel.eval.sweep import POLICY_COLUMNS

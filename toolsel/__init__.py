@@ -11,26 +11,28 @@ the conversation.
 ['weather_lookup']
 >>> discover(tools, "evaluate an arithmetic expression").name
 'calculator'
+
+This namespace holds the selection API only (no pandas is imported with it). The evaluation
+lives in :mod:`toolsel.eval` (metrics, :func:`toolsel.eval.sweep.sweep`), the tables in
+:mod:`toolsel.tables`, the reports in :mod:`toolsel.report`.
 """
 
-from .data import (DataError, Query, Registry, Tool, load_queries, load_registry)
-from .eval.metrics import (complete_at_k, payload_chars, payload_reduction, payload_tokens,
-                      recall_at_k, reciprocal_rank, success_at_k)
+from .data import DataError, Query, Registry, Tool, load_queries, load_registry
 from .scorers import (Bm25Scorer, DefaultScorer, EmbeddingScorer, FusionScorer, JaccardScorer,
-                      NotFittedError, Scorer, TfidfScorer, available_scorers, get_scorer)
-from .selection import Selector, Session, discover, jaccard, select_tools
-from .text import tokenize
-from .eval.sweep import SweepResult, sweep
+                      Scorer, TfidfScorer, available_scorers, get_scorer)
+from .scorers.check import check_scorer
+from .selection import Selector, discover, select_tools
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Tool", "Query", "Registry", "DataError", "load_registry", "load_queries",
-    "select_tools", "discover", "jaccard", "tokenize", "Selector", "Session",
+    # the article's API
+    "Tool", "select_tools", "discover",
+    # registries and labeled queries
+    "Registry", "Query", "DataError", "load_registry", "load_queries",
+    # selection with a fitted scorer
+    "Selector",
+    # scorers
     "Scorer", "JaccardScorer", "Bm25Scorer", "TfidfScorer", "EmbeddingScorer",
-    "FusionScorer", "DefaultScorer",
-    "NotFittedError", "get_scorer", "available_scorers",
-    "recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank",
-    "payload_chars", "payload_tokens", "payload_reduction",
-    "sweep", "SweepResult",
+    "FusionScorer", "DefaultScorer", "get_scorer", "available_scorers", "check_scorer",
 ]

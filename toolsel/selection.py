@@ -22,7 +22,7 @@ import numpy as np
 
 from .data import Registry, Tool, suggest_names
 from .ranking import best_matches, rank_order, top_k_indices
-from .scorers.base import Scorer, get_scorer
+from .scorers.base import Scorer, check_params, get_scorer, scorer_class
 from .text import token_set
 
 __all__ = ["jaccard", "select_tools", "discover", "Selector", "Session", "fitted_scorer",
@@ -143,12 +143,22 @@ class Selector:
         (the caller's object is never modified). ``None`` (the default) sends the fixed
         ``top_k``; an explicit ``select(..., top_k=n)`` always sends the fixed ``n``.
     **scorer_params
-        Passed to the scorer's constructor when ``scorer`` is a name.
+        Passed to the scorer's constructor when ``scorer`` is a name, checked by name: a
+        misspelt one (``topk=5``) is a :class:`TypeError` suggesting ``top_k``.
+
+    :meth:`select` (also :meth:`select_names`) returns the names to send, as
+    :func:`select_tools` does; :meth:`select_definitions` returns the :class:`Tool` objects.
     """
+
+    #: Selector's own keyword parameters (suggested when a scorer parameter is misspelt).
+    _OWN_PARAMS = ("top_k", "always_include", "policy")
 
     def __init__(self, tools: Sequence[Tool], scorer: str | Scorer | ScorerHook = "default", *,
                  top_k: int = 10, always_include: Iterable[str] | None = None,
                  policy: str | Any | None = None, **scorer_params: Any):
+        if scorer_params and isinstance(scorer, str):
+            check_params(scorer_class(scorer), scorer_params, also=self._OWN_PARAMS,
+                         where="Selector")
         self.registry = tools if isinstance(tools, Registry) else Registry(tools)
         if not len(self.registry):
             raise ValueError("Selector needs at least one tool")
@@ -221,9 +231,14 @@ class Selector:
         names = self._names
         return [names[i] for i in np.flatnonzero(mask)]
 
-    def select_tools(self, query: str, pinned: Iterable[str] = frozenset(), *,
-                     top_k: int | None = None) -> list[Tool]:
-        """Like :meth:`select`, returning the :class:`Tool` objects."""
+    def select_names(self, query: str, pinned: Iterable[str] = frozenset(), *,
+                     top_k: int | None = None) -> list[str]:
+        """The names to send: :meth:`select` under a name that says what it returns."""
+        return self.select(query, pinned, top_k=top_k)
+
+    def select_definitions(self, query: str, pinned: Iterable[str] = frozenset(), *,
+                           top_k: int | None = None) -> list[Tool]:
+        """Like :meth:`select`, returning the :class:`Tool` objects (the definitions sent)."""
         return [self.registry[self.registry.index(n)] for n in self.select(query, pinned,
                                                                            top_k=top_k)]
 

@@ -25,11 +25,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..data import Tool
+from ..data import Tool, suggest_names
 from ..text import check_fields, split_identifier, tokenize, tool_text
 
 __all__ = ["Scorer", "LexicalScorer", "NotFittedError", "register_scorer", "get_scorer",
-           "available_scorers", "registry_fingerprint", "TOKENIZERS"]
+           "available_scorers", "scorer_class", "check_params", "registry_fingerprint",
+           "TOKENIZERS"]
 
 _SCORERS: dict[str, type[Scorer]] = {}
 
@@ -65,10 +66,42 @@ def _load_builtin() -> None:
         pass
 
 
+def scorer_class(name: str) -> type[Scorer]:
+    """The scorer class registered as ``name``; a clear error naming the known ones."""
+    _load_builtin()
+    try:
+        return _SCORERS[name]
+    except KeyError:
+        raise ValueError(f"unknown scorer {name!r}; available: "
+                         f"{', '.join(_SCORERS)}{suggest_names(name, list(_SCORERS))}") from None
+
+
+def check_params(cls: type[Scorer], params: Iterable[str], *, also: Sequence[str] = (),
+                 where: str | None = None) -> None:
+    """Raise :class:`TypeError` for a name in ``params`` that ``cls``'s constructor does not take.
+
+    The message names the scorer, the parameter, the closest names among the scorer's
+    parameters and ``also`` (the caller's own keywords, e.g. ``Selector``'s ``top_k``), and
+    every parameter the scorer takes.
+    """
+    known = cls._param_names()
+    for name in params:
+        if name not in known:
+            label = f"scorer {cls.name!r} ({cls.__name__})" if cls.name != "base" \
+                else cls.__name__
+            head = f"{where}: " if where else ""
+            also_text = f"{where or 'it'} takes {', '.join(also)}; " if also else ""
+            raise TypeError(f"{head}{name!r} is not a parameter of {label}"
+                            f"{suggest_names(name, [*also, *known])} ({also_text}the scorer takes "
+                            f"{', '.join(known) or 'no parameters'})")
+
+
 def get_scorer(scorer: str | Scorer | Callable[..., float], **params: Any) -> Scorer:
     """A new unfitted scorer from a name (``"bm25"``), or ``scorer`` itself if it is one.
 
-    A plain callable ``(tool, query_tokens) -> float`` (the article's hook) is wrapped in a
+    ``params`` go to the named scorer's constructor, checked by name first: a misspelt one
+    (``topk``) is a :class:`TypeError` with a did-you-mean. A plain callable
+    ``(tool, query_tokens) -> float`` (the article's hook) is wrapped in a
     :class:`~toolsel.scorers.hook.HookScorer`.
     """
     if isinstance(scorer, Scorer):
@@ -76,15 +109,12 @@ def get_scorer(scorer: str | Scorer | Callable[..., float], **params: Any) -> Sc
             raise TypeError("parameters go to get_scorer only with a scorer name")
         return scorer
     if isinstance(scorer, str):
-        _load_builtin()
-        try:
-            cls = _SCORERS[scorer]
-        except KeyError:
-            raise ValueError(f"unknown scorer {scorer!r}; available: "
-                             f"{', '.join(_SCORERS)}") from None
+        cls = scorer_class(scorer)
+        check_params(cls, params)
         return cls(**params)
     if callable(scorer):
         from .hook import HookScorer
+        check_params(HookScorer, params)
         return HookScorer(scorer, **params)
     raise TypeError(f"expected a scorer name, Scorer or callable, got {type(scorer).__name__}")
 

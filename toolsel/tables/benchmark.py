@@ -11,7 +11,7 @@ byte-reproducible and are never part of ``make report``; the naive baseline is m
 the same process as the indexed selector so their ratio is fair.
 
 The *naive* baseline is the article's algorithm as written: :func:`toolsel.select_tools` with
-the :func:`toolsel.jaccard` hook, which re-tokenizes every tool on every call.
+the :func:`toolsel.selection.jaccard` hook, which re-tokenizes every tool on every call.
 """
 
 from __future__ import annotations
