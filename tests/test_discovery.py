@@ -130,7 +130,7 @@ def test_request_file(registry, queries):
 def test_discovery_cli(tmp_path, capsys):
     code = main(["discovery", "--registry", str(DATA / "registry.json"), "--queries",
                  str(DATA / "requests.jsonl"), "--scorers", "jaccard", "--top-k", "5",
-                 "--limits", "1,2", "--out", str(tmp_path)])
+                 "--limits", "1,2", "--split", "test", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0 and "split=test" in out and "counted apart" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == [

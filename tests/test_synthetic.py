@@ -92,7 +92,7 @@ def test_bad_arguments():
 def test_cli_writes_loadable_files(tmp_path, capsys):
     from toolsel.cli import main
     r, q = tmp_path / "r.jsonl", tmp_path / "q.jsonl"
-    assert main(["synthetic", "--tools", "300", "--queries", "20", "--seed", "3",
+    assert main(["synthetic", "--tools", "300", "--n-queries", "20", "--seed", "3",
                  "--registry-out", str(r), "--queries-out", str(q)]) == 0
     assert "300 tools" in capsys.readouterr().out
     reg = load_registry(r)

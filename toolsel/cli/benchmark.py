@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import command, csv_list
+from .common import add_n_queries, add_queries, add_registry, add_scorers, add_top_k, command
 
 
 def _synthetic_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tools", type=int, required=True, help="registry size")
-    p.add_argument("--queries", type=int, default=0, help="labeled queries to generate")
+    add_n_queries(p)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--registry-out", type=Path, required=True, help="registry JSONL to write")
-    p.add_argument("--queries-out", type=Path, help="queries JSONL to write (with --queries)")
+    p.add_argument("--queries-out", type=Path, help="queries JSONL to write (with --n-queries)")
 
 
 @command("synthetic", "write a deterministic synthetic registry (and labeled queries)",
@@ -21,8 +21,8 @@ def _synthetic_args(p: argparse.ArgumentParser) -> None:
 def _synthetic(args: argparse.Namespace) -> int:
     from ..synthetic import synthetic_queries, synthetic_registry, write_queries, write_registry
     from ..io import check_output_file
-    if args.queries and not args.queries_out:
-        raise SystemExit("toolsel synthetic: --queries needs --queries-out")
+    if args.n_queries and not args.queries_out:
+        raise SystemExit("toolsel synthetic: --n-queries needs --queries-out")
     check_output_file(args.registry_out)
     if args.queries_out:
         check_output_file(args.queries_out)
@@ -30,20 +30,21 @@ def _synthetic(args: argparse.Namespace) -> int:
     write_registry(reg, args.registry_out)
     servers = len({t.domain for t in reg})
     print(f"{args.registry_out}: {len(reg)} tools from {servers} servers (seed {args.seed})")
-    if args.queries:
-        qs = synthetic_queries(reg, args.queries, seed=args.seed)
+    if args.n_queries:
+        qs = synthetic_queries(reg, args.n_queries, seed=args.seed)
         write_queries(qs, args.queries_out)
         print(f"{args.queries_out}: {len(qs)} labeled queries")
     return 0
 
 
 def _benchmark_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--registry", type=Path, required=True, help="registry file")
-    p.add_argument("--queries", type=Path,
-                   help="query file (JSONL); default: the tools' descriptions as queries")
-    p.add_argument("--scorers", type=csv_list, default=["jaccard", "bm25", "tfidf", "naive"],
-                   help="comma-separated scorer names; 'naive' is the article's loop")
-    p.add_argument("--top-k", type=int, default=10)
+    add_registry(p)
+    add_queries(p, required=False,
+                help="labeled queries (JSONL); default: the tools' descriptions as queries")
+    # the lexical scorers and the article's loop: what this quick in-process timing is for
+    add_scorers(p, ["jaccard", "bm25", "tfidf", "naive"],
+                help="comma-separated scorer names; 'naive' is the article's loop")
+    add_top_k(p, [10], help="comma-separated cut-offs, each timed")
     p.add_argument("--n-timed", type=int, default=200, help="timed select calls per scorer")
 
 
@@ -55,10 +56,11 @@ def _benchmark(args: argparse.Namespace) -> int:
     reg = load_registry(args.registry)
     texts = ([q.query for q in load_queries(args.queries, reg)] if args.queries
              else [t.description for t in reg][:500])
-    rows = [measure_scale(reg, texts, s, top_k=args.top_k, n_timed=args.n_timed,
-                          trace_memory=False) for s in args.scorers]
-    table = scale_table(rows)
+    import pandas as pd
+    table = pd.concat([scale_table([measure_scale(reg, texts, s, top_k=k, n_timed=args.n_timed,
+                                                  trace_memory=False) for s in args.scorers])
+                       .assign(top_k=k) for k in args.top_k], ignore_index=True)
     cols = [c for c in ("scorer", "n_tools", "build_s", "p50_ms", "p95_ms",
-                        "speedup_vs_naive", "first_encode_s") if c in table.columns]
+                        "speedup_vs_naive", "first_encode_s", "top_k") if c in table.columns]
     print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0

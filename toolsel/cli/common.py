@@ -1,15 +1,35 @@
-"""What every subcommand module shares: the :func:`command` registry and argument types."""
+"""What every subcommand module shares: the :func:`command` registry, argument types, and the
+argument builders that give one concept one flag across commands.
+
+- ``--registry``, ``--queries`` (a labeled JSONL file: always a path), ``--out``;
+- ``--scorers`` (comma-separated; every command that scores takes a list and reports each;
+  ``--scorer`` is kept as a hidden alias where it existed) with one default,
+  :data:`DEFAULT_SCORER`, for commands that run one scorer unless told otherwise;
+- ``--top-k`` (comma-separated cut-offs, every command);
+- ``--split`` (``dev``, ``test`` or ``all``; default :data:`DEFAULT_SPLIT` everywhere);
+- ``--always-include``; ``--n-queries`` for a count of queries.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
-__all__ = ["command", "COMMANDS", "csv_list", "int_list", "always_include_names"]
+__all__ = ["command", "COMMANDS", "csv_list", "int_list", "always_include_names",
+           "DEFAULT_SCORER", "DEFAULT_SPLIT", "SPLIT_CHOICES", "add_registry", "add_queries",
+           "add_scorers", "add_top_k", "add_split", "add_always_include", "add_out",
+           "add_n_queries"]
 
 #: name -> (help, add_arguments(parser), run(args) -> exit code)
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
                           Callable[[argparse.Namespace], int]]] = {}
+
+#: The scorer of a command that runs one unless told otherwise: the one Selector uses.
+DEFAULT_SCORER = "default"
+#: ``--split`` choices and their default (every query).
+SPLIT_CHOICES = ("dev", "test", "all")
+DEFAULT_SPLIT = "all"
 
 
 def command(name: str, help: str, add_arguments: Callable[[argparse.ArgumentParser], None]):
@@ -42,3 +62,51 @@ def always_include_names(value: list[str] | None, registry) -> list[str]:
     if value == ["marked"]:
         return sorted(registry.always_include, key=registry.index)
     return value
+
+
+# --------------------------------------------------------------------------------------------
+# argument builders
+
+
+def add_registry(p, *, required: bool = True, help: str = "tool registry (JSON or JSONL)"):
+    p.add_argument("--registry", required=required, type=Path, help=help)
+
+
+def add_queries(p, *, required: bool = True, help: str = "labeled queries (JSONL)"):
+    p.add_argument("--queries", required=required, type=Path, help=help)
+
+
+def add_scorers(p, default: Sequence[str] | None = (DEFAULT_SCORER,), *, alias: bool = False,
+                help: str = "comma-separated scorer names"):
+    """``--scorers`` (a list; ``None`` default: the caller's own); with ``alias`` also a hidden
+    ``--scorer`` writing the same list (the flag this command had before)."""
+    shown = "" if default is None else f" (default: {','.join(default)})"
+    p.add_argument("--scorers", type=csv_list, default=None if default is None else list(default),
+                   help=help + shown)
+    if alias:
+        p.add_argument("--scorer", dest="scorers", type=csv_list, help=argparse.SUPPRESS)
+
+
+def add_top_k(p, default: Sequence[int] | None, *, help: str = "comma-separated cut-offs"):
+    shown = "" if default is None else f" (default: {','.join(map(str, default))})"
+    p.add_argument("--top-k", type=int_list, default=None if default is None else list(default),
+                   help=help + shown)
+
+
+def add_split(p, *, help: str = "which labeled split to evaluate"):
+    p.add_argument("--split", choices=SPLIT_CHOICES, default=DEFAULT_SPLIT,
+                   help=f"{help} (default: {DEFAULT_SPLIT})")
+
+
+def add_always_include(p, *, help: str = "names sent every turn, outside the filter"):
+    p.add_argument("--always-include", type=csv_list, default=[],
+                   help=f"{help}; 'marked' takes the registry's always_include tools "
+                        "(default: none, as in the article)")
+
+
+def add_out(p, *, required: bool = False, help: str = "folder for the CSV tables"):
+    p.add_argument("--out", required=required, type=Path, help=help)
+
+
+def add_n_queries(p, *, help: str = "how many labeled queries to generate"):
+    p.add_argument("--n-queries", type=int, default=0, help=help)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import command
+from .common import add_out, add_queries, add_scorers, add_split, add_top_k, command
 from ..data import load_queries, load_registry
 
 
@@ -15,22 +15,21 @@ def _args(p: argparse.ArgumentParser) -> None:
     b.add_argument("--registry-b", type=Path, help="the changed registry")
     b.add_argument("--repairs", type=Path,
                    help="a description patch {tool: new description} applied to registry A")
-    p.add_argument("--queries", required=True, type=Path, help="labeled queries (JSONL)")
-    p.add_argument("--scorer", default="bm25", help="scorer name (default bm25)")
-    p.add_argument("--top-k", type=int, default=5, help="cut-off (default 5)")
-    p.add_argument("--split", choices=["dev", "test", "all"], default="all",
-                   help="restrict to one split (default: all queries)")
-    p.add_argument("--out", type=Path, help="folder for compare_*.csv")
+    add_queries(p)
+    add_scorers(p, alias=True, help="comma-separated scorers, each compared")
+    add_top_k(p, [5], help="comma-separated cut-offs, each compared")
+    add_split(p)
+    add_out(p, help="folder for compare_*.csv (one row per scorer x top_k x ...)")
 
 
 @command("compare", "run one suite on two registry versions; list found/lost tools and rank "
          "moves per query", _args)
 def _run(args: argparse.Namespace) -> int:
-    from ..datasets import load_repairs
+    import pandas as pd
+
+    from ..datasets import filter_split, load_repairs
     from ..tables.compare import apply_repairs, compare_registries
-    from ..datasets import filter_split
-    if args.top_k < 1:
-        raise ValueError(f"--top-k must be >= 1, got {args.top_k}")
+    from ..tables.discovery import write_table
     reg_a = load_registry(args.registry_a)
     if args.repairs:
         reg_b = apply_repairs(reg_a, load_repairs(args.repairs, reg_a))
@@ -39,21 +38,29 @@ def _run(args: argparse.Namespace) -> int:
         reg_b = load_registry(args.registry_b)
         label_b = args.registry_b.name
     queries = filter_split(load_queries(args.queries, reg_a), args.split)
-    cmp = compare_registries(reg_a, reg_b, queries, args.scorer, args.top_k,
-                             labels=("a", "b"))
-    print(f"a = {args.registry_a.name}, b = {label_b}; scorer {args.scorer}, "
-          f"top_k={args.top_k}, split={args.split}, {len(queries)} queries")
-    print(cmp.summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    changed = cmp.changed()
-    if len(changed):
-        print("\nchanged (rank among candidates, a -> b):")
-        for _, r in changed.iterrows():
-            print(f"  {r['change']:5}  {r['query_id']}  {r['tool']}: {r['rank_a']} -> "
-                  f"{r['rank_b']}  ({r['query']})")
-    else:
-        print("\nno required tool changed hit/miss")
+    print(f"a = {args.registry_a.name}, b = {label_b}; split={args.split}, "
+          f"{len(queries)} queries")
+    tables: dict[str, list] = {"summary": [], "per_tool": [], "per_query": []}
+    for scorer in args.scorers:
+        for k in args.top_k:
+            cmp = compare_registries(reg_a, reg_b, queries, scorer, k, labels=("a", "b"))
+            print(f"\nscorer {scorer}, top_k={k}:")
+            print(cmp.summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+            changed = cmp.changed()
+            if len(changed):
+                print("changed (rank among candidates, a -> b):")
+                for _, r in changed.iterrows():
+                    print(f"  {r['change']:5}  {r['query_id']}  {r['tool']}: {r['rank_a']} -> "
+                          f"{r['rank_b']}  ({r['query']})")
+            else:
+                print("no required tool changed hit/miss")
+            for name in tables:
+                tables[name].append(getattr(cmp, name).assign(scorer=scorer, top_k=k))
     if args.out:
-        cmp.write(args.out)
-        print(f"wrote compare_summary.csv, compare_per_tool.csv, compare_per_query.csv to "
+        for name, parts in tables.items():
+            df = pd.concat(parts, ignore_index=True)
+            df = df[["scorer", "top_k", *[c for c in df.columns if c not in ("scorer", "top_k")]]]
+            write_table(df, args.out / f"compare_{name}.csv")
+        print(f"\nwrote compare_summary.csv, compare_per_tool.csv, compare_per_query.csv to "
               f"{args.out}")
     return 0

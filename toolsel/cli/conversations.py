@@ -5,28 +5,31 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import command, csv_list
+from .common import add_out, add_registry, add_scorers, add_split, add_top_k, command, csv_list
 from ..data import load_registry
 
 
 def _args(p: argparse.ArgumentParser) -> None:
     from ..tables.conversations import POLICIES, STRATEGIES
-    p.add_argument("--registry", required=True, type=Path)
+    add_registry(p)
     p.add_argument("--conversations", required=True, type=Path, help="labeled conversations")
-    p.add_argument("--scorer", default="bm25")
-    p.add_argument("--top-k", type=int, default=10)
+    add_scorers(p, alias=True, help="comma-separated scorers, each replayed")
+    add_top_k(p, [10], help="comma-separated cut-offs of the filtered strategy, each replayed")
     p.add_argument("--strategies", type=csv_list, default=list(STRATEGIES),
                    help="comma-separated: eager, filtered, deferred")
-    p.add_argument("--policy", choices=POLICIES, default="carry_if_dependent",
-                   help="context policy of the filtered strategy")
-    p.add_argument("--split", choices=["dev", "test", "all"], default="all")
+    p.add_argument("--carry", choices=POLICIES, default="carry_if_dependent",
+                   help="which earlier tools stay visible on a turn of the filtered strategy "
+                        "(default: carry_if_dependent)")
+    # the flag's name before --carry (--policy is a selection policy in `toolsel sweep`)
+    p.add_argument("--policy", dest="carry", choices=POLICIES, help=argparse.SUPPRESS)
+    add_split(p)
     p.add_argument("--min-cacheable", type=int, default=1024,
                    help="shortest prefix the cache stores, in tokens (default 1024)")
     p.add_argument("--cache-write", type=float, default=1.25,
                    help="price of a cache-write token relative to base input (default 1.25)")
     p.add_argument("--cache-read", type=float, default=0.1,
                    help="price of a cache-read token relative to base input (default 0.1)")
-    p.add_argument("--out", type=Path, help="folder for the CSV tables")
+    add_out(p)
 
 
 @command("conversations", "replay labeled conversations: availability, discover calls, pins, "
@@ -46,22 +49,34 @@ def _run(args: argparse.Namespace) -> int:
         convs = [c for c in convs if c.split == args.split]
         if not convs:
             raise ValueError(f"no conversations in split {args.split!r}")
-    selector = Selector(reg, args.scorer, top_k=args.top_k)
-    replays = [replay(c, selector, s, policy=args.policy) for s in args.strategies
-               for c in convs]
-    turns = replay_table(replays)
-    summary = replay_summary(turns)
-    costs = cost_table(replays, prices=Prices(cache_write=args.cache_write,
-                                              cache_read=args.cache_read),
-                       min_cacheable=args.min_cacheable)
-    totals = cost_totals(costs)
+    import pandas as pd
     fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
-    print(f"{len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns; scorer "
-          f"{args.scorer}, top_k={args.top_k}, policy={args.policy}")
-    print(summary.to_string(**fmt))
-    print(f"\ninput tokens and cost (cache write x{args.cache_write}, read x{args.cache_read}, "
-          f"min cacheable {args.min_cacheable} tokens):")
-    print(totals.to_string(**fmt))
+    print(f"{len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns; "
+          f"carry={args.carry}")
+    parts: dict[str, list] = {"turns": [], "summary": [], "costs": [], "totals": []}
+    for scorer in args.scorers:
+        for k in args.top_k:
+            selector = Selector(reg, scorer, top_k=k)
+            replays = [replay(c, selector, s, policy=args.carry) for s in args.strategies
+                       for c in convs]
+            turns = replay_table(replays)
+            summary = replay_summary(turns)
+            costs = cost_table(replays, prices=Prices(cache_write=args.cache_write,
+                                                      cache_read=args.cache_read),
+                               min_cacheable=args.min_cacheable)
+            totals = cost_totals(costs)
+            print(f"\nscorer {scorer}, top_k={k}:")
+            print(summary.to_string(**fmt))
+            print(f"input tokens and cost (cache write x{args.cache_write}, read "
+                  f"x{args.cache_read}, min cacheable {args.min_cacheable} tokens):")
+            print(totals.to_string(**fmt))
+            for name, df in zip(parts, (turns, summary, costs, totals)):
+                parts[name].append(df.assign(scorer=scorer, top_k=k))
+
+    def stacked(name):
+        df = pd.concat(parts[name], ignore_index=True)
+        return df[["scorer", "top_k", *[c for c in df.columns if c not in ("scorer", "top_k")]]]
+    turns, summary, costs, totals = map(stacked, parts)
     if args.out:
         for name, df in (("turns", turns), ("replay_summary", summary),
                          ("requests_cost", costs), ("cost_totals", totals)):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from .common import command, csv_list, int_list
+from .common import (add_out, add_queries, add_registry, add_scorers, add_split, add_top_k,
+                     command, int_list)
 from ..data import load_queries, load_registry
 
 
@@ -14,18 +14,17 @@ _FILES = ("per_request.csv", "by_category.csv", "by_n_required.csv", "noise_per_
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--registry", required=True, type=Path)
-    p.add_argument("--queries", required=True, type=Path, help="labeled requests (JSONL)")
-    p.add_argument("--scorers", type=csv_list, default=["jaccard", "bm25", "tfidf", "embedding"],
-                   help="comma-separated scorer names")
-    p.add_argument("--top-k", type=int_list, default=[1, 3, 5, 10], help="filter cut-offs")
+    from ..eval.sweep import DEFAULT_SCORERS
+    add_registry(p)
+    add_queries(p, help="labeled requests (JSONL)")
+    add_scorers(p, DEFAULT_SCORERS)
+    add_top_k(p, [1, 3, 5, 10], help="comma-separated filter cut-offs")
     p.add_argument("--limits", type=int_list, default=list(range(1, 11)),
                    help="discover/search result limits (default 1..10)")
-    p.add_argument("--split", choices=["dev", "test", "all"], default="test",
-                   help="which split to report (default: test)")
+    add_split(p, help="which split to report")
     p.add_argument("--query-field", choices=["query", "search_term"], default="query",
                    help="search with the request text or its search_term (noise curve)")
-    p.add_argument("--out", type=Path, help="folder for the CSV tables")
+    add_out(p)
 
 
 @command("discovery", "multi-tool R@k vs Complete@k by category, and recall vs loaded noise",

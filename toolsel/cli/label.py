@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import command, csv_list, int_list
+from .common import DEFAULT_SCORER, add_scorers, add_top_k, command, csv_list
 from ..data import SPLITS, DataError, load_registry
 
 
@@ -27,13 +27,14 @@ def _args(p: argparse.ArgumentParser) -> None:
                         "none if the file has no splits)")
     p.add_argument("--category", help="category label for breakdowns (and the split rule)")
     p.add_argument("--id", help="id of the new request (default: next in the file's pattern)")
-    p.add_argument("--scorer", default="default", help="scorer of the ranking to pick from")
+    p.add_argument("--rank-by", default=DEFAULT_SCORER, metavar="SCORER",
+                   help=f"scorer of the ranking to pick from (default: {DEFAULT_SCORER})")
+    p.add_argument("--scorer", dest="rank_by", help=argparse.SUPPRESS)  # its name before
     p.add_argument("--top", type=int, default=15, help="tools shown to pick from (default 15)")
-    p.add_argument("--scorers", type=csv_list,
-                   default=["jaccard", "bm25", "tfidf", "embedding", "default"],
-                   help="scorers whose ranks of the new label are shown")
-    p.add_argument("--top-k", type=int_list, default=[1, 3, 5, 10],
-                   help="cut-offs of the impact table")
+    from ..tables.labeling import LABEL_KS, LABEL_SCORERS
+    add_scorers(p, LABEL_SCORERS, help="comma-separated scorers whose ranks of the new label "
+                                       "are shown")
+    add_top_k(p, LABEL_KS, help="comma-separated cut-offs of the impact table")
     p.add_argument("--no-embed-check", action="store_true",
                    help="near-duplicate check by tokens only (no embedding model)")
     p.add_argument("--yes", "-y", action="store_true", help="append without asking")
@@ -87,12 +88,12 @@ def _run(args: argparse.Namespace) -> int:
             print("toolsel label: nothing appended (no request)", file=sys.stderr)
             return 1
     if args.expected:
-        expected = resolve_picks(args.expected, rank_for_labeling(reg, text, args.scorer,
+        expected = resolve_picks(args.expected, rank_for_labeling(reg, text, args.rank_by,
                                                                   top=args.top, _cache=cache),
                                  reg)
     else:
-        ranking = rank_for_labeling(reg, text, args.scorer, top=args.top, _cache=cache)
-        print(f"\nthe registry ranked by {args.scorer} for: {text}")
+        ranking = rank_for_labeling(reg, text, args.rank_by, top=args.top, _cache=cache)
+        print(f"\nthe registry ranked by {args.rank_by} for: {text}")
         _print_ranking(ranking)
         while True:
             picks = _ask("expected tools (numbers or names, comma-separated): ")

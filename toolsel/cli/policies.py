@@ -3,25 +3,21 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ..data import load_queries, load_registry
-from .common import always_include_names, command, csv_list
+from .common import (add_always_include, add_out, add_queries, add_registry, add_scorers,
+                     add_split, always_include_names, command)
 
 _FILES = ("per_query.csv", "summary.csv", "beats_top_k.csv")
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--registry", required=True, type=Path)
-    p.add_argument("--queries", required=True, type=Path, help="labeled queries (JSONL)")
-    p.add_argument("--scorer", default="default", help="the scorer the policies cut (default: "
-                   "default)")
-    p.add_argument("--split", choices=["dev", "test", "all"], default="all",
-                   help="queries evaluated (choose settings on dev, report on test)")
-    p.add_argument("--always-include", type=csv_list, default=[],
-                   help="names sent every turn, outside every policy; 'marked' takes the "
-                        "registry's always_include tools")
-    p.add_argument("--out", type=Path, help="folder for the CSV tables")
+    add_registry(p)
+    add_queries(p)
+    add_scorers(p, alias=True, help="comma-separated scorers whose rankings the policies cut")
+    add_split(p, help="queries evaluated (choose settings on dev, report on test)")
+    add_always_include(p, help="names sent every turn, outside every policy")
+    add_out(p)
 
 
 @command("policies", "fixed top-K, threshold, adaptive K, token budget and two-stage selection "
@@ -35,14 +31,21 @@ def _run(args: argparse.Namespace) -> int:
         check_output_dir(args.out, _FILES)
     reg = load_registry(args.registry)
     queries = filter_split(load_queries(args.queries, reg), args.split)
-    per_query = evaluate_policies(reg, queries, args.scorer, default_grid(),
-                                  always_include=always_include_names(args.always_include, reg))
-    summary = frontier(summarize_policies(per_query))
-    beats = beats_top_k(summary)
-    best = summary[summary["pareto"]].sort_values("payload_reduction", ascending=False)
-    cols = ["policy", "config", "R@sent", "Complete@sent", "n_sent", "payload_tokens", "payload_reduction"]
-    print(f"{len(reg)} tools, {len(queries)} queries ({args.split}), scorer {args.scorer}: "
-          f"{len(summary)} settings, {int(summary['pareto'].sum())} on the frontier")
+    import pandas as pd
+    always = always_include_names(args.always_include, reg)
+    per_query = pd.concat([
+        evaluate_policies(reg, queries, scorer, default_grid(), always_include=always)
+        .assign(scorer=scorer) for scorer in args.scorers], ignore_index=True)
+    per_query = per_query[["scorer", *[c for c in per_query.columns if c != "scorer"]]]
+    summary = frontier(summarize_policies(per_query, by=["scorer"]), by="scorer")
+    beats = beats_top_k(summary, by="scorer")
+    best = summary[summary["pareto"]].sort_values(["scorer", "payload_reduction"],
+                                                  ascending=[True, False], kind="stable")
+    cols = ["scorer", "policy", "config", "R@sent", "Complete@sent", "n_sent", "payload_tokens",
+            "payload_reduction"]
+    print(f"{len(reg)} tools, {len(queries)} queries ({args.split}), scorers "
+          f"{', '.join(args.scorers)}: {len(summary)} settings, "
+          f"{int(summary['pareto'].sum())} on the frontier")
     print(best[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print()
     print(beats.to_string(index=False, float_format=lambda v: f"{v:.3f}"))

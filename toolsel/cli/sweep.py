@@ -5,23 +5,20 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 from ..data import load_queries, load_registry
-from .common import always_include_names, command, csv_list, int_list
+from .common import (add_always_include, add_out, add_queries, add_registry, add_scorers,
+                     add_split, add_top_k, always_include_names, command)
 
 
 def _sweep_args(p: argparse.ArgumentParser) -> None:
     from ..eval.sweep import DEFAULT_SCORERS, DEFAULT_TOP_K
-    p.add_argument("--registry", required=True, type=Path)
-    p.add_argument("--queries", required=True, type=Path)
-    p.add_argument("--scorers", type=csv_list, default=list(DEFAULT_SCORERS),
-                   help=f"comma-separated scorer names (default: {','.join(DEFAULT_SCORERS)})")
-    p.add_argument("--top-k", type=int_list, default=list(DEFAULT_TOP_K),
-                   help="comma-separated cut-offs (default: 1,3,5,10,20,30)")
-    p.add_argument("--always-include", type=csv_list, default=[],
-                   help="names sent every turn, outside the filter; 'marked' takes the "
-                        "registry's always_include tools (default: none, as in the article)")
+    add_registry(p)
+    add_queries(p)
+    add_scorers(p, DEFAULT_SCORERS)
+    add_top_k(p, DEFAULT_TOP_K)
+    add_split(p)
+    add_always_include(p)
     p.add_argument("--policy", action="append", default=[], metavar="SPEC",
                    help="also evaluate every scorer under this selection policy, written to "
                         "policies.csv; SPEC is 'name' or 'name:key=value,...', e.g. "
@@ -30,7 +27,7 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policies", choices=["default"],
                    help="'default': also evaluate the settings `toolsel policies` sweeps "
                         "(toolsel.eval.policies.default_grid), with any --policy")
-    p.add_argument("--out", required=True, type=Path, help="output folder for the CSV tables")
+    add_out(p, required=True)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-timings", action="store_true",
                    help="leave wall-clock timings out of the output (reproducible logs)")
@@ -43,6 +40,7 @@ _MAX_POLICY_ROWS = 50
 @command("sweep", "evaluate scorers x top_k (and selection policies) on a labeled query set; "
          "write CSV tables", _sweep_args)
 def _sweep(args: argparse.Namespace) -> int:
+    from ..datasets import filter_split
     from ..eval.sweep import SweepResult, sweep
     from ..io import check_output_dir
     from ..policies import as_policies
@@ -54,7 +52,7 @@ def _sweep(args: argparse.Namespace) -> int:
     policies = as_policies([*policies, *args.policy])
     check_output_dir(args.out, SweepResult.files_for(bool(policies)))
     reg = load_registry(args.registry)
-    queries = load_queries(args.queries, reg)
+    queries = filter_split(load_queries(args.queries, reg), args.split)
     t0 = time.perf_counter()
     result = sweep(reg, queries, args.scorers, args.top_k,
                    always_include=always_include_names(args.always_include, reg),
