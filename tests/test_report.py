@@ -104,6 +104,7 @@ def test_headline_falls_back_to_the_sweep(tmp_path):
     assert table.splitlines()[2].startswith("| jaccard | 50.0% |")
 
 
+@pytest.mark.slow  # runs notebooks with papermill
 def test_execute_and_export(tmp_path):
     pytest.importorskip("papermill")
     nbdir = tmp_path / "nb"
@@ -158,6 +159,7 @@ def test_miss_rank_bands_and_facts(registry, queries):
     assert f["n_direct"] + f["n_indirect"] == 30
 
 
+@pytest.mark.slow  # runs notebooks with papermill
 def test_reruns_are_byte_identical_with_widgets_styler_and_reprs(tmp_path):
     """Widget ids, Styler table ids and object addresses change per run; the runner numbers
     or drops them so an executed report regenerates identically."""
@@ -247,6 +249,7 @@ def test_sanitize_html_drops_scripts_handlers_and_js_urls():
         assert kept in clean
 
 
+@pytest.mark.slow  # runs notebooks with papermill
 def test_exported_html_is_sanitized(tmp_path):
     """A notebook that forgets to escape still exports no live markup."""
     pytest.importorskip("papermill")
@@ -371,6 +374,7 @@ def _local_targets(page: Path) -> list[Path]:
             if not u.startswith(("#", "http:", "https:", "data:", "mailto:"))]
 
 
+@pytest.mark.slow  # runs notebooks with papermill
 def test_pages_get_titles_navigation_and_an_index(tmp_path):
     """Three exported pages: a real <title>, back/previous/next links that resolve, contents
     from the page's headings; index.html links every page, executed notebook and CSV folder,

@@ -33,8 +33,6 @@ from toolsel import load_queries, load_registry
 from toolsel.cli import main
 from toolsel.report.runner import headline_k
 
-pytestmark = pytest.mark.slow  # every test here reads whole reports run end to end
-
 pytest.importorskip("papermill")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,6 +102,7 @@ def test_integration_queries_name_the_imported_tools(tmp_path):
     assert "github__create_issue" in reg and "linear__create_issue" in reg
 
 
+@pytest.mark.slow  # reads whole reports run end to end
 @pytest.mark.parametrize("name", ["plugin", "mcp"])
 def test_outputs_exist_and_the_readme_lists_them(reports, name):
     out = reports[name]["out"]
@@ -119,6 +118,7 @@ def test_outputs_exist_and_the_readme_lists_them(reports, name):
     assert "notebooks ok" in reports["stdout"][name]
 
 
+@pytest.mark.slow  # reads whole reports run end to end
 @pytest.mark.parametrize("name", ["plugin", "mcp"])
 def test_index_and_pages_link_each_other(reports, name):
     """index.html is the entry page; every page has a real title and previous/next links;
@@ -143,6 +143,7 @@ def test_index_and_pages_link_each_other(reports, name):
         assert (out / target).exists(), target
 
 
+@pytest.mark.slow  # reads whole reports run end to end
 def test_nothing_written_outside_out(reports):
     assert _snapshot(NB_DIR) == reports["before"]["notebooks"]
     assert _snapshot(PLUGIN) == reports["before"]["plugin"]
@@ -150,6 +151,7 @@ def test_nothing_written_outside_out(reports):
                                                                           "report"]
 
 
+@pytest.mark.slow  # reads whole reports run end to end
 @pytest.mark.parametrize("name", ["plugin", "mcp"])
 def test_article_sections_are_skipped_with_a_note(reports, name):
     out = reports[name]["out"]
@@ -173,6 +175,7 @@ def _sweep(tmp_path, data) -> Path:
     return out
 
 
+@pytest.mark.slow  # reads whole reports run end to end
 @pytest.mark.parametrize("name", ["plugin", "mcp"])
 def test_tables_agree_with_toolsel_sweep(reports, name, tmp_path, capsys):
     data = reports[name]
@@ -239,6 +242,7 @@ class _LiveScript(HTMLParser):
             self.found.append(f"script: {data.strip()[:80]!r}")
 
 
+@pytest.mark.slow  # reads whole reports run end to end
 def test_no_live_script_from_hostile_names_and_queries(reports):
     out = reports["mcp"]["out"]
     pages = sorted(out.glob("[0-9][0-9]_*.html")) + [out / "index.html"]
@@ -279,6 +283,7 @@ def _notebook(path: Path, params: str, code: str, needs=None) -> Path:
     return path
 
 
+@pytest.mark.slow  # runs a notebook with papermill
 def test_notebooks_run_or_are_skipped_with_a_reason(tmp_path, capsys):
     nb = tmp_path / "nb"
     nb.mkdir()
