@@ -42,7 +42,6 @@ seed: int = 0  # bootstrap seed
 out_dir: str = "../reports/00_overview"  # where tables go
 
 # %%
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import Markdown, display
@@ -55,9 +54,10 @@ from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import find_notebooks, notebook_title
 from toolsel.report import markdown as md
 from toolsel.report.runner import distinct_top_k, headline_k, top_k_note
+from toolsel.io import write_table
+from toolsel.report.notebook_setup import setup
 
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = setup(out_dir, figures=False, precision=None)
 reg = load_registry(registry)
 qs = load_queries(queries, reg)
 facts = benchmark_facts(reg, qs)
@@ -101,7 +101,7 @@ k = headline_k(ks, n_candidates)
 result = sweep(reg, qs, scorers, ks, always_include=always_include, progress=False)
 intervals = bootstrap_intervals(result.query_metrics, n_boot=n_boot, seed=seed)
 headline = headline_frame(result.summary, intervals, top_k=k)
-headline.to_csv(out / "headline.csv", index=False, float_format="%.6f", lineterminator="\n")
+write_table(headline, out / "headline.csv")
 
 
 def _ci(r, m):

@@ -45,7 +45,6 @@ seed: int = 0  # bootstrap seed
 out_dir: str = "../reports/01_recall_vs_payload"  # where tables and figures go
 
 # %%
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import Markdown, display
@@ -56,14 +55,12 @@ from toolsel.tables.replication import (ARTICLE, benchmark_facts, is_article_ben
                                       miss_rank_bands, replication_table)
 from toolsel.eval.stats import bootstrap_intervals, paired_comparison
 from toolsel.report import markdown as md
-from toolsel.report.plots import (plot_complete_vs_payload, plot_recall_vs_payload, save_figure,
-                                  setup_style)
+from toolsel.report.plots import plot_complete_vs_payload, plot_recall_vs_payload, save_figure
 from toolsel.report.runner import distinct_top_k, top_k_note
+from toolsel.io import write_table
+from toolsel.report.notebook_setup import setup
 
-setup_style()
-pd.set_option("display.precision", 3)
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = setup(out_dir)
 
 reg = load_registry(registry)
 qs = load_queries(queries, reg)
@@ -93,10 +90,9 @@ result = sweep(reg, qs, scorers, ks, always_include=always_include, progress=Fal
 summary = result.summary
 intervals = bootstrap_intervals(result.query_metrics, ("R@k", "Complete@k"), n_boot=n_boot,
                                 seed=seed)
-summary.to_csv(out / "summary.csv", index=False, float_format="%.6f", lineterminator="\n")
-result.query_metrics.to_csv(out / "query_metrics.csv", index=False, float_format="%.6f",
-                            lineterminator="\n")
-intervals.to_csv(out / "intervals.csv", index=False, float_format="%.6f", lineterminator="\n")
+write_table(summary, out / "summary.csv")
+write_table(result.query_metrics, out / "query_metrics.csv")
+write_table(intervals, out / "intervals.csv")
 order = list(dict.fromkeys(summary["scorer"]))
 
 
@@ -169,10 +165,8 @@ display(Markdown("Mean [95% interval], in %:\n\n"
 # %%
 paired_r = paired_comparison(result.query_metrics, "R@k", n_boot=n_boot, seed=seed)
 paired_c = paired_comparison(result.query_metrics, "Complete@k", n_boot=n_boot, seed=seed)
-paired_r.to_csv(out / "paired_recall.csv", index=False, float_format="%.6f",
-                lineterminator="\n")
-paired_c.to_csv(out / "paired_complete.csv", index=False, float_format="%.6f",
-                lineterminator="\n")
+write_table(paired_r, out / "paired_recall.csv")
+write_table(paired_c, out / "paired_complete.csv")
 shown = paired_r[paired_r.top_k.isin([5, 10] if {5, 10} & set(ks) else ks[-2:])]
 display(Markdown("R@k, paired over queries (a − b in points, with its 95% interval):\n\n"
                  + md.table(pd.DataFrame({
@@ -208,9 +202,9 @@ replicate = article and "jaccard" in scorers and {10, 30} <= set(ks)
 if replicate:
     repl = replication_table(summary, result.unfiltered["chars"], intervals=intervals,
                              n_tools=len(reg), n_queries=len(qs))
-    repl.to_csv(out / "replication.csv", index=False, float_format="%.6f", lineterminator="\n")
+    write_table(repl, out / "replication.csv")
     bands = miss_rank_bands(result.per_query, scorer="jaccard", k=10, bands=[30])
-    bands.to_csv(out / "jaccard_miss_ranks.csv", index=False, lineterminator="\n")
+    write_table(bands, out / "jaccard_miss_ranks.csv", float_format=None)
 else:
     display(Markdown("*Replication panel skipped: it compares the article's 61-tool, "
                      "30-query benchmark (Jaccard at K=10 and 30) with the bundled data, "

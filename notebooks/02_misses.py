@@ -44,7 +44,6 @@ always_include: list[str] = []  # names sent every turn outside K (the article: 
 out_dir: str = "../reports/02_misses"  # where tables and figures go
 
 # %%
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import Markdown, display
@@ -55,13 +54,12 @@ from toolsel.tables.failure_modes import MODES, classify_misses, mode_counts, re
 from toolsel.tables.replication import ARTICLE_MISSES, is_article_benchmark
 from toolsel.report import markdown as md
 from toolsel.report.html import md_table
-from toolsel.report.plots import plot_failure_modes, save_figure, setup_style
+from toolsel.report.plots import plot_failure_modes, save_figure
 from toolsel.report.runner import headline_k
+from toolsel.io import write_table
+from toolsel.report.notebook_setup import setup
 
-setup_style()
-pd.set_option("display.max_colwidth", 120)
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = setup(out_dir, precision=None, max_colwidth=120)
 
 reg = load_registry(registry)
 qs = load_queries(queries, reg)
@@ -69,7 +67,7 @@ article = is_article_benchmark(reg, qs)  # the bundled data: the article's misse
 k = headline_k(top_k, len(reg) - len(set(always_include)))
 result = sweep(reg, qs, scorers, [k], always_include=always_include, progress=False)
 classified = classify_misses(result.misses, reg)
-classified.to_csv(out / "misses.csv", index=False, lineterminator="\n")
+write_table(classified, out / "misses.csv", float_format=None)
 display(Markdown(f"At K={k}: **{len(classified)} misses** (required tools not sent) over "
                  f"{len(scorers)} scorers and {len(qs)} queries; every one is in "
                  f"[misses.csv]({out.name}/misses.csv)."))
@@ -132,7 +130,7 @@ else:
 
 # %%
 counts = mode_counts(classified, scorers=scorers)
-counts.to_csv(out / "mode_counts.csv", lineterminator="\n")
+write_table(counts, out / "mode_counts.csv", float_format=None, index=True)
 fig = plot_failure_modes(counts, top_k=k)
 save_figure(fig, out, "failure_modes");
 display(Markdown(f"Misses at K={k} per scorer and failure mode (counts of required tools):\n\n"
@@ -164,7 +162,7 @@ display(Markdown(md.table(
 
 # %%
 hints = repair_hints(classified)
-hints.to_csv(out / "repair_hints.csv", index=False, lineterminator="\n")
+write_table(hints, out / "repair_hints.csv", float_format=None)
 display(Markdown(md.table(
     hints[["expected", "misses", "query_ids", "scorers", "missing_terms"]].rename(columns={
         "expected": "tool", "misses": "misses (all scorers)", "query_ids": "queries",

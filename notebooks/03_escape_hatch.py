@@ -40,7 +40,6 @@ out_dir: str = "../reports/03_escape_hatch"  # where tables and figures go
 
 # %%
 import dataclasses
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import Markdown, display
@@ -50,14 +49,13 @@ from toolsel.tables.replication import is_article_benchmark
 from toolsel.tables.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scenario, escape_hatch,
                                    scenario_table, scenario_tools_present)
 from toolsel.report import markdown as md
-from toolsel.report.plots import plot_escape_hatch, save_figure, setup_style
+from toolsel.report.plots import plot_escape_hatch, save_figure
 from toolsel.report.runner import headline_k
 from toolsel.text import content_words
+from toolsel.io import write_table
+from toolsel.report.notebook_setup import setup
 
-setup_style()
-pd.set_option("display.max_colwidth", 100)
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = setup(out_dir, precision=None, max_colwidth=100)
 reg = load_registry(registry)
 qs = load_queries(queries, reg)
 article = is_article_benchmark(reg, qs)  # the bundled data: its numbers are checked
@@ -75,7 +73,7 @@ scenario = scenario_tools_present(reg)
 if scenario:
     turns = article_scenario(reg)
     table = scenario_table(turns)
-    table.to_csv(out / "scenario.csv", index=False, lineterminator="\n")
+    write_table(table, out / "scenario.csv", float_format=None)
     display(Markdown(md.table(
         table[["turn", "user", "n_tools_seen", "tools_seen", "discover_query", "discovered",
                "pinned_after", "requests", "payload_chars"]].rename(columns={
@@ -150,14 +148,13 @@ words = escape_hatch(reg, [dataclasses.replace(q, search_term=content_words(q.qu
                            for q in qs], scorers, k, always_include=always_include)
 key = ["scorer", "query_id", "expected"]
 assert hatch.misses[key].equals(words.misses[key])  # the filter is the same: same misses
-hatch.summary.to_csv(out / "summary.csv", index=False, float_format="%.6f", lineterminator="\n")
-hatch.misses.to_csv(out / "misses.csv", index=False, lineterminator="\n")
+write_table(hatch.summary, out / "summary.csv")
+write_table(hatch.misses, out / "misses.csv", float_format=None)
 by_words = words.summary.set_index("scorer")[[
     "recovered_search_term", "Complete_after_search_term", "extra_calls_search_term",
     "payload_chars_search_term", "payload_reduction_search_term"]]
 by_words.columns = [c.replace("search_term", "content_words") for c in by_words.columns]
-by_words.reset_index().to_csv(out / "summary_content_words.csv", index=False,
-                              float_format="%.6f", lineterminator="\n")
+write_table(by_words.reset_index(), out / "summary_content_words.csv")
 # the figure: literal, unseen-only, and the label-free content-word call
 fig = plot_escape_hatch(hatch.summary.assign(
     recovered_search_term=words.summary["recovered_search_term"].to_numpy()))

@@ -41,7 +41,6 @@ expected: str = "github_create_issue"  # a tool to look for in the default query
 out_dir: str = "../reports/04_explorer"  # where tables go
 
 # %%
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import Markdown, display
@@ -51,9 +50,10 @@ from toolsel.eval.metrics import payload_chars
 from toolsel.report import markdown as md
 from toolsel.report.explorer import build_explorer, rankings_markdown
 from toolsel.report.runner import headline_k
+from toolsel.io import write_table
+from toolsel.report.notebook_setup import setup
 
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = setup(out_dir, figures=False, precision=None)
 reg = load_registry(registry)
 k = headline_k(top_k, len(reg) - len(set(always_include)))
 if expected and expected not in reg:
@@ -78,8 +78,7 @@ display(explorer.widget)
 
 # %%
 for v in views:
-    v.ranking.to_csv(out / f"ranking_{v.scorer}.csv", index=False, float_format="%.6f",
-                     lineterminator="\n")
+    write_table(v.ranking, out / f"ranking_{v.scorer}.csv")
 display(Markdown(
     rankings_markdown(views, rows=max(15, k + 3), highlight=expected or None)
     + "\n\nAll tools, ranked: " + ", ".join(

@@ -47,7 +47,6 @@ import json
 import os
 from pathlib import Path
 
-import matplotlib
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -56,10 +55,10 @@ from toolsel.tables.benchmark import measure_scale, scale_table, targets_table
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_latency_vs_tools, save_figure
 from toolsel.synthetic import synthetic_queries, synthetic_registry
+from toolsel.io import write_table
+from toolsel.report.notebook_setup import setup
 
-matplotlib.rcParams["svg.hashsalt"] = "toolsel"
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = setup(out_dir, figures=False, precision=None)
 bench = Path(bench_dir)
 # links from the HTML page (written beside out_dir) to the committed benchmark tables
 bench_link = Path(os.path.relpath(bench.resolve(), out.resolve().parent)).as_posix()
@@ -167,7 +166,7 @@ if have_bench:
     display(Markdown(md.table(targets, {
         "measured": "{:,.3f}", "met": lambda v: "n/a" if v is None else ("yes" if v else "no")},
         link=f"{out.name}/targets.csv")))
-    targets.to_csv(out / "targets.csv", index=False, float_format="%.6f", lineterminator="\n")
+    write_table(targets, out / "targets.csv")
     missed = targets[targets.met == False]  # noqa: E712 (None = not applicable)
     display(Markdown("All targets met." if missed.empty else "**Missed:** "
                      + "; ".join(missed.target) + " (see reports/benchmarks/README.md)."))

@@ -70,23 +70,19 @@ out_dir: str = "../reports/06_default_scorer"  # where tables and figures go
 # %%
 from pathlib import Path
 
-import matplotlib
 import pandas as pd
 
 from IPython.display import Markdown, display
 
-from toolsel.datasets import given_style, load_styles
+from toolsel.datasets import filter_split, given_style, load_styles
 from toolsel.tables.compare_styles import SINGLE_SCORERS, compare_styles, versus_best
-from toolsel.datasets import filter_split
 from toolsel.report import markdown as md
-from toolsel.report.plots import plot_style_comparison, save_figure, setup_style
+from toolsel.report.plots import plot_style_comparison, save_figure
 from toolsel.scorers.fusion import FusionScorer, split_clauses
+from toolsel.io import write_table
+from toolsel.report.notebook_setup import setup
 
-setup_style()
-matplotlib.rcParams["svg.hashsalt"] = "toolsel"
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
-pd.set_option("display.precision", 3)
+out = setup(out_dir)
 
 # %% [markdown]
 # ## The registries
@@ -168,8 +164,7 @@ _ = save_figure(fig, out, "style_comparison")
 singles = [s for s in SINGLE_SCORERS if s in scorers]
 if "default" in scorers and singles:
     vs = versus_best(comparison, "default", singles, n_boot=n_boot, seed=seed)
-    vs.to_csv(out / "default_vs_best.csv", index=False, float_format="%.6f",
-              lineterminator="\n")
+    write_table(vs, out / "default_vs_best.csv")
     vshown = pd.DataFrame({
         "style": vs["style"], "metric": vs["metric"], "best single": vs["best_single"],
         "its mean": vs["best_mean"], "default": vs["candidate_mean"],
@@ -255,8 +250,7 @@ else:
                          "above), so it describes this set rather than choosing anything."))
 dev = compare_styles(dev_data, variants, n_boot=n_boot, seed=seed, latency_queries=0)
 ablation = dev.table()[["style", "scorer", "R@5", "Complete@10", "MRR", "n_queries"]]
-ablation.to_csv(out / "dev_ablation.csv", index=False, float_format="%.6f",
-                lineterminator="\n")
+write_table(ablation, out / "dev_ablation.csv")
 wide = ablation.pivot(index="scorer", columns="style", values=["R@5", "Complete@10"]).loc[
     list(variants)]
 wide.columns = [f"{style} {metric}" for metric, style in wide.columns]

@@ -63,18 +63,16 @@ from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
 from toolsel.datasets import assign_splits, filter_split
-from toolsel.tables.discovery import (multi_tool_metrics, noise_curve, plot_multi_tool,
-                                      plot_noise_curve, summarize_noise, summarize_requests,
-                                      write_table)
+from toolsel.tables.discovery import (multi_tool_metrics, noise_curve, summarize_noise,
+                                      summarize_requests)
 from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import markdown as md
-from toolsel.report.plots import save_figure, setup_style
+from toolsel.report.plots import plot_multi_tool, plot_noise_curve, save_figure
 from toolsel.text import content_words
+from toolsel.io import write_table
+from toolsel.report.notebook_setup import setup
 
-setup_style()
-pd.set_option("display.precision", 3)
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = setup(out_dir)
 
 reg = load_registry(registry)
 all_requests = load_queries(requests, reg)

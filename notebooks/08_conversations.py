@@ -79,17 +79,13 @@ from toolsel.tables.conversations import (POLICIES, STRATEGIES, detector_agreeme
                                           replay_summary, replay_table)
 from toolsel.tables.cost import (Prices, cost_sensitivity, cost_table, cost_totals,
                                  fewer_tokens_cost_more)
-from toolsel.tables.discovery import write_table
 from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import markdown as md
-from toolsel.report.plots import (plot_conversation_requests, plot_cost, save_figure,
-                                  setup_style)
+from toolsel.report.plots import plot_conversation_requests, plot_cost, save_figure
+from toolsel.io import write_table
+from toolsel.report.notebook_setup import setup
 
-setup_style()
-pd.set_option("display.precision", 3)
-pd.set_option("display.max_colwidth", 60)
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = setup(out_dir, max_colwidth=60)
 
 reg = load_registry(registry)
 all_convs = load_conversations(conversations, reg)

@@ -63,18 +63,15 @@ from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
 from toolsel.eval.sweep import sweep
-from toolsel.datasets import load_repairs
+from toolsel.datasets import filter_split, load_repairs
 from toolsel.tables.compare import apply_repairs, compare_registries, held_back_terms, repair_table
-from toolsel.datasets import filter_split
-from toolsel.tables.discovery import write_table
 from toolsel.tables.failure_modes import classify_misses, repair_hints
 from toolsel.eval.stats import paired_comparison
 from toolsel.report import markdown as md
+from toolsel.io import write_table
+from toolsel.report.notebook_setup import setup
 
-pd.set_option("display.precision", 3)
-pd.set_option("display.max_colwidth", 90)
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = setup(out_dir, figures=False, max_colwidth=90)
 
 
 def _same(a: str, b: str) -> bool:

@@ -59,9 +59,10 @@ from IPython.display import Markdown, display
 from toolsel import Selector, load_registry
 from toolsel.cli import main as toolsel
 from toolsel.report import markdown as md
+from toolsel.io import write_table
+from toolsel.report.notebook_setup import setup
 
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = setup(out_dir, figures=False, precision=None)
 bundled_dumps = [Path(p).resolve() for p in mcp_dumps] == [
     Path(p).resolve() for p in ("../data/integrations/mcp_github.json",
                                 "../data/integrations/mcp_linear.json")]
@@ -181,7 +182,7 @@ calls = run.table()
 display(Markdown(md.table(calls.rename(columns={"n_tools": "tools sent", "tools": "tool names",
                                                "after_tool": "after a tool call"}),
                           link=f"{out.name}/middleware_calls.csv")))
-calls.to_csv(out / "middleware_calls.csv", index=False)
+write_table(calls, out / "middleware_calls.csv", float_format=None)
 first = calls[~calls["after_tool"]]
 assert list(first[first["thread"] == "A"]["n_tools"]) == [2, 2, 3]
 assert run.pinned == {"A": ["calculator"], "B": []}

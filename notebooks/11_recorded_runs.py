@@ -59,13 +59,14 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_registry
-from toolsel.report.plots import plot_cost_split, save_figure, setup_style
+from toolsel.report.plots import plot_cost_split, save_figure
 from toolsel.tables.runs import evaluate_runs, load_runs
 from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import markdown as md
+from toolsel.report.notebook_setup import setup
 
-setup_style()
-pd.set_option("display.max_colwidth", 160)
+setup(out_dir, precision=None, max_colwidth=160)
+
 # the checks of the bundled recording's numbers run only on it
 bundled = (Path(runs).resolve() == Path("../data/runs").resolve()
            and Path(registry).resolve() == Path("../data/registry.json").resolve())

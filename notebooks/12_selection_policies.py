@@ -51,28 +51,21 @@ seed: int = 0  # bootstrap seed
 out_dir: str = "../reports/12_selection_policies"  # where tables and figures go
 
 # %%
-from pathlib import Path
 
-import matplotlib
 import pandas as pd
 from IPython.display import Markdown, display
 
-from toolsel.datasets import given_style, load_style
-from toolsel.datasets import filter_split
-from toolsel.tables.discovery import write_table
+from toolsel.datasets import filter_split, given_style, load_style
 from toolsel.eval.policies import (beats_top_k, best_at_comparable_payload, default_grid,
                                    dev_choice, evaluate_policies, frontier, summarize_policies)
 from toolsel.eval.stats import paired_comparison
 from toolsel.policies import TopK
 from toolsel.report import markdown as md
-from toolsel.report.plots import plot_policy_frontier, save_figure, setup_style
+from toolsel.report.plots import plot_policy_frontier, save_figure
+from toolsel.io import write_table
+from toolsel.report.notebook_setup import setup
 
-setup_style()
-matplotlib.rcParams["svg.hashsalt"] = "toolsel"
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
-pd.set_option("display.precision", 3)
-pd.set_option("display.max_colwidth", 80)
+out = setup(out_dir, max_colwidth=80)
 
 # %% [markdown]
 # ## The registries

@@ -139,9 +139,13 @@ def write_text(text: str | Iterable[str], path: str | os.PathLike) -> Path:
     return _atomic_write(path, write, text=True)
 
 
-def write_table(df, path: str | os.PathLike, *, float_format: str = FLOAT_FORMAT) -> Path:
-    """Write a DataFrame as CSV atomically: no index, 6-decimal floats, ``\\n`` line ends."""
-    return _atomic_write(path, lambda fh: df.to_csv(fh, index=False, float_format=float_format,
+def write_table(df, path: str | os.PathLike, *, float_format: str | None = FLOAT_FORMAT,
+                index: bool = False) -> Path:
+    """Write a DataFrame as CSV atomically: no index, 6-decimal floats, ``\\n`` line ends.
+
+    ``float_format=None`` writes floats as pandas does (shortest round-trip); ``index=True``
+    writes the index as the first column(s)."""
+    return _atomic_write(path, lambda fh: df.to_csv(fh, index=index, float_format=float_format,
                                                     lineterminator="\n"), text=True)
 
 
