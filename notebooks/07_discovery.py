@@ -71,6 +71,7 @@ from toolsel.report.plots import plot_multi_tool, plot_noise_curve, save_figure
 from toolsel.text import content_words
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
+from toolsel.report.runner import distinct_top_k
 
 out = setup(out_dir)
 
@@ -93,11 +94,10 @@ elif not follows_rule:
 qs = filter_split(all_requests, split)
 # top_k values at or above the number of filtered tools all send everything: keep the first
 n_filtered = len(reg) - len(reg.always_include)
-capped = [k for k in top_k if k >= n_filtered]
-if len(capped) > 1:
-    display(Markdown(f"top_k {', '.join(map(str, capped[1:]))} ≥ {n_filtered} filtered tools: "
-                     f"the same as top_k={capped[0]} (every tool sent), reported once."))
-top_k = [k for k in top_k if k < n_filtered] + capped[:1]
+top_k, capped = distinct_top_k(top_k, n_filtered)
+if capped:
+    display(Markdown(f"top_k {', '.join(map(str, capped))} ≥ {n_filtered} filtered tools: "
+                     f"the same as top_k={top_k[-1]} (every tool sent), reported once."))
 labels = pd.DataFrame([{"category": q.category or "(none)", "split": q.split or "(none)",
                         "n_tools": len(q.expected)} for q in all_requests])
 composition = labels.pivot_table(index="category", columns="split", values="n_tools",

@@ -136,16 +136,14 @@ ci = bootstrap_intervals(per_turn, metrics=["available_at_start", "available"]).
     ["scorer", "metric"])
 
 
-def rate(strategy, policy, metric):
-    r = ci.loc[(f"{strategy} {policy or ''}", metric)]
-    return md.interval(r["mean"], r["low"], r["high"])
-
-
 shown = pd.DataFrame({
     "strategy": summary["strategy"], "policy": summary["policy"].fillna(""),
-    "available at start [95%]": [rate(r.strategy, r.policy, "available_at_start")
-                                 for r in summary.itertuples()],
-    "available [95%]": [rate(r.strategy, r.policy, "available") for r in summary.itertuples()],
+    "available at start [95%]": [
+        md.interval_row(ci.loc[(f"{r.strategy} {r.policy or ''}", "available_at_start")])
+        for r in summary.itertuples()],
+    "available [95%]": [
+        md.interval_row(ci.loc[(f"{r.strategy} {r.policy or ''}", "available")])
+        for r in summary.itertuples()],
     "discover calls": summary["discover_calls"], "requests": summary["n_requests"],
     "pins / conversation": summary["pins_per_conversation"],
     "tool tokens": summary["tools_tokens"], "reduction": summary["reduction"]})

@@ -64,9 +64,9 @@ from IPython.display import Markdown, display
 from toolsel import load_queries, load_registry
 from toolsel.eval.sweep import sweep
 from toolsel.datasets import filter_split, load_repairs
-from toolsel.tables.compare import apply_repairs, compare_registries, held_back_terms, repair_table
+from toolsel.tables.compare import (apply_repairs, compare_registries, compare_suites,
+                                   held_back_terms, repair_table)
 from toolsel.tables.failure_modes import classify_misses, repair_hints
-from toolsel.eval.stats import paired_comparison
 from toolsel.report import markdown as md
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
@@ -182,40 +182,12 @@ else:
 
 # %%
 if patch is not None:
-    results = {}
-    suites = [(dev_name, dev)] + ([("test", test)] if test else []) + (
-        [(held_name, replication)] if replication else [])
-    pairs = []
-    for name, suite in suites:
-        for scorer_name in scorers:
-            cmp = compare_registries(reg, repaired, suite, scorer_name, top_k,
-                                     labels=("v1", "v2"))
-            summary, changed = cmp.summary.copy(), cmp.changed().copy()
-            changed.insert(0, "scorer", scorer_name)
-            summary.insert(0, "suite", name)
-            changed.insert(0, "suite", name)
-            results[(name, scorer_name)] = (summary, changed)
-            # paired bootstrap of the change, over the same requests
-            pq = cmp.per_query
-            long = pd.concat([pd.DataFrame({"scorer": v, "top_k": top_k,
-                                            "query_id": pq["query_id"],
-                                            "Complete@k": pq[f"Complete@k_{v}"]})
-                              for v in ("v2", "v1")], ignore_index=True)
-            pc = paired_comparison(long, "Complete@k", scorers=["v2", "v1"]).iloc[0]
-            pairs.append({"suite": name, "scorer": scorer_name, "gain_low": pc["diff_low"],
-                          "gain_high": pc["diff_high"]})
-    summaries = pd.concat([s for s, _ in results.values()], ignore_index=True)
-    changes = pd.concat([c for _, c in results.values()], ignore_index=True)
+    suites = {dev_name: dev, **({"test": test} if test else {}),
+              **({held_name: replication} if replication else {})}
+    summaries, changes, table = compare_suites(reg, repaired, suites, scorers, top_k,
+                                               labels=("v1", "v2"))
     write_table(summaries, out / "compare_summary.csv")
     write_table(changes, out / "compare_changed.csv")
-    gain = summaries.pivot_table(index=["suite", "scorer"], columns="registry",
-                                 values="Complete@k", sort=False)
-    gain["gain"] = gain["v2"] - gain["v1"]
-    counts = summaries[summaries.registry == "v2"].set_index(["suite", "scorer"])[
-        ["found", "lost", "queries_fixed", "queries_broken"]]
-    n_rated = summaries[summaries.registry == "v1"].set_index(["suite", "scorer"])["n_queries"]
-    table = gain.join(counts).join(pd.DataFrame(pairs).set_index(["suite", "scorer"]))
-    table["n"] = n_rated
     write_table(table.reset_index(), out / "gain_by_suite.csv")
     for name in table.index.get_level_values("suite").unique():
         part = table.loc[name].reset_index()

@@ -98,23 +98,18 @@ ci = bootstrap_intervals(per_task, metrics=["all_available", "success"]).set_ind
     ["scorer", "metric"])
 
 
-def rate(run, metric):
-    r = ci.loc[(run, metric)]
-    return md.interval(r["mean"], r["low"], r["high"])
-
-
 st = report.stages
 discovery = pd.DataFrame({
     "run": st["run"], "tasks": st["tasks"],
     "discovery recall": st["discovery_recall"],
     "required found": [f"{r.discovered_required}/{r.deferred_required}"
                        if r.deferred_required else "–" for r in st.itertuples()],
-    "complete [95%]": [rate(r, "all_available") for r in st["run"]],
+    "complete [95%]": [md.interval_row(ci.loc[(r, "all_available")]) for r in st["run"]],
     "empty misses": st["empty_search_misses"],
     "tasks available": st["tasks_available"],
     "selection given discovery": st["selection_given_discovery"],
     "wrong operation": st["wrong_operation_rate"],
-    "success [95%]": [rate(r, "success") for r in st["run"]]})
+    "success [95%]": [md.interval_row(ci.loc[(r, "success")]) for r in st["run"]]})
 cost_cols = pd.DataFrame({
     "run": st["run"], "requests": st["requests"], "searches": st["searches"],
     "references": st["references_loaded"], "client calls": st["client_calls"],

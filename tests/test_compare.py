@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolsel import DataError, Query, Registry, load_queries
+from toolsel import DataError, Query, Registry, load_queries, load_registry
 from toolsel.cli import main
 from toolsel.datasets import load_repairs
 from toolsel.tables.compare import (apply_repairs, compare_registries, compare_scorers,
@@ -144,3 +144,25 @@ def test_held_back_terms_flags_vocabulary_only_seen_in_held_back_requests(tiny):
                                            "numbers or tally an invoice"}, reg, dev, test)
     assert leaks.to_dict("records") == [{"tool": "calculator", "terms": "invoice tally"}]
     assert held_back_terms(REPAIRS, reg, dev, test).empty
+
+
+def test_compare_suites_gain_with_a_paired_interval():
+    from toolsel.tables.compare import compare_suites
+    registry = load_registry(DATA / "registry.json")
+    requests = load_queries(DATA / "requests.jsonl", registry)
+    fixed = apply_repairs(registry, load_repairs(DATA / "repairs" / "descriptions_v2.json"))
+    suites = {"dev": [q for q in requests if q.split == "dev"],
+              "test": [q for q in requests if q.split == "test"]}
+    summaries, changes, gain = compare_suites(registry, fixed, suites, ["bm25", "jaccard"], 5,
+                                              labels=("v1", "v2"), n_boot=200)
+    assert list(gain.index) == [("dev", "bm25"), ("dev", "jaccard"), ("test", "bm25"),
+                                ("test", "jaccard")]
+    for (suite, scorer), r in gain.iterrows():
+        cmp = compare_registries(registry, fixed, suites[suite], scorer, 5, labels=("v1", "v2"))
+        s = cmp.summary.set_index("registry")
+        assert r["v1"] == s.loc["v1", "Complete@k"] and r["v2"] == s.loc["v2", "Complete@k"]
+        assert r["gain"] == pytest.approx(r["v2"] - r["v1"])
+        assert r["gain_low"] <= r["gain"] <= r["gain_high"]
+        assert r["n"] == s.loc["v1", "n_queries"] and r["found"] == s.loc["v2", "found"]
+    assert set(summaries["suite"]) == {"dev", "test"}
+    assert list(changes.columns[:2]) == ["suite", "scorer"]

@@ -18,7 +18,7 @@ from numbers import Integral, Real
 
 import pandas as pd
 
-__all__ = ["escape", "code", "table", "interval", "pct"]
+__all__ = ["escape", "code", "table", "interval", "interval_row", "pct"]
 
 # Markdown punctuation that can change how a line renders; "$" starts math in Jupyter
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$])")
@@ -63,6 +63,12 @@ def interval(mean: float, low: float, high: float, *, percent: bool = True,
     if percent:
         return f"{100 * mean:.{digits}f}% [{100 * low:.{digits}f}–{100 * high:.{digits}f}]"
     return f"{mean:.{digits or 2}f} [{low:.{digits or 2}f}–{high:.{digits or 2}f}]"
+
+
+def interval_row(row, *, percent: bool = True, digits: int = 0) -> str:
+    """:func:`interval` of a row with ``mean``, ``low`` and ``high`` (a row of
+    :func:`toolsel.eval.stats.bootstrap_intervals`)."""
+    return interval(row["mean"], row["low"], row["high"], percent=percent, digits=digits)
 
 
 def _cell(value: object, fmt: Format | None) -> str:

@@ -21,7 +21,7 @@ from ..data import Query, Registry, Tool, suggest_names
 from ..eval.sweep import sweep
 
 __all__ = ["apply_repairs", "repair_table", "Comparison", "compare_registries",
-           "compare_scorers", "held_back_terms"]
+           "compare_scorers", "compare_suites", "held_back_terms"]
 
 
 def apply_repairs(registry: Sequence[Tool], repairs: Mapping[str, str]) -> Registry:
@@ -193,3 +193,64 @@ def compare_scorers(registry_a: Sequence[Tool], registry_b: Sequence[Tool],
         changes.append(ch)
     return (pd.concat(summaries, ignore_index=True),
             pd.concat(changes, ignore_index=True) if changes else pd.DataFrame())
+
+
+def compare_suites(registry_a: Sequence[Tool], registry_b: Sequence[Tool],
+                   suites: Mapping[str, Sequence[Query]], scorers: Iterable[str],
+                   top_k: int = 5, *, labels: tuple[str, str] = ("a", "b"), n_boot: int = 2000,
+                   seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """:func:`compare_registries` for every suite × scorer, and the change of ``Complete@k``
+    with a paired bootstrap interval over the same requests.
+
+    Parameters
+    ----------
+    suites : name -> queries (e.g. ``{"dev": ..., "test": ...}``), in report order
+    labels : the names of version a and version b (columns of the gain table)
+
+    Returns
+    -------
+    summaries
+        The comparisons' summaries stacked, ``suite`` first (one row per suite × scorer ×
+        version).
+    changes
+        The changed tools stacked (``suite, scorer``, then :meth:`Comparison.changed`).
+    gain
+        Indexed by ``(suite, scorer)``: ``Complete@k`` of each version (columns named by
+        ``labels``), ``gain`` (b − a), ``found``, ``lost``, ``queries_fixed``,
+        ``queries_broken`` of version b, ``gain_low``/``gain_high`` (the paired bootstrap
+        interval of b − a, :func:`toolsel.eval.stats.paired_comparison`) and ``n`` (requests
+        rated).
+    """
+    from ..eval.stats import paired_comparison
+    a, b = labels
+    summaries, changes, pairs = [], [], []
+    for name, suite in suites.items():
+        for scorer_name in scorers:
+            cmp = compare_registries(registry_a, registry_b, suite, scorer_name, top_k,
+                                     labels=labels)
+            summary, changed = cmp.summary.copy(), cmp.changed().copy()
+            changed.insert(0, "scorer", scorer_name)
+            summary.insert(0, "suite", name)
+            changed.insert(0, "suite", name)
+            summaries.append(summary)
+            changes.append(changed)
+            pq = cmp.per_query
+            long = pd.concat([pd.DataFrame({"scorer": v, "top_k": top_k,
+                                            "query_id": pq["query_id"],
+                                            "Complete@k": pq[f"Complete@k_{v}"]})
+                              for v in (b, a)], ignore_index=True)
+            pc = paired_comparison(long, "Complete@k", scorers=[b, a], n_boot=n_boot,
+                                   seed=seed).iloc[0]
+            pairs.append({"suite": name, "scorer": scorer_name, "gain_low": pc["diff_low"],
+                          "gain_high": pc["diff_high"]})
+    summaries = pd.concat(summaries, ignore_index=True)
+    changes = pd.concat(changes, ignore_index=True)
+    gain = summaries.pivot_table(index=["suite", "scorer"], columns="registry",
+                                 values="Complete@k", sort=False)
+    gain["gain"] = gain[b] - gain[a]
+    counts = summaries[summaries.registry == b].set_index(["suite", "scorer"])[
+        ["found", "lost", "queries_fixed", "queries_broken"]]
+    n_rated = summaries[summaries.registry == a].set_index(["suite", "scorer"])["n_queries"]
+    gain = gain.join(counts).join(pd.DataFrame(pairs).set_index(["suite", "scorer"]))
+    gain["n"] = n_rated
+    return summaries, changes, gain
