@@ -25,6 +25,7 @@ __all__ = [
     "load_registry",
     "load_queries",
     "read_records",
+    "loads_json",
     "text_field",
     "id_field",
     "load_unique",
@@ -263,7 +264,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _loads(text: str) -> Any:
+def loads_json(text: str) -> Any:
     """``json.loads`` that refuses NaN/Infinity and overflowing numbers (strict JSON)."""
     return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
 
@@ -360,7 +361,7 @@ def read_records(path: str | Path) -> list[tuple[str, Any]]:
     if stripped[0] == "[" or (stripped[0] == "{" and path.suffix.lower() not in (".jsonl",
                                                                                   ".ndjson")):
         try:
-            data = _loads(text)
+            data = loads_json(text)
         except json.JSONDecodeError as exc:
             # a JSONL file starts with "{" too: only a lone document that fails is an error
             if stripped[0] == "[" or exc.msg != "Extra data":
@@ -388,7 +389,7 @@ def read_records(path: str | Path) -> list[tuple[str, Any]]:
             if not line.strip() or line.lstrip().startswith("//"):
                 continue
             try:
-                out.append((f"line {lineno}", _loads(line)))
+                out.append((f"line {lineno}", loads_json(line)))
             except json.JSONDecodeError as exc:
                 raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
                                 location=f"line {lineno}") from None
@@ -403,7 +404,9 @@ def read_records(path: str | Path) -> list[tuple[str, Any]]:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
-def _text_field(rec: Mapping[str, Any], key: str, *, path, loc, required=True) -> str | None:
+def text_field(rec: Mapping[str, Any], key: str, *, path, loc, required=True) -> str | None:
+    """The non-empty string ``rec[key]`` (``None`` when optional and absent): the field reader
+    every labeled-file loader shares (registry, queries, conversations)."""
     if key not in rec or rec[key] is None:
         if required:
             raise DataError("missing; expected a non-empty string", path=path, location=loc,
@@ -446,12 +449,12 @@ def tool_from_record(rec: Any, *, path=None, loc: str | None = None) -> Tool:
     if not isinstance(rec, Mapping):
         raise DataError(f"expected a tool object, got {type(rec).__name__}", path=path,
                         location=loc)
-    name = _text_field(rec, "name", path=path, loc=loc)
+    name = text_field(rec, "name", path=path, loc=loc)
     loc = f"{loc} (tool {name!r})" if loc else f"tool {name!r}"
     if name != name.strip():
         raise DataError(f"name {name!r} has leading or trailing whitespace", path=path,
                         location=loc, field="name")
-    description = _text_field(rec, "description", path=path, loc=loc)
+    description = text_field(rec, "description", path=path, loc=loc)
     # a null schema (some dumps write "parameters": null) means "no parameters"
     keys = [k for k in SCHEMA_KEYS if rec.get(k) is not None]
     if len(keys) > 1:
@@ -591,7 +594,7 @@ def query_from_record(rec: Any, *, path=None, loc: str | None = None,
                         location=loc)
     qid = id_field(rec, path=path, loc=loc)
     loc = f"{loc} (query {qid!r})" if loc else f"query {qid!r}"
-    text = _text_field(rec, "query", path=path, loc=loc)
+    text = text_field(rec, "query", path=path, loc=loc)
     expected = rec.get("expected")
     if isinstance(expected, str):
         expected = [expected]
@@ -603,11 +606,11 @@ def query_from_record(rec: Any, *, path=None, loc: str | None = None,
             raise DataError(f"expected tool names as strings, got {name!r}", path=path,
                             location=loc, field="expected")
     check_tool_names(expected, registry, path=path, loc=loc, field="expected")
-    phrasing = _text_field(rec, "phrasing", path=path, loc=loc, required=False)
+    phrasing = text_field(rec, "phrasing", path=path, loc=loc, required=False)
     if phrasing is not None and phrasing not in PHRASINGS:
         raise DataError(f"expected one of {PHRASINGS}, got {phrasing!r}", path=path,
                         location=loc, field="phrasing")
-    split = _text_field(rec, "split", path=path, loc=loc, required=False)
+    split = text_field(rec, "split", path=path, loc=loc, required=False)
     if split is not None and split not in SPLITS:
         raise DataError(f"expected one of {SPLITS}, got {split!r}", path=path, location=loc,
                         field="split")
@@ -618,11 +621,11 @@ def query_from_record(rec: Any, *, path=None, loc: str | None = None,
         raise DataError("expected a list of strings", path=path, location=loc, field="tags")
     return Query(
         id=qid, query=text, expected=tuple(expected),
-        domain=_text_field(rec, "domain", path=path, loc=loc, required=False),
+        domain=text_field(rec, "domain", path=path, loc=loc, required=False),
         phrasing=phrasing, tags=tuple(tags),
-        search_term=_text_field(rec, "search_term", path=path, loc=loc, required=False),
+        search_term=text_field(rec, "search_term", path=path, loc=loc, required=False),
         split=split,
-        category=_text_field(rec, "category", path=path, loc=loc, required=False),
+        category=text_field(rec, "category", path=path, loc=loc, required=False),
         metadata={k: v for k, v in rec.items() if k not in _QUERY_KEYS},
     )
 
@@ -652,6 +655,3 @@ def load_queries(path: str | Path, registry: Registry | None = None) -> list[Que
     return load_unique(path, query_from_record, plural="queries", label="query id",
                        registry=registry)
 
-
-#: The field reader every labeled-file loader shares (registry, queries, conversations).
-text_field = _text_field

@@ -75,7 +75,7 @@ def _token() -> str:
     return secrets.token_hex(6)
 
 
-def _create_unique(directory: Path, prefix: str, suffix: str) -> tuple[int, Path]:
+def create_unique(directory: Path, prefix: str, suffix: str) -> tuple[int, Path]:
     """Create a new file with a unique name, mode 0o666 minus umask (unlike mkstemp's 0o600)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
@@ -102,7 +102,7 @@ def _atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *,
     path = Path(path)
     check_output_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _create_unique(path.parent, f".{path.name}.", ".tmp")
+    fd, tmp = create_unique(path.parent, f".{path.name}.", ".tmp")
     try:
         with (os.fdopen(fd, "w", encoding="utf-8", newline="") if text
               else os.fdopen(fd, "wb")) as fh:

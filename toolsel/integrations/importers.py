@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..data import (DataError, Registry, Tool, _loads, check_name_syntax, read_records,
+from ..data import (DataError, Registry, Tool, loads_json, check_name_syntax, read_records,
                     read_text, tool_from_record)
 
 __all__ = ["FORMATS", "SEPARATOR", "from_mcp", "from_openai", "from_anthropic",
@@ -328,7 +328,7 @@ def _read_json(path: Path) -> Any:
     """The parsed JSON document in ``path`` (``None`` for JSONL), with clear errors."""
     text = read_text(path)  # DataError for a folder, an unreadable or oversized file
     try:
-        return _loads(text)
+        return loads_json(text)
     except (ValueError, RecursionError):
         return None  # JSONL or broken: read_records reports it with a line number
 

@@ -279,6 +279,14 @@ class Scorer:
         """Boolean ``(n_queries, n_tools)``: the tools each query matches at all."""
         return self.score_and_match(queries)[1]
 
+    def match_scores(self, queries: Sequence[str], scores: np.ndarray) -> np.ndarray:
+        """This scorer's no-match rule applied to ``scores`` it gave ``queries``: boolean
+        ``(n_queries, n_tools)`` (what :meth:`score_and_match` returns beside the scores; a
+        scorer that combines others, such as fusion, asks each this)."""
+        queries = self._checked_queries(queries)
+        return np.asarray(self._match_many(queries, np.asarray(scores, dtype=np.float64)),
+                          dtype=bool)
+
     def _score_and_match_many(self, queries: list[str]) -> tuple[np.ndarray, np.ndarray]:
         # a scorer whose rule needs what scoring computed anyway overrides this, not both
         scores = np.asarray(self._score_many(queries), dtype=np.float64)

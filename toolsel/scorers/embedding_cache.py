@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import _create_unique
+from ..io import create_unique
 
 __all__ = ["EmbeddingCache", "EmbeddingCacheWarning", "cache_root", "text_hash"]
 
@@ -135,7 +135,7 @@ class EmbeddingCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         name = hashlib.sha256(hashes.tobytes()).hexdigest()[:32]
         path = self.directory / f"{name}.npz"
-        fd, tmp = _create_unique(self.directory, ".", ".npz.part")  # mode 0o666 - umask
+        fd, tmp = create_unique(self.directory, ".", ".npz.part")  # mode 0o666 - umask
         try:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, hashes=hashes, vectors=vectors, model=np.asarray(self.model_id))

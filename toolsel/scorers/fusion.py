@@ -357,14 +357,14 @@ class FusionScorer(Scorer):
         for kind, scorer, raw in signals:
             if kind == "lexical":  # the whole request is each query's first segment
                 whole = [self._lexical_text(flat[r]) for r in starts]
-                m = np.asarray(scorer._match_many(whole, raw[starts]), dtype=bool)
+                m = scorer.match_scores(whole, raw[starts])
                 per_tool |= m
                 gate |= m.any(axis=1)
                 continue
             floor = getattr(scorer, "MIN_SIMILARITY", None)
             bar = getattr(scorer, "GATE_SIMILARITY", None)
             if floor is None or bar is None:  # a semantic scorer with its own rule
-                tool_m = np.asarray(scorer._match_many(flat, raw), dtype=bool)
+                tool_m = scorer.match_scores(flat, raw)
                 seg_gate = tool_m.any(axis=1)
             else:
                 tool_m = raw >= floor
