@@ -65,7 +65,7 @@ from toolsel import load_queries, load_registry
 from toolsel.datasets import assign_splits, filter_split
 from toolsel.tables.discovery import (multi_tool_metrics, noise_curve, summarize_noise,
                                       summarize_requests)
-from toolsel.eval.stats import bootstrap_intervals
+from toolsel.eval.stats import bootstrap_by_group, bootstrap_intervals
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_multi_tool, plot_noise_curve, save_figure
 from toolsel.text import content_words
@@ -111,26 +111,6 @@ display(Markdown(f"{len(all_requests)} labeled requests, "
                  + md.table(composition.fillna(0).astype(int), index=True,
                             link=f"{out.name}/composition.csv")))
 
-
-def intervals(frame, by, metrics=("R@k", "Complete@k")):
-    """Bootstrap 95% intervals of the per-request means, per scorer × top_k × group."""
-    frame = frame[frame["n_required"] > 0]
-    parts = [bootstrap_intervals(g, metrics=list(metrics)).assign(**{by: key})
-             for key, g in frame.groupby(by, sort=False)]
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["scorer", "top_k", "metric", "mean", "low", "high", "n_queries", by])
-
-
-def ci_table(ci, by, metric, k, label):
-    """One row per group, one column per scorer: mean [95% interval], and n."""
-    part = ci[(ci.top_k == k) & (ci.metric == metric)]
-    rows = []
-    for key, g in part.groupby(by, sort=False):
-        row = {label: key, "n": int(g["n_queries"].iloc[0])}
-        row.update({r.scorer: md.interval(r.mean, r.low, r.high) for r in g.itertuples()})
-        rows.append(row)
-    return pd.DataFrame(rows)
-
 # %% [markdown]
 # ## Multi-tool requests: R@k and Complete@k side by side
 #
@@ -149,11 +129,11 @@ write_table(per_request, out / "per_request.csv")
 write_table(by_n, out / "by_n_required.csv")
 write_table(by_cat, out / "by_category.csv")
 k = 5 if 5 in top_k else top_k[len(top_k) // 2]
-ci_n = intervals(per_request, "n_required").sort_values("n_required", kind="stable")
+ci_n = bootstrap_by_group(per_request, "n_required").sort_values("n_required", kind="stable")
 for metric in ("R@k", "Complete@k"):
     display(Markdown(f"**{metric.replace('@k', f'@{k}')} by number of filtered required tools** "
                      "(mean over requests [bootstrap 95% interval]; n = requests):\n\n"
-                     + md.table(ci_table(ci_n, "n_required", metric, k, "required tools"),
+                     + md.table(md.interval_table(ci_n, "n_required", metric, k, "required tools"),
                                 link=f"{out.name}/by_n_required.csv")))
 
 # %%
@@ -196,7 +176,7 @@ if bundled:  # on the bundled requests, several tools are harder to get all at o
     assert (by_n[(by_n.top_k == k) & (by_n.n_required >= 2)]["gap"] > 0).all()
 
 # %%
-ci_cat = intervals(per_request, "category")
+ci_cat = bootstrap_by_group(per_request, "category")
 cat_ci = ci_cat[(ci_cat.metric == "Complete@k") & (ci_cat.top_k == k)]
 fig = plot_multi_tool(by_cat, by="category", top_k=k, intervals=cat_ci)
 _ = save_figure(fig, out, "multi_tool_by_category")
@@ -205,7 +185,7 @@ _ = save_figure(fig, out, "multi_tool_by_category")
 display(Markdown(f"**Complete@{k} by category** (mean [bootstrap 95% interval]; n = requests: "
                  "with so few requests per category, differences under about 20 points are "
                  "within the noise):\n\n"
-                 + md.table(ci_table(ci_cat, "category", "Complete@k", k, "category"),
+                 + md.table(md.interval_table(ci_cat, "category", "Complete@k", k, "category"),
                             link=f"{out.name}/by_category.csv")))
 
 # %% [markdown]

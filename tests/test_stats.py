@@ -93,3 +93,26 @@ def test_on_the_benchmark_embedding_beats_jaccard_at_10(registry, queries):
     r = paired_comparison(res.query_metrics, "R@k").iloc[0]
     assert r.b_wins > r.a_wins and bool(r.real)
     assert not math.isnan(r.p_holm)
+
+
+def test_bootstrap_by_group_is_bootstrap_intervals_per_group():
+    import pandas as pd
+
+    from toolsel.eval.stats import bootstrap_by_group, bootstrap_intervals
+    from toolsel.report.markdown import interval_table
+    qm = pd.DataFrame({"scorer": "s", "top_k": 5, "query_id": list("abcdef"),
+                       "category": ["x", "x", "y", "y", "y", "x"],
+                       "n_required": [1, 2, 1, 0, 1, 1],
+                       "R@k": [1.0, 0.5, 0.0, float("nan"), 1.0, 1.0],
+                       "Complete@k": [1.0, 0.0, 0.0, float("nan"), 1.0, 1.0]})
+    got = bootstrap_by_group(qm, "category", n_boot=300)
+    assert list(dict.fromkeys(got["category"])) == ["x", "y"]
+    for cat in ("x", "y"):
+        part = qm[(qm.category == cat) & (qm.n_required > 0)]
+        want = bootstrap_intervals(part, n_boot=300)
+        pd.testing.assert_frame_equal(got[got.category == cat].drop(columns="category")
+                                      .reset_index(drop=True), want)
+    shown = interval_table(got, "category", "Complete@k", 5, "category")
+    assert list(shown.columns) == ["category", "n", "s"]
+    assert shown["n"].tolist() == [3, 2]
+    assert bootstrap_by_group(qm.iloc[:0], "category").empty

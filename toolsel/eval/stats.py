@@ -25,7 +25,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-__all__ = ["bootstrap_intervals", "paired_comparison", "sign_test", "holm"]
+__all__ = ["bootstrap_intervals", "bootstrap_by_group", "paired_comparison", "sign_test", "holm"]
 
 _KEYS = ["scorer", "top_k", "query_id"]
 
@@ -120,6 +120,22 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
         running = max(running, min(1.0, (m - rank) * p[i]))
         adjusted[i] = running
     return adjusted
+
+
+def bootstrap_by_group(query_metrics: pd.DataFrame, by: str,
+                       metrics: Sequence[str] = ("R@k", "Complete@k"), *,
+                       required: str | None = "n_required", **kwargs) -> pd.DataFrame:
+    """:func:`bootstrap_intervals` within each group of ``by`` (a category, a number of
+    required tools), groups in first-seen order, with a ``by`` column.
+
+    Rows whose ``required`` column is 0 (nothing to find) are dropped first; ``kwargs`` go to
+    :func:`bootstrap_intervals`. An empty table gives an empty frame with the usual columns.
+    """
+    frame = query_metrics if required is None else query_metrics[query_metrics[required] > 0]
+    parts = [bootstrap_intervals(g, metrics=list(metrics), **kwargs).assign(**{by: key})
+             for key, g in frame.groupby(by, sort=False)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["scorer", "top_k", "metric", "mean", "low", "high", "n_queries", by])
 
 
 def paired_comparison(query_metrics: pd.DataFrame, metric: str = "R@k", *,

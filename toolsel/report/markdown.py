@@ -18,7 +18,7 @@ from numbers import Integral, Real
 
 import pandas as pd
 
-__all__ = ["escape", "code", "table", "interval", "interval_row", "pct"]
+__all__ = ["escape", "code", "table", "interval", "interval_row", "interval_table", "pct"]
 
 # Markdown punctuation that can change how a line renders; "$" starts math in Jupyter
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$])")
@@ -69,6 +69,20 @@ def interval_row(row, *, percent: bool = True, digits: int = 0) -> str:
     """:func:`interval` of a row with ``mean``, ``low`` and ``high`` (a row of
     :func:`toolsel.eval.stats.bootstrap_intervals`)."""
     return interval(row["mean"], row["low"], row["high"], percent=percent, digits=digits)
+
+
+def interval_table(ci, by: str, metric: str, k: int, label: str):
+    """One row per group of ``by``, one column per scorer: ``mean [low–high]`` of ``metric``
+    at cut-off ``k``, and ``n`` (the group's queries); ``ci`` is
+    :func:`toolsel.eval.stats.bootstrap_by_group` output. The cells are Markdown text."""
+    import pandas as pd
+    part = ci[(ci.top_k == k) & (ci.metric == metric)]
+    rows = []
+    for key, g in part.groupby(by, sort=False):
+        row = {label: key, "n": int(g["n_queries"].iloc[0])}
+        row.update({r.scorer: interval(r.mean, r.low, r.high) for r in g.itertuples()})
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _cell(value: object, fmt: Format | None) -> str:
