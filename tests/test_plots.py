@@ -108,3 +108,19 @@ def test_markdown_escapes_data_and_formats_tables():
     assert "| \\#x | 1,234 | 50% |" in text and "y\\|z" not in text
     assert "The first 1 of 2 rows; all of them in [t\\.csv](d/t.csv)." in text
     assert md.interval(0.5, 0.25, 0.75) == "50% [25–75]"
+
+
+def test_policy_frontier_labels_top_k_points(registry, queries):
+    pytest.importorskip("matplotlib")
+    from toolsel.eval.policies import evaluate_policies, frontier, summarize_policies
+    from toolsel.report.plots import plot_policy_frontier
+    from toolsel.policies import parse_policy
+    specs = ["top_k:k=1", "top_k:k=5", "threshold:min_score=0.5"]
+    per_query = evaluate_policies(registry, queries, "bm25", [parse_policy(s) for s in specs])
+    summary = frontier(summarize_policies(per_query))
+    fig = plot_policy_frontier(summary, by=None)
+    ax = fig.axes[0]
+    assert sorted(t.get_text() for t in ax.texts) == ["K=1", "K=5"]
+    assert ax.get_ylabel().startswith("R@sent")
+    import matplotlib.pyplot as plt
+    plt.close(fig)

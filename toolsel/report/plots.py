@@ -323,8 +323,8 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
                 ax.scatter(best[x], 100 * best[y], s=70, facecolors="none",
                            edgecolors="black", linewidths=1.2, zorder=5)
             if policy == "top_k" and "param" in p.columns:
-                for r in p.itertuples():
-                    ax.annotate(f"K={int(r.param)}", (getattr(r, x), 100 * getattr(r, y)),
+                for r in p.to_dict("records"):  # column names like R@sent: not attributes
+                    ax.annotate(f"K={int(r['param'])}", (r[x], 100 * r[y]),
                                 textcoords="offset points", xytext=(3, -9), fontsize=6,
                                 color=color)
         if log_x:
