@@ -121,7 +121,7 @@ def test_unknown_name_or_taken_id_writes_nothing(files, reg):
         append_query(path, {"id": "t01", "query": "3+4", "expected": ["calculator"]}, reg)
     with pytest.raises(DataError, match="split"):
         append_query(path, {"id": "t09", "query": "3+4", "expected": ["calculator"],
-                            "split": "train"}, reg)
+                            "split": "validation"}, reg)
     assert path.read_bytes() == before
     assert list(path.parent.glob(".*.tmp")) == []
 

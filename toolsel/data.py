@@ -111,6 +111,8 @@ class Query:
 
     ``expected`` holds one or more names. ``search_term`` is an optional short phrase a model
     would pass to ``discover``; ``split`` is ``"dev"`` or ``"test"`` when the set is split.
+    ``grades`` gives graded relevance (``{tool: grade}``, integers >= 1) for some expected
+    tools; the others have grade 1 (:meth:`gain`). Only graded metrics (``NDCG@k``) read it.
     """
 
     id: str
@@ -123,9 +125,14 @@ class Query:
     split: str | None = None
     category: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    grades: Mapping[str, int] = field(default_factory=dict)
 
     def __hash__(self) -> int:
         return hash((self.id, self.query, self.expected))
+
+    def gain(self, name: str) -> int:
+        """The graded relevance of expected tool ``name``: its grade, 1 when not graded."""
+        return int(self.grades.get(name, 1))
 
 
 class Registry(Sequence[Tool]):
@@ -578,9 +585,11 @@ def load_unique(path: str | Path, build, *, plural: str, label: str, key: str = 
 
 
 _QUERY_KEYS = {"id", "query", "expected", "domain", "phrasing", "tags", "search_term", "split",
-               "category"}
+               "category", "grades"}
 PHRASINGS = ("direct", "indirect")
-SPLITS = ("dev", "test")
+#: ``train`` only comes from imported benchmarks (BEIR's qrels/train.tsv); toolsel's own sets
+#: and its split rule use ``dev`` and ``test``.
+SPLITS = ("dev", "test", "train")
 
 
 def query_from_record(rec: Any, *, path=None, loc: str | None = None,
@@ -616,6 +625,7 @@ def query_from_record(rec: Any, *, path=None, loc: str | None = None,
         tags = [tags]
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise DataError("expected a list of strings", path=path, location=loc, field="tags")
+    grades = _grades(rec.get("grades"), expected, path=path, loc=loc)
     return Query(
         id=qid, query=text, expected=tuple(expected),
         domain=_text_field(rec, "domain", path=path, loc=loc, required=False),
@@ -624,7 +634,29 @@ def query_from_record(rec: Any, *, path=None, loc: str | None = None,
         split=split,
         category=_text_field(rec, "category", path=path, loc=loc, required=False),
         metadata={k: v for k, v in rec.items() if k not in _QUERY_KEYS},
+        grades=grades,
     )
+
+
+def _grades(value: Any, expected: Sequence[str], *, path, loc) -> dict[str, int]:
+    """The optional ``grades`` object of a labeled query: ``{expected tool: integer >= 1}``."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise DataError(f"expected an object {{tool: grade}}, got {type(value).__name__}",
+                        path=path, location=loc, field="grades")
+    out = {}
+    for name, grade in value.items():
+        if name not in expected:
+            raise DataError(f"grades {name!r}, which is not in 'expected'; grade only "
+                            "expected tools (a tool that is not required has no grade)",
+                            path=path, location=loc, field=f"grades.{name}")
+        if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
+            raise DataError(f"expected an integer grade >= 1, got {grade!r} (leave a tool "
+                            "that is not relevant out of 'expected')", path=path,
+                            location=loc, field=f"grades.{name}")
+        out[name] = grade
+    return out
 
 
 def check_tool_names(names: Sequence[str], registry: Registry | None, *, path=None,
@@ -646,7 +678,8 @@ def load_queries(path: str | Path, registry: Registry | None = None) -> list[Que
 
     Fields: ``id``, ``query``, ``expected`` (list of one or more tool names), optional
     ``domain``, ``phrasing`` (``direct``/``indirect``), ``tags``, ``search_term``, ``split``
-    (``dev``/``test``), ``category``. With ``registry``, every expected name must be one of its
+    (``dev``/``test``), ``category``, ``grades`` (``{tool: integer >= 1}`` for graded
+    relevance; expected tools not in it have grade 1). With ``registry``, every expected name must be one of its
     tools (the error suggests the closest names).
     """
     return load_unique(path, query_from_record, plural="queries", label="query id",

@@ -22,7 +22,7 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--query", help="the request, as a user would type it (asked if omitted)")
     p.add_argument("--expected", type=csv_list,
                    help="comma-separated expected tool names (picked from a ranking if omitted)")
-    p.add_argument("--split", choices=SPLITS,
+    p.add_argument("--split", choices=SPLITS[:2],
                    help="dev or test (default: the file's rule, alternate within category; "
                         "none if the file has no splits)")
     p.add_argument("--category", help="category label for breakdowns (and the split rule)")

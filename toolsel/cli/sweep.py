@@ -61,8 +61,8 @@ def _sweep(args: argparse.Namespace) -> int:
                    progress=False if args.no_progress else None, policies=policies)
     elapsed = time.perf_counter() - t0
     paths = result.write(args.out)
-    cols = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "payload_chars",
-            "payload_reduction"]
+    cols = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "NDCG@k", "MAP",
+            "payload_chars", "payload_reduction"]
     print(result.summary[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if result.policies is not None:
         table = result.policies
