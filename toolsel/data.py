@@ -479,14 +479,38 @@ def tool_from_record(rec: Any, *, path=None, loc: str | None = None) -> Tool:
     return Tool(name, description, parameters, metadata)
 
 
+#: JSON Schema's type names: what a ``type`` may say at any level of a tool's schema.
+JSON_SCHEMA_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
+_SUB_ONE = ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then",
+            "else", "additionalItems", "unevaluatedItems", "unevaluatedProperties")
+_SUB_MANY = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUB_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
 def _check_schema(schema: Any, *, path, loc, field: str) -> None:
     if not isinstance(schema, Mapping):
         raise DataError(f"expected a JSON Schema object, got {type(schema).__name__}",
                         path=path, location=loc, field=field)
     kind = schema.get("type", "object")
     if kind != "object":
-        raise DataError(f"expected a schema of type 'object', got type {kind!r}", path=path,
-                        location=loc, field=field)
+        hint = (" (a Python type name: `toolsel import` maps it to 'object')"
+                if isinstance(kind, str) and kind.lower() in ("dict", "map", "mapping") else "")
+        raise DataError(f"expected a schema of type 'object', got type {kind!r}{hint}",
+                        path=path, location=loc, field=field)
+    _check_subschema(schema, path=path, loc=loc, field=field, depth=0)
+
+
+def _check_subschema(schema: Mapping[str, Any], *, path, loc, field: str, depth: int) -> None:
+    """Check the structure JSON Schema gives ``type``, ``properties``, ``required``,
+    ``items`` and the combinators, at every nesting level."""
+    if "type" in schema:
+        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        for kind in kinds:
+            if kind not in JSON_SCHEMA_TYPES:
+                raise DataError(f"{kind!r} is not a JSON Schema type (expected one of "
+                                f"{', '.join(JSON_SCHEMA_TYPES)}); `toolsel import` maps Python "
+                                "type names such as 'dict', 'float' and 'tuple'", path=path,
+                                location=loc, field=f"{field}.type")
     props = schema.get("properties", {})
     if not isinstance(props, Mapping):
         raise DataError(f"'properties' must be an object, got {type(props).__name__}",
@@ -497,13 +521,32 @@ def _check_schema(schema: Any, *, path, loc, field: str) -> None:
                             f"{type(pschema).__name__}", path=path, location=loc,
                             field=f"{field}.properties.{pname}")
     required = schema.get("required", [])
+    if isinstance(required, bool) and depth > 0:
+        required = []  # draft-3 style "required": true on a property: not our business
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise DataError("'required' must be a list of property names", path=path,
                         location=loc, field=f"{field}.required")
     missing = [r for r in required if r not in props]
-    if missing:
+    if missing and (depth == 0 or props):
         raise DataError(f"'required' names {missing[0]!r}, which is not in 'properties'",
                         path=path, location=loc, field=f"{field}.required")
+    for key, value in schema.items():
+        sub: list[tuple[str, Any]] = []
+        if key in _SUB_ONE and isinstance(value, Mapping):
+            sub = [(f"{field}.{key}", value)]
+        elif key in ("items", *_SUB_MANY):
+            if not isinstance(value, (list, Mapping)) and not (key in _SUB_ONE
+                                                              and isinstance(value, bool)):
+                raise DataError(f"'{key}' must be a schema object or a list of them, got "
+                                f"{type(value).__name__}", path=path, location=loc,
+                                field=f"{field}.{key}")
+            if isinstance(value, list):
+                sub = [(f"{field}.{key}.{i}", v) for i, v in enumerate(value)]
+        elif key in _SUB_NAMED and isinstance(value, Mapping):
+            sub = [(f"{field}.{key}.{k}", v) for k, v in value.items()]
+        for where, node in sub:
+            if isinstance(node, Mapping):
+                _check_subschema(node, path=path, loc=loc, field=where, depth=depth + 1)
 
 
 def load_registry(path: str | Path, *, strict: bool = False) -> Registry:
