@@ -209,14 +209,40 @@ class Registry(Sequence[Tool]):
         return names
 
 
+_NAME_SEPARATORS = "_.-/:"
+
+
+def _namespace_matches(name: str, candidates: Sequence[str]) -> list[str]:
+    """Candidates that are ``name`` with a namespace in front (``server__name``,
+    ``server.name``), or that ``name`` is with a namespace in front; case-insensitive."""
+    low = name.lower()
+    out = []
+    for c in candidates:
+        cl = c.lower()
+        if cl == low:
+            continue
+        longer, shorter = (cl, low) if len(cl) > len(low) else (low, cl)
+        if shorter and longer.endswith(shorter) and longer[-len(shorter) - 1] in _NAME_SEPARATORS:
+            out.append(c)
+    return out
+
+
 def suggest_names(name: str, candidates: Sequence[str], n: int = 3) -> str:
-    """A ``"; did you mean ...?"`` hint with the closest candidate names, or ``""``."""
+    """A ``"; did you mean ...?"`` hint with the closest candidate names, or ``""``.
+
+    Names that differ only by a namespace come first (``accounts_list`` →
+    ``cloudflare-browser__accounts_list``; ``github__create_issue`` → ``create_issue``), the
+    shortest namespace first; then the closest spellings (``difflib``), case-sensitive, else
+    case-insensitive.
+    """
+    spaced = sorted(_namespace_matches(name, candidates), key=lambda c: (len(c), c))
     close = difflib.get_close_matches(name, candidates, n=n, cutoff=0.5)
     if not close:
         lowered = {c.lower(): c for c in candidates}
         close = [lowered[c] for c in difflib.get_close_matches(name.lower(), list(lowered),
                                                                n=n, cutoff=0.4)]
-    return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    picked = list(dict.fromkeys([*spaced[:n], *close]))[:max(n, len(spaced[:n]))]
+    return f"; did you mean {', '.join(repr(c) for c in picked)}?" if picked else ""
 
 
 # --------------------------------------------------------------------------------------------

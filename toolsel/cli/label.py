@@ -47,11 +47,16 @@ def _ask(prompt: str) -> str | None:
 
 
 def _print_ranking(ranking) -> None:
-    width = max(len(t) for t in ranking["tool"])
-    for r in ranking.itertuples():
-        desc = r.description if len(r.description) <= 70 else r.description[:67] + "..."
+    from ..eval.labeling import one_line, telling_parts
+    width = max(len(one_line(t)) for t in ranking["tool"])
+    shown, shared = telling_parts(list(ranking["description"]))
+    for r, desc in zip(ranking.itertuples(), shown):
+        desc = desc if len(desc) <= 70 else desc[:67] + "..."
         always = " [always]" if r.always_include else ""
-        print(f"  {r.n:>3}. {r.tool:<{width}}  {r.score:6.3f}  {desc}{always}")
+        print(f"  {r.n:>3}. {one_line(r.tool):<{width}}  {r.score:6.3f}  {desc}{always}")
+    for prefix in shared:
+        text = prefix if len(prefix) <= 90 else prefix[:87] + "..."
+        print(f"  (… stands for the start several of these descriptions share: {text!r})")
 
 
 def _print_impact(impact, ks) -> None:
@@ -75,7 +80,8 @@ def _print_impact(impact, ks) -> None:
                   "the rule, near-duplicates flagged) and show what it changes", _args)
 def _run(args: argparse.Namespace) -> int:
     from ..eval.labeling import (append_query, file_ids, label_impact, near_duplicates,
-                                 new_record, rank_for_labeling, read_labeled, resolve_picks)
+                                 new_record, rank_for_labeling, read_labeled, record_line,
+                                 resolve_picks)
     reg = load_registry(args.registry)
     existing = read_labeled(args.queries, reg)
     cache: dict = {}
@@ -113,14 +119,15 @@ def _run(args: argparse.Namespace) -> int:
               f"{d.token_jaccard:.2f}{cos}): {d.query!r} -> {', '.join(d.expected)}")
     split_note = ("" if "split" in record or not existing else
                   " (the file has no splits: none assigned)")
-    print(f"new line for {args.queries}{split_note}:\n  {record}")
+    print(f"new line for {args.queries}{split_note}:\n  {record_line(record)}")
     if not args.yes:
         answer = _ask("append? [y/N] ")
         if (answer or "").lower() not in ("y", "yes"):
             print("toolsel label: nothing appended", file=sys.stderr)
             return 1
     append_query(args.queries, record, reg)
-    print(f"appended {record['id']!r} to {args.queries} ({len(existing) + 1} requests)")
+    print(f"appended {record['id']!r} to {args.queries} ({len(existing) + 1} requests):\n  "
+          f"{record_line(record)}")
     _print_impact(label_impact(reg, text, expected, args.scorers, args.top_k, _cache=cache),
                   sorted(set(args.top_k)))
     return 0
