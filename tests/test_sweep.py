@@ -257,8 +257,27 @@ def test_cli_sweep_with_policies(tmp_path, capsys):
     summary = pd.read_csv(out / "summary.csv").set_index(["scorer", "top_k"])
     for r in pol[pol["config"] == "TopK(k=3)"].itertuples():
         assert r.R == summary.loc[(r.scorer, 3), "R@k"]
-    assert "Threshold(min_score=0.5, min_k=1, max_k=20)" in printed and "pareto" in printed
+    # spec strings, as --policy takes them, not Python reprs
+    assert "threshold:min_score=0.5,min_k=1,max_k=20,scale=relative" in printed
+    assert "Threshold(" not in printed and "pareto" in printed
+    assert set(pol["param_name"]) == {"min_score", "k"}
     assert str(out / "policies.csv") in printed.splitlines()[-1]
+
+
+def test_cli_sweep_merges_settings_that_select_identically(tmp_path, capsys):
+    out = tmp_path / "out"
+    # far above every relative score but the best's 1.0: each sends min_k=1, like top_k:k=1
+    assert main(_sweep_argv(out, "--scorers", "bm25", "--policy", "threshold:min_score=1.5",
+                            "--policy", "threshold:min_score=2", "--policy", "top_k:k=1",
+                            "--policy", "threshold:min_score=0.5")) == 0
+    printed = capsys.readouterr().out
+    rows = [line for line in printed.splitlines() if line.strip().startswith("bm25 ")
+            and ("threshold:" in line or "top_k:" in line)]
+    assert len(rows) == 3  # the two thresholds above 1 merged; top_k is another family
+    merged = next(r for r in rows if "min_score=1.5" in r)
+    assert merged.split()[-1] == "2" and "min_score=2," not in printed.split("n_settings")[1]
+    assert "1 settings that select the same" in printed
+    assert len(pd.read_csv(out / "policies.csv")) == 4  # the table keeps every setting
 
 
 def test_cli_sweep_default_policy_grid(tmp_path, capsys):

@@ -29,23 +29,30 @@ def _args(p: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     from ..eval.discovery import filter_split
     from ..eval.policies import (beats_top_k, default_grid, evaluate_policies, frontier,
-                                 summarize_policies)
+                                 settings_table, summarize_policies)
     from ..io import check_output_dir, write_set
     if args.out:
         check_output_dir(args.out, _FILES)
     reg = load_registry(args.registry)
     queries = filter_split(load_queries(args.queries, reg), args.split)
-    per_query = evaluate_policies(reg, queries, args.scorer, default_grid(),
+    grid = default_grid()
+    per_query = evaluate_policies(reg, queries, args.scorer, grid,
                                   always_include=always_include_names(args.always_include, reg))
     summary = frontier(summarize_policies(per_query))
     beats = beats_top_k(summary)
-    best = summary[summary["pareto"]].sort_values("payload_reduction", ascending=False)
-    cols = ["policy", "config", "R", "Complete", "n_sent", "payload_tokens", "payload_reduction"]
+    best = settings_table(summary[summary["pareto"]], grid, by=())
+    best = best.sort_values("payload_reduction", ascending=False, kind="stable")
+    cols = ["policy", "setting", "R", "Complete", "n_sent", "payload_tokens", "payload_reduction",
+            "n_settings"]
     print(f"{len(reg)} tools, {len(queries)} queries ({args.split}), scorer {args.scorer}: "
           f"{len(summary)} settings, {int(summary['pareto'].sum())} on the frontier")
     print(best[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print()
-    print(beats.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    from ..policies import policy_spec
+    specs = {repr(p): policy_spec(p) for p in grid}
+    print(beats.assign(**{c: beats[c].map(lambda v: specs.get(v, v))
+                          for c in ("config", "dominated")})
+          .to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if args.out:
         write_set(args.out, dict(zip(_FILES, (per_query, summary, beats))))
         print(f"\nwrote {len(_FILES)} tables to {args.out}")
