@@ -296,3 +296,28 @@ def test_openai_unknown_keys_left_out_but_typos_refused():
     assert tool.parameters == {"type": "object", "properties": {}} and not tool.metadata
     with pytest.raises(DataError, match="did you mean 'parameters'"):
         from_openai([{"type": "function", "name": "w", "description": "d", "paramters": {}}])
+
+
+def test_normalizer_maps_every_level_and_counts():
+    from toolsel.integrations.schemas import SchemaNormalizer
+    norm = SchemaNormalizer()
+    schema = {"type": "Dict", "properties": {
+        "a": {"type": ["String", "None"]},
+        "b": {"type": "list", "items": [{"type": "int"}, {"type": "bool"}]},
+        "c": {"anyOf": [{"type": "float"}, {"type": "any"}]},
+        "d": {"type": ["str", "any"]},
+        "e": {"type": "object", "additionalProperties": {"type": "double"},
+              "$defs": {"x": {"type": "tuple"}}}}}
+    out = norm.schema(schema, tool="t")
+    assert out["type"] == "object"
+    assert out["properties"]["a"]["type"] == ["string", "null"]
+    assert out["properties"]["b"] == {"type": "array", "items": [{"type": "integer"},
+                                                                 {"type": "boolean"}]}
+    assert out["properties"]["c"]["anyOf"] == [{"type": "number"}, {}]
+    assert "type" not in out["properties"]["d"]  # any among the alternatives: any value
+    assert out["properties"]["e"]["additionalProperties"] == {"type": "number"}
+    assert out["properties"]["e"]["$defs"]["x"] == {"type": "array"}
+    assert schema["type"] == "Dict"  # the input is not modified
+    assert norm.changes[("type", "'Dict' -> 'object'")] == 1
+    assert any("'any' -> any (no type): 2 place(s) in 1 tool(s)" in line
+               for line in norm.summary())
