@@ -148,8 +148,17 @@ def small_registry(tmp_path):
     ('{"query": "x", "expected": ["github_create_pr"]}', "id", "missing"),
     ('{"id": "q1", "query": "x", "expected": ["github_create_pr"], "phrasing": "oblique"}',
      "phrasing", "direct"),
-    ('{"id": "q1", "query": "x", "expected": ["github_create_pr"], "split": "train"}',
+    ('{"id": "q1", "query": "x", "expected": ["github_create_pr"], "split": "validation"}',
      "split", "dev"),
+    ('{"id": "q1", "query": "x", "expected": ["github_create_pr"], "grades": [2]}',
+     "grades", "expected an object {tool: grade}, got list"),
+    ('{"id": "q1", "query": "x", "expected": ["github_create_pr"], '
+     '"grades": {"github_create_issue": 2}}',
+     "grades.github_create_issue", "not in 'expected'"),
+    ('{"id": "q1", "query": "x", "expected": ["github_create_pr"], '
+     '"grades": {"github_create_pr": 0}}', "grades.github_create_pr", "integer grade >= 1"),
+    ('{"id": "q1", "query": "x", "expected": ["github_create_pr"], '
+     '"grades": {"github_create_pr": 1.5}}', "grades.github_create_pr", "integer grade >= 1"),
     ('{"id": "q1", "query": "x", "expected": ["github_create_pr"], "tags": [1]}', "tags",
      "list of strings"),
 ])
@@ -160,6 +169,15 @@ def test_query_errors(tmp_path, small_registry, line, field, reason):
         load_queries(path, small_registry)
     assert err.value.location.startswith("line 2")
     assert err.value.field == field and reason in err.value.reason
+
+
+def test_query_grades_and_train_split(tmp_path, small_registry):
+    path = _write(tmp_path, "q.jsonl", '{"id": "q1", "query": "x", "expected": ["github_create_pr"'
+                  ', "github_create_issue"], "grades": {"github_create_pr": 2}, "split": "train"}\n')
+    (q,) = load_queries(path, small_registry)
+    assert q.grades == {"github_create_pr": 2} and "grades" not in q.metadata
+    assert q.gain("github_create_pr") == 2 and q.gain("github_create_issue") == 1
+    assert q.split == "train"
 
 
 def test_duplicate_query_ids(tmp_path, small_registry):

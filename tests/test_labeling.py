@@ -13,10 +13,10 @@ import pytest
 from toolsel import Tool, load_queries
 from toolsel.cli import main as toolsel
 from toolsel.data import DataError, Registry
-from toolsel.datasets import assign_splits
-from toolsel.datasets import read_labeled
+from toolsel.datasets import assign_splits, read_labeled
 from toolsel.tables.labeling import (append_query, file_ids, label_impact, near_duplicates,
-                                     new_record, next_id, rank_for_labeling, resolve_picks)
+                                     new_record, next_id, rank_for_labeling, resolve_picks,
+                                     telling_parts)
 
 TOOLS = [
     Tool("weather_lookup", "current weather for a city"),
@@ -121,7 +121,7 @@ def test_unknown_name_or_taken_id_writes_nothing(files, reg):
         append_query(path, {"id": "t01", "query": "3+4", "expected": ["calculator"]}, reg)
     with pytest.raises(DataError, match="split"):
         append_query(path, {"id": "t09", "query": "3+4", "expected": ["calculator"],
-                            "split": "train"}, reg)
+                            "split": "validation"}, reg)
     assert path.read_bytes() == before
     assert list(path.parent.glob(".*.tmp")) == []
 
@@ -235,3 +235,48 @@ def test_cli_interactive_declined_writes_nothing(files, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("weather in oslo\n"))  # input ends early
     assert _cli(files) == 1
     assert path.read_bytes() == before
+
+
+def test_cli_shows_the_json_line_it_writes(files, capsys):
+    _, path = files
+    assert _cli(files, "--query", "what is 3 + 4", "--expected", "calculator", "--yes") == 0
+    out = capsys.readouterr().out
+    written = path.read_text().splitlines()[-1]
+    assert out.count(written) == 2  # before asking, and after appending
+    assert "{'id'" not in out  # not a Python dict
+
+
+def test_telling_parts_by_hand():
+    shared = "This tool belongs to the vehicle control system, which controls the car."
+    shown, cut = telling_parts([f"{shared}\nLock the doors.", f"{shared}\tStart the engine.",
+                                "Get the weather", "Get the weather"])
+    assert shown == ["… Lock the doors.", "… Start the engine.", "Get the weather",
+                     "Get the weather"]  # identical texts stay whole; short prefixes stay
+    assert cut == [shared]
+    assert telling_parts(["a\tb\nc"]) == (["a b c"], [])
+
+
+def test_cli_ranking_table_survives_newlines_and_shared_prefixes(tmp_path, capsys, monkeypatch):
+    shared = "This tool belongs to the vehicle control system, which controls the car."
+    tools = [Tool("lock_doors", f"{shared}\nLock or unlock\tthe doors."),
+             Tool("start_engine", f"{shared}\nStart the engine."),
+             Tool("gallon_to_liter", "Convert gallons to liters.")]
+    registry = tmp_path / "r.json"
+    registry.write_text(json.dumps([t.to_record() for t in tools]))
+    queries = tmp_path / "q.jsonl"
+    monkeypatch.setattr("sys.stdin", io.StringIO("lock the car doors\n1\nn\n"))
+    assert toolsel(["label", "--registry", str(registry), "--queries", str(queries),
+                    "--scorer", "bm25", "--scorers", "bm25", "--no-embed-check"]) == 1
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.strip()[:2] in ("1.", "2.", "3.")]
+    assert len(rows) == 3  # one line per tool: no description broke the table
+    assert any(r.endswith("… Lock or unlock the doors.") for r in rows)
+    assert f"share: {shared!r}" in out
+
+
+def test_did_you_mean_offers_the_namespaced_name():
+    from toolsel.data import suggest_names
+    names = ["gallon_to_liter", "cloudflare-browser__accounts_list", "create_issue"]
+    hint = suggest_names("accounts_list", names)
+    assert hint.startswith("; did you mean 'cloudflare-browser__accounts_list'")
+    assert "'create_issue'" in suggest_names("github__create_issue", names)

@@ -3,13 +3,13 @@
 import math
 
 import numpy as np
-
 import pytest
 
 from toolsel import Tool
-from toolsel.eval.metrics import (complete_at_k, count_tokens, payload_chars, payload_json_chars,
-                             payload_reduction, payload_tokens, recall_at_k, reciprocal_rank,
-                             success_at_k, tool_costs)
+from toolsel.eval.metrics import (average_precision, complete_at_k, count_tokens, evaluate,
+                                  mean_metrics, ndcg_at_k, payload_chars, payload_json_chars,
+                                  payload_reduction, payload_tokens, recall_at_k,
+                                  reciprocal_rank, success_at_k, tool_costs)
 
 
 def test_single_required_tool():
@@ -70,3 +70,94 @@ def test_evaluate_sent_reads_the_top_k_definitions_at_what_was_sent():
     np.testing.assert_array_equal(sent["Complete@sent"], at3["Complete@k"][:, 0])
     with pytest.raises(ValueError, match="between 0 and n_required"):
         evaluate_sent([2], [1])
+
+
+# -- NDCG@k and AP ---------------------------------------------------------------------------
+
+def test_ndcg_by_hand_binary():
+    # ranks 1 and 3: DCG@3 = 1/log2(2) + 1/log2(4) = 1.5; ideal = 1 + 1/log2(3)
+    assert ndcg_at_k([1, 3], 3) == pytest.approx(1.5 / (1 + 1 / math.log2(3)))
+    assert ndcg_at_k([1, 3], 1) == 1.0  # the ideal top 1 holds one required tool too
+    assert ndcg_at_k([1, 3], 2) == pytest.approx(1 / (1 + 1 / math.log2(3)))
+    assert ndcg_at_k([2], 1) == 0.0
+    assert ndcg_at_k([2], 5) == pytest.approx(1 / math.log2(3))
+    assert ndcg_at_k([4, 9], 100) == pytest.approx(  # k past the registry
+        (1 / math.log2(5) + 1 / math.log2(10)) / (1 + 1 / math.log2(3)))
+
+
+def test_ndcg_by_hand_graded():
+    # grade 3 at rank 2, grade 1 at rank 1: DCG = 3/log2(3) + 1; ideal = 3 + 1/log2(3)
+    assert ndcg_at_k([2, 1], 2, gains=[3, 1]) == pytest.approx(
+        (3 / math.log2(3) + 1) / (3 + 1 / math.log2(3)))
+    assert ndcg_at_k([1, 2], 2, gains=[3, 1]) == 1.0
+    # equal gains are the binary case
+    assert ndcg_at_k([2, 5], 5, gains=[2, 2]) == pytest.approx(ndcg_at_k([2, 5], 5))
+
+
+def test_average_precision_by_hand():
+    assert average_precision([1, 3]) == pytest.approx((1 / 1 + 2 / 3) / 2)
+    assert average_precision([3, 1]) == pytest.approx((1 / 1 + 2 / 3) / 2)  # order of the list
+    assert average_precision([2]) == 0.5
+    # a required tool never ranked adds 0 but counts in the denominator
+    out = evaluate([[2, 5]], [1], n_required=[3])
+    assert out["AP"][0] == pytest.approx((1 / 2 + 2 / 5) / 3)
+
+
+def test_ndcg_ap_edge_cases():
+    assert math.isnan(ndcg_at_k([], 3)) and math.isnan(average_precision([]))
+    out = evaluate([[50], [1]], [1, 10], n_required=[1, 2])
+    assert out["NDCG@k"][0].tolist() == [0.0, 0.0] and out["AP"][0] == 1 / 50
+    # n_required beyond the rank list: the unranked tool is in the ideal ranking (gain 1)
+    assert out["NDCG@k"][1].tolist() == [1.0, pytest.approx(1 / (1 + 1 / math.log2(3)))]
+    assert out["AP"][1] == 0.5
+    with pytest.raises(ValueError, match="gains"):
+        ndcg_at_k([1, 2], 3, gains=[1])
+    with pytest.raises(ValueError, match="> 0"):
+        ndcg_at_k([1], 3, gains=[0])
+
+
+def test_mean_metrics_has_ndcg_and_map():
+    out = mean_metrics(evaluate([[1], [2], []], [1, 2]), k_index=1)
+    assert out["NDCG@k"] == pytest.approx((1 + 1 / math.log2(3)) / 2)
+    assert out["MAP"] == pytest.approx(0.75) and out["n_queries"] == 2
+
+
+def _random_run(rng, n_queries, graded):
+    qrels, run, rank_lists, gain_lists = {}, {}, [], []
+    for qi in range(n_queries):
+        n_docs = int(rng.integers(2, 40))
+        docs = [f"d{j}" for j in range(n_docs)]
+        scores = rng.permutation(n_docs).astype(float)  # distinct: no tie-breaking ambiguity
+        n_rel = int(rng.integers(1, min(5, n_docs) + 1))
+        rel = list(rng.choice(n_docs, n_rel, replace=False))
+        grades = [int(rng.integers(1, 4)) if graded else 1 for _ in rel]
+        qid = f"q{qi}"
+        qrels[qid] = {docs[j]: g for j, g in zip(rel, grades)}
+        run[qid] = {docs[j]: float(scores[j]) for j in range(n_docs)}
+        order = np.argsort(-scores, kind="stable")
+        rank = np.empty(n_docs, int)
+        rank[order] = np.arange(1, n_docs + 1)
+        rank_lists.append(rank[rel])
+        gain_lists.append(grades)
+    return qrels, run, rank_lists, gain_lists
+
+
+@pytest.mark.parametrize("graded", [False, True])
+def test_ndcg_and_ap_agree_with_ir_measures(graded):
+    ir_measures = pytest.importorskip("ir_measures")
+    from ir_measures import AP, nDCG
+    rng = np.random.default_rng(1 if graded else 2)
+    ks = [1, 3, 5, 10]
+    qrels, run, rank_lists, gain_lists = _random_run(rng, 300, graded)
+    ours = evaluate(rank_lists, ks, gains=gain_lists)
+    measures = [nDCG @ k for k in ks] + [AP]
+    theirs = {(m.query_id, str(m.measure)): m.value
+              for m in ir_measures.iter_calc(measures, qrels, run)}
+    for qi in range(len(rank_lists)):
+        qid = f"q{qi}"
+        for j, k in enumerate(ks):
+            assert ours["NDCG@k"][qi, j] == pytest.approx(theirs[(qid, f"nDCG@{k}")])
+        assert ours["AP"][qi] == pytest.approx(theirs[(qid, "AP")])
+    means = {str(m): v for m, v in ir_measures.calc_aggregate(measures, qrels, run).items()}
+    assert np.nanmean(ours["AP"]) == pytest.approx(means["AP"])
+    assert np.nanmean(ours["NDCG@k"][:, 3]) == pytest.approx(means["nDCG@10"])

@@ -50,23 +50,36 @@ def test_top_k_ties_go_to_the_earlier_tool():
 # -- Threshold ---------------------------------------------------------------------------------
 
 def test_threshold_sends_everything_at_or_above():
-    assert Threshold(0.3).select(S).tolist() == [1, 2, 4, 5]
-    assert Threshold(0.9).select(S).tolist() == [1, 4]
+    assert Threshold(0.3, scale="raw").select(S).tolist() == [1, 2, 4, 5]
+    assert Threshold(0.9, scale="raw").select(S).tolist() == [1, 4]
 
 
 def test_threshold_min_and_max_bounds():
-    assert Threshold(0.95, min_k=1).select(S).tolist() == [1]  # nobody reaches it
-    assert Threshold(0.95, min_k=3).select(S).tolist() == [1, 2, 4]
-    assert Threshold(0.0, max_k=3).select(S).tolist() == [1, 2, 4]  # tie 2/5: the earlier
-    assert Threshold(0.0, max_k=None).select(S).tolist() == list(range(6))
+    assert Threshold(0.95, min_k=1, scale="raw").select(S).tolist() == [1]  # nobody reaches it
+    assert Threshold(0.95, min_k=3, scale="raw").select(S).tolist() == [1, 2, 4]
+    assert Threshold(0.0, max_k=3, scale="raw").select(S).tolist() == [1, 2, 4]  # tie 2/5: the earlier
+    assert Threshold(0.0, max_k=None, scale="raw").select(S).tolist() == list(range(6))
 
 
 def test_threshold_respects_candidates_and_nan():
     mask = np.array([True, False, True, True, True, True])
-    assert Threshold(0.3).select(S, mask).tolist() == [2, 4, 5]
+    assert Threshold(0.3, scale="raw").select(S, mask).tolist() == [2, 4, 5]
     s = S.copy()
     s[4] = np.nan  # a failed score ranks last and never passes
-    assert Threshold(0.3).select(s).tolist() == [1, 2, 5]
+    assert Threshold(0.3, scale="raw").select(s).tolist() == [1, 2, 5]
+
+
+def test_threshold_relative_scale_by_hand():
+    # S: mean 0.45, best 0.9 -> relative (s - 0.45) / 0.45 = -0.78, 1, -0.33, -0.56, 1, -0.33
+    assert Threshold(0.3).select(S).tolist() == [1, 4]
+    assert Threshold(-0.4).select(S).tolist() == [1, 2, 4, 5]
+    np.testing.assert_allclose(Threshold().relative(np.sort(S)[::-1]),
+                               (np.sort(S)[::-1] - 0.45) / 0.45)
+    # the same threshold on scores 100 times larger (an unbounded scorer) selects the same
+    assert Threshold(-0.4).select(S * 100).tolist() == [1, 2, 4, 5]
+    assert Threshold(0.5, min_k=2).select(np.full(4, 3.0)).tolist() == [0, 1]  # flat: min_k
+    with pytest.raises(ValueError, match="scale must be one of"):
+        Threshold(0.5, scale="minmax")
 
 
 # -- AdaptiveK ---------------------------------------------------------------------------------
@@ -208,7 +221,8 @@ def test_policy_spec_round_trips_the_default_grid():
     grid = default_grid()
     specs = [policy_spec(p) for p in grid]
     assert [parse_policy(s) for s in specs] == grid
-    assert policy_spec(Threshold(0.5, max_k=10)) == "threshold:min_score=0.5,min_k=1,max_k=10"
+    assert policy_spec(Threshold(0.5, max_k=10)) == ("threshold:min_score=0.5,min_k=1,max_k=10,"
+                                                     "scale=relative")
     with pytest.raises(ValueError, match="encoding='a,b' cannot be written"):
         policy_spec(TokenBudget(100, encoding="a,b"))
 
@@ -283,7 +297,7 @@ def test_selector_policy_by_name_and_session(registry):
 # -- evaluation --------------------------------------------------------------------------------
 
 def test_evaluate_policies_agrees_with_select(registry, queries):
-    pols = [TopK(3), Threshold(2.0, min_k=1, max_k=8), AdaptiveK(1, 6), TokenBudget(400),
+    pols = [TopK(3), Threshold(0.5, min_k=1, max_k=8), AdaptiveK(1, 6), TokenBudget(400),
             TwoStage(2, k_per_server=2)]
     pq = evaluate_policies(registry, queries, "bm25", pols)
     assert len(pq) == len(pols) * len(queries)

@@ -45,6 +45,27 @@ def test_sweep_by_hand(four):
     assert pq.loc[("c", "stock_price"), "rank"] == 2
 
 
+def test_sweep_ndcg_and_map_by_hand_graded_and_binary(four):
+    # "weather and stock": jaccard ranks weather_lookup 1, stock_price 2 (both share one token)
+    qs = [Query("c", "weather and stock", ("weather_lookup", "stock_price")),
+          Query("g", "weather and stock", ("weather_lookup", "stock_price"),
+                grades={"stock_price": 3}),
+          Query("b", "zzz", ("calculator",))]  # rank 4 of 4
+    res = sweep(four, qs, ["jaccard"], [1, 2], progress=False)
+    qm = res.query_metrics.set_index(["top_k", "query_id"])
+    assert qm.loc[(1, "c"), "NDCG@k"] == pytest.approx(1.0)  # the ideal top 1 has one hit too
+    assert qm.loc[(2, "c"), "NDCG@k"] == pytest.approx(1.0) and qm.loc[(2, "c"), "AP"] == 1.0
+    # graded: grade 1 at rank 1, grade 3 at rank 2 against the ideal 3 then 1
+    assert qm.loc[(1, "g"), "NDCG@k"] == pytest.approx(1 / 3)
+    assert qm.loc[(2, "g"), "NDCG@k"] == pytest.approx(
+        (1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3)))
+    assert qm.loc[(2, "g"), "AP"] == 1.0  # AP is binary
+    assert qm.loc[(2, "b"), "NDCG@k"] == 0.0 and qm.loc[(2, "b"), "AP"] == 0.25
+    s = res.summary.set_index("top_k")
+    assert s.loc[2, "NDCG@k"] == pytest.approx(qm.xs(2)["NDCG@k"].mean())
+    assert s.loc[1, "MAP"] == s.loc[2, "MAP"] == pytest.approx((1 + 1 + 0.25) / 3)
+
+
 def test_always_include_never_inflates_recall(four):
     qs = [Query("a", "zzz", ("calculator", "weather_lookup")),
           Query("b", "zzz", ("calculator",))]
@@ -95,9 +116,11 @@ def test_cli_sweep_and_validate(tmp_path, capsys):
                  "--scorers", "jaccard,bm25", "--top-k", "5,10", "--out", str(out),
                  "--no-progress"]) == 0
     summary = pd.read_csv(out / "summary.csv")
-    assert list(summary.columns[:9]) == ["scorer", "top_k", "R@k", "Success@k", "Complete@k",
-                                         "MRR", "payload_chars", "payload_reduction",
-                                         "n_queries"]
+    assert list(summary.columns[:11]) == ["scorer", "top_k", "R@k", "Success@k", "Complete@k",
+                                          "MRR", "NDCG@k", "MAP", "payload_chars",
+                                          "payload_reduction", "n_queries"]
+    printed = capsys.readouterr().out
+    assert "NDCG@k" in printed and "MAP" in printed
     assert len(summary) == 4
     for name in ("per_query.csv", "misses.csv", "query_metrics.csv"):
         assert (out / name).stat().st_size > 0
@@ -235,8 +258,27 @@ def test_cli_sweep_with_policies(tmp_path, capsys):
     summary = pd.read_csv(out / "summary.csv").set_index(["scorer", "top_k"])
     for r in pol[pol["config"] == "TopK(k=3)"].to_dict("records"):
         assert r["R@sent"] == summary.loc[(r["scorer"], 3), "R@k"]
-    assert "Threshold(min_score=0.5, min_k=1, max_k=20)" in printed and "pareto" in printed
+    # spec strings, as --policy takes them, not Python reprs
+    assert "threshold:min_score=0.5,min_k=1,max_k=20,scale=relative" in printed
+    assert "Threshold(" not in printed and "pareto" in printed
+    assert set(pol["param_name"]) == {"min_score", "k"}
     assert str(out / "policies.csv") in printed.splitlines()[-1]
+
+
+def test_cli_sweep_merges_settings_that_select_identically(tmp_path, capsys):
+    out = tmp_path / "out"
+    # far above every relative score but the best's 1.0: each sends min_k=1, like top_k:k=1
+    assert main(_sweep_argv(out, "--scorers", "bm25", "--policy", "threshold:min_score=1.5",
+                            "--policy", "threshold:min_score=2", "--policy", "top_k:k=1",
+                            "--policy", "threshold:min_score=0.5")) == 0
+    printed = capsys.readouterr().out
+    rows = [line for line in printed.splitlines() if line.strip().startswith("bm25 ")
+            and ("threshold:" in line or "top_k:" in line)]
+    assert len(rows) == 3  # the two thresholds above 1 merged; top_k is another family
+    merged = next(r for r in rows if "min_score=1.5" in r)
+    assert merged.split()[-1] == "2" and "min_score=2," not in printed.split("n_settings")[1]
+    assert "1 settings that select the same" in printed
+    assert len(pd.read_csv(out / "policies.csv")) == 4  # the table keeps every setting
 
 
 def test_cli_sweep_default_policy_grid(tmp_path, capsys):

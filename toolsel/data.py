@@ -112,6 +112,8 @@ class Query:
 
     ``expected`` holds one or more names. ``search_term`` is an optional short phrase a model
     would pass to ``discover``; ``split`` is ``"dev"`` or ``"test"`` when the set is split.
+    ``grades`` gives graded relevance (``{tool: grade}``, integers >= 1) for some expected
+    tools; the others have grade 1 (:meth:`gain`). Only graded metrics (``NDCG@k``) read it.
     """
 
     id: str
@@ -124,9 +126,14 @@ class Query:
     split: str | None = None
     category: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    grades: Mapping[str, int] = field(default_factory=dict)
 
     def __hash__(self) -> int:
         return hash((self.id, self.query, self.expected))
+
+    def gain(self, name: str) -> int:
+        """The graded relevance of expected tool ``name``: its grade, 1 when not graded."""
+        return int(self.grades.get(name, 1))
 
 
 class Registry(Sequence[Tool]):
@@ -203,14 +210,40 @@ class Registry(Sequence[Tool]):
         return names
 
 
+_NAME_SEPARATORS = "_.-/:"
+
+
+def _namespace_matches(name: str, candidates: Sequence[str]) -> list[str]:
+    """Candidates that are ``name`` with a namespace in front (``server__name``,
+    ``server.name``), or that ``name`` is with a namespace in front; case-insensitive."""
+    low = name.lower()
+    out = []
+    for c in candidates:
+        cl = c.lower()
+        if cl == low:
+            continue
+        longer, shorter = (cl, low) if len(cl) > len(low) else (low, cl)
+        if shorter and longer.endswith(shorter) and longer[-len(shorter) - 1] in _NAME_SEPARATORS:
+            out.append(c)
+    return out
+
+
 def suggest_names(name: str, candidates: Sequence[str], n: int = 3) -> str:
-    """A ``"; did you mean ...?"`` hint with the closest candidate names, or ``""``."""
+    """A ``"; did you mean ...?"`` hint with the closest candidate names, or ``""``.
+
+    Names that differ only by a namespace come first (``accounts_list`` →
+    ``cloudflare-browser__accounts_list``; ``github__create_issue`` → ``create_issue``), the
+    shortest namespace first; then the closest spellings (``difflib``), case-sensitive, else
+    case-insensitive.
+    """
+    spaced = sorted(_namespace_matches(name, candidates), key=lambda c: (len(c), c))
     close = difflib.get_close_matches(name, candidates, n=n, cutoff=0.5)
     if not close:
         lowered = {c.lower(): c for c in candidates}
         close = [lowered[c] for c in difflib.get_close_matches(name.lower(), list(lowered),
                                                                n=n, cutoff=0.4)]
-    return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    picked = list(dict.fromkeys([*spaced[:n], *close]))[:max(n, len(spaced[:n]))]
+    return f"; did you mean {', '.join(repr(c) for c in picked)}?" if picked else ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -475,14 +508,38 @@ def tool_from_record(rec: Any, *, path=None, loc: str | None = None) -> Tool:
     return Tool(name, description, parameters, metadata)
 
 
+#: JSON Schema's type names: what a ``type`` may say at any level of a tool's schema.
+JSON_SCHEMA_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
+_SUB_ONE = ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then",
+            "else", "additionalItems", "unevaluatedItems", "unevaluatedProperties")
+_SUB_MANY = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUB_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
 def _check_schema(schema: Any, *, path, loc, field: str) -> None:
     if not isinstance(schema, Mapping):
         raise DataError(f"expected a JSON Schema object, got {type(schema).__name__}",
                         path=path, location=loc, field=field)
     kind = schema.get("type", "object")
     if kind != "object":
-        raise DataError(f"expected a schema of type 'object', got type {kind!r}", path=path,
-                        location=loc, field=field)
+        hint = (" (a Python type name: `toolsel import` maps it to 'object')"
+                if isinstance(kind, str) and kind.lower() in ("dict", "map", "mapping") else "")
+        raise DataError(f"expected a schema of type 'object', got type {kind!r}{hint}",
+                        path=path, location=loc, field=field)
+    _check_subschema(schema, path=path, loc=loc, field=field, depth=0)
+
+
+def _check_subschema(schema: Mapping[str, Any], *, path, loc, field: str, depth: int) -> None:
+    """Check the structure JSON Schema gives ``type``, ``properties``, ``required``,
+    ``items`` and the combinators, at every nesting level."""
+    if "type" in schema:
+        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        for kind in kinds:
+            if kind not in JSON_SCHEMA_TYPES:
+                raise DataError(f"{kind!r} is not a JSON Schema type (expected one of "
+                                f"{', '.join(JSON_SCHEMA_TYPES)}); `toolsel import` maps Python "
+                                "type names such as 'dict', 'float' and 'tuple'", path=path,
+                                location=loc, field=f"{field}.type")
     props = schema.get("properties", {})
     if not isinstance(props, Mapping):
         raise DataError(f"'properties' must be an object, got {type(props).__name__}",
@@ -493,13 +550,32 @@ def _check_schema(schema: Any, *, path, loc, field: str) -> None:
                             f"{type(pschema).__name__}", path=path, location=loc,
                             field=f"{field}.properties.{pname}")
     required = schema.get("required", [])
+    if isinstance(required, bool) and depth > 0:
+        required = []  # draft-3 style "required": true on a property: not our business
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise DataError("'required' must be a list of property names", path=path,
                         location=loc, field=f"{field}.required")
     missing = [r for r in required if r not in props]
-    if missing:
+    if missing and (depth == 0 or props):
         raise DataError(f"'required' names {missing[0]!r}, which is not in 'properties'",
                         path=path, location=loc, field=f"{field}.required")
+    for key, value in schema.items():
+        sub: list[tuple[str, Any]] = []
+        if key in _SUB_ONE and isinstance(value, Mapping):
+            sub = [(f"{field}.{key}", value)]
+        elif key in ("items", *_SUB_MANY):
+            if not isinstance(value, (list, Mapping)) and not (key in _SUB_ONE
+                                                              and isinstance(value, bool)):
+                raise DataError(f"'{key}' must be a schema object or a list of them, got "
+                                f"{type(value).__name__}", path=path, location=loc,
+                                field=f"{field}.{key}")
+            if isinstance(value, list):
+                sub = [(f"{field}.{key}.{i}", v) for i, v in enumerate(value)]
+        elif key in _SUB_NAMED and isinstance(value, Mapping):
+            sub = [(f"{field}.{key}.{k}", v) for k, v in value.items()]
+        for where, node in sub:
+            if isinstance(node, Mapping):
+                _check_subschema(node, path=path, loc=loc, field=where, depth=depth + 1)
 
 
 def load_registry(path: str | Path, *, strict: bool = False) -> Registry:
@@ -581,9 +657,11 @@ def load_unique(path: str | Path, build, *, plural: str, label: str, key: str = 
 
 
 _QUERY_KEYS = {"id", "query", "expected", "domain", "phrasing", "tags", "search_term", "split",
-               "category"}
+               "category", "grades"}
 PHRASINGS = ("direct", "indirect")
-SPLITS = ("dev", "test")
+#: ``train`` only comes from imported benchmarks (BEIR's qrels/train.tsv); toolsel's own sets
+#: and its split rule use ``dev`` and ``test``.
+SPLITS = ("dev", "test", "train")
 
 
 def query_from_record(rec: Any, *, path=None, loc: str | None = None,
@@ -619,6 +697,7 @@ def query_from_record(rec: Any, *, path=None, loc: str | None = None,
         tags = [tags]
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise DataError("expected a list of strings", path=path, location=loc, field="tags")
+    grades = _grades(rec.get("grades"), expected, path=path, loc=loc)
     return Query(
         id=qid, query=text, expected=tuple(expected),
         domain=text_field(rec, "domain", path=path, loc=loc, required=False),
@@ -627,7 +706,29 @@ def query_from_record(rec: Any, *, path=None, loc: str | None = None,
         split=split,
         category=text_field(rec, "category", path=path, loc=loc, required=False),
         metadata={k: v for k, v in rec.items() if k not in _QUERY_KEYS},
+        grades=grades,
     )
+
+
+def _grades(value: Any, expected: Sequence[str], *, path, loc) -> dict[str, int]:
+    """The optional ``grades`` object of a labeled query: ``{expected tool: integer >= 1}``."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise DataError(f"expected an object {{tool: grade}}, got {type(value).__name__}",
+                        path=path, location=loc, field="grades")
+    out = {}
+    for name, grade in value.items():
+        if name not in expected:
+            raise DataError(f"grades {name!r}, which is not in 'expected'; grade only "
+                            "expected tools (a tool that is not required has no grade)",
+                            path=path, location=loc, field=f"grades.{name}")
+        if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
+            raise DataError(f"expected an integer grade >= 1, got {grade!r} (leave a tool "
+                            "that is not relevant out of 'expected')", path=path,
+                            location=loc, field=f"grades.{name}")
+        out[name] = grade
+    return out
 
 
 def check_tool_names(names: Sequence[str], registry: Registry | None, *, path=None,
@@ -649,7 +750,8 @@ def load_queries(path: str | Path, registry: Registry | None = None) -> list[Que
 
     Fields: ``id``, ``query``, ``expected`` (list of one or more tool names), optional
     ``domain``, ``phrasing`` (``direct``/``indirect``), ``tags``, ``search_term``, ``split``
-    (``dev``/``test``), ``category``. With ``registry``, every expected name must be one of its
+    (``dev``/``test``), ``category``, ``grades`` (``{tool: integer >= 1}`` for graded
+    relevance; expected tools not in it have grade 1). With ``registry``, every expected name must be one of its
     tools (the error suggests the closest names).
     """
     return load_unique(path, query_from_record, plural="queries", label="query id",

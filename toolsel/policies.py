@@ -6,7 +6,8 @@ registry order. The fixed top-K of the article is one policy among several:
 
 ============== ==============================================================================
 ``top_k``       the ``k`` best candidates (:func:`toolsel.ranking.top_k_indices`, exactly)
-``threshold``   every candidate scoring at least ``min_score``, kept within ``[min_k, max_k]``
+``threshold``   every candidate scoring at least ``min_score`` (by default on a per-request
+                relative scale: average candidate 0, best 1), kept within ``[min_k, max_k]``
 ``adaptive_k``  cut the ranking where the scores fall away: at the largest gap between
                 consecutive scores, or at the knee of the sorted scores, within
                 ``[min_k, max_k]``
@@ -177,24 +178,53 @@ class TopK(PrefixPolicy):
 class Threshold(PrefixPolicy):
     """Every candidate scoring ``>= min_score``, at least ``min_k`` and at most ``max_k`` of them.
 
-    ``min_score`` is on the scorer's own scale (the ``default`` scorer's best tool scores
-    about 1 and an average tool 0; BM25 scores are unbounded). When fewer than ``min_k``
-    candidates reach it the best ``min_k`` are sent anyway; when more than ``max_k`` do, the
-    best ``max_k`` (``None``: no cap).
+    Parameters
+    ----------
+    min_score : float
+        The threshold, on the scale ``scale`` says.
+    min_k, max_k : int
+        When fewer than ``min_k`` candidates reach it the best ``min_k`` are sent anyway; when
+        more than ``max_k`` do, the best ``max_k`` (``None``: no cap).
+    scale : {"relative", "raw"}
+        ``"relative"`` (default): the threshold means the same on every scorer. Each request's
+        candidate scores are rescaled so that the average candidate scores 0 and the best 1,
+        ``(s - mean) / (best - mean)``, and ``min_score`` applies to that: ``0.5`` keeps the
+        tools at least halfway from the average candidate to the best one, whether the scorer
+        is BM25 (unbounded), a cosine or the ``default`` scorer (already about this scale). A
+        request whose candidates all score the same sends ``min_k``. ``"raw"``: the scorer's
+        own scores, as they come (BM25 scores are unbounded: a fixed raw threshold keeps
+        every tool on some requests and none on others).
     """
 
     name = "threshold"
-    _params = ("min_score", "min_k", "max_k")
+    _params = ("min_score", "min_k", "max_k", "scale")
+    SCALES = ("relative", "raw")
 
-    def __init__(self, min_score: float = 0.5, *, min_k: int = 1, max_k: int | None = 20):
+    def __init__(self, min_score: float = 0.5, *, min_k: int = 1, max_k: int | None = 20,
+                 scale: str = "relative"):
         if isinstance(min_score, bool) or not isinstance(min_score, (int, float, np.number)) \
                 or np.isnan(min_score):
             raise ValueError(f"min_score must be a number, got {min_score!r}")
         self.min_score = float(min_score)
         self.min_k, self.max_k = _bounds(min_k, max_k)
+        if scale not in self.SCALES:
+            raise ValueError(f"scale must be one of {self.SCALES}, got {scale!r}")
+        self.scale = scale
+
+    def relative(self, ranked_scores: np.ndarray) -> np.ndarray:
+        """Scores best first, rescaled to average candidate 0, best 1 (``-inf`` stays)."""
+        s = np.asarray(ranked_scores, dtype=np.float64)
+        finite = np.isfinite(s)
+        if not finite.any():
+            return s
+        best, mean = s[finite].max(), s[finite].mean()
+        if not best > mean:
+            return np.where(finite, 0.0, s)
+        return np.where(finite, (s - mean) / (best - mean), s)
 
     def cutoff(self, ranked_scores, ranked):
-        k = max(int(np.count_nonzero(ranked_scores >= self.min_score)), self.min_k)
+        s = self.relative(ranked_scores) if self.scale == "relative" else ranked_scores
+        k = max(int(np.count_nonzero(s >= self.min_score)), self.min_k)
         return min(k, len(ranked) if self.max_k is None else self.max_k)
 
 
@@ -398,7 +428,7 @@ def get_policy(policy: str | Policy, **params: Any) -> Policy:
     """A policy from its name and parameters, or a :class:`Policy` returned as it is.
 
     >>> get_policy("threshold", min_score=0.6)
-    Threshold(min_score=0.6, min_k=1, max_k=20)
+    Threshold(min_score=0.6, min_k=1, max_k=20, scale='relative')
     """
     if isinstance(policy, Policy):
         if params:
@@ -447,7 +477,7 @@ def parse_policy(spec: str) -> Policy:
     float, else ``None`` (``none`` or ``None``), else a string.
 
     >>> parse_policy("threshold:min_score=0.5,max_k=10")
-    Threshold(min_score=0.5, min_k=1, max_k=10)
+    Threshold(min_score=0.5, min_k=1, max_k=10, scale='relative')
     >>> parse_policy("adaptive_k")
     AdaptiveK(min_k=1, max_k=10, rule='gap')
 
@@ -485,7 +515,7 @@ def policy_spec(policy: str | Policy) -> str:
     """The spec string :func:`parse_policy` reads back as ``policy`` (every parameter given).
 
     >>> policy_spec(Threshold(0.5, max_k=10))
-    'threshold:min_score=0.5,min_k=1,max_k=10'
+    'threshold:min_score=0.5,min_k=1,max_k=10,scale=relative'
     """
     policy = get_policy(policy)
     params = policy.get_params()

@@ -1,4 +1,4 @@
-"""``toolsel import``: turn MCP / OpenAI / Anthropic tool dumps into a toolsel registry."""
+"""``toolsel import``: tool dumps and public benchmarks into a registry (and labeled queries)."""
 
 from __future__ import annotations
 
@@ -7,42 +7,87 @@ from pathlib import Path
 
 from .common import command
 from ..io import check_output_file
-from ..integrations.importers import FORMATS, import_files, write_registry
 
 
 def _import_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--from", dest="fmt", required=True, choices=FORMATS,
-                   help="input format: an MCP tools/list result, an OpenAI tools array "
-                        "(Chat Completions or Responses form), or an Anthropic tools array")
-    p.add_argument("files", nargs="+", type=Path, metavar="FILE",
-                   help="input JSON files; several are merged into one registry")
+    from ..integrations.sources import ALL_FORMATS
+    p.add_argument("--from", dest="fmt", action="append", default=[],
+                   choices=[*ALL_FORMATS, "auto"], metavar="FORMAT",
+                   help="input format, once for every input or once per input in order "
+                        f"(default auto: detected from the content): {', '.join(ALL_FORMATS)}; "
+                        "mcp is a tools/list result, openai/anthropic a tools array, bfcl "
+                        "BFCL question and possible_answer files, toolbench ToolBench query "
+                        "files, metatool a {tool: description} JSON plus Query,Tool CSV or "
+                        "{query, tool} JSON, beir a folder with corpus.jsonl, queries.jsonl, "
+                        "qrels/")
+    p.add_argument("files", nargs="+", type=Path, metavar="INPUT",
+                   help="input files (a BEIR input is a folder); all go into one registry")
     p.add_argument("--out", required=True, type=Path, help="registry JSON to write")
+    p.add_argument("--queries-out", type=Path, metavar="FILE",
+                   help="labeled query JSONL to write from the benchmarks' labels")
     p.add_argument("--server", action="append", default=[], metavar="NAME",
-                   help="server name of each FILE, in order (repeat once per file); MCP "
+                   help="server name of each INPUT, in order (repeat once per input); MCP "
                         "default: the file's serverInfo.name or its file stem")
     p.add_argument("--strict", action="store_true",
-                   help="refuse MCP tools without a description (default: their title or "
-                        "name words stand in, with a warning) and tool names the OpenAI or "
-                        "Anthropic APIs refuse")
+                   help="refuse what is otherwise normalized with a warning (Python type "
+                        "names, unknown keys such as 'response'), MCP tools without a "
+                        "description, and tool names the OpenAI or Anthropic APIs refuse")
 
 
-@command("import", "convert MCP/OpenAI/Anthropic tool definitions into a registry JSON",
+def _short(names: list[str], n: int = 10) -> str:
+    return ", ".join(names[:n]) + (f" ... ({len(names) - n} more)" if len(names) > n else "")
+
+
+@command("import", "convert MCP/OpenAI/Anthropic tool definitions and public benchmarks (BFCL, "
+                   "ToolBench, MetaTool, BEIR) into a registry JSON and labeled queries",
          _import_args)
 def _import(args: argparse.Namespace) -> int:
+    from ..integrations.sources import import_sources
+    from ..io import _dumps, write_text
     check_output_file(args.out)
-    registry = import_files(args.files, args.fmt, servers=args.server or None,
+    if args.queries_out is not None:
+        check_output_file(args.queries_out)
+        if args.queries_out.resolve() == args.out.resolve():
+            raise ValueError("--queries-out and --out name the same file; give two files")
+    result = import_sources(args.files, args.fmt or None, servers=args.server or None,
                             strict=args.strict)
-    write_registry(registry, args.out)
-    renamed = [t.name for t in registry if "original_name" in t.metadata]
+    registry, queries = result.registry, result.queries
+    for path, line in result.read:
+        print(f"  {path}: {line}")
+    # serialize both before writing either, so a value JSON cannot hold fails before any write
+    reg_text = _dumps([t.to_record() for t in registry], indent=2) + "\n"
+    q_text = "".join(_dumps(q) + "\n" for q in queries)
     servers = sorted({t.metadata["server"] for t in registry if "server" in t.metadata})
-    print(f"{args.out}: {len(registry)} tools from {len(args.files)} file(s)"
-          + (f", servers: {', '.join(servers)}" if servers else ""))
+    if queries and args.queries_out is not None:
+        write_text(q_text, args.queries_out)
+    write_text(reg_text, args.out)
+    print(f"{args.out}: {len(registry)} tools from {len(args.files)} input(s)"
+          + (f", servers: {_short(servers, 8)}" if servers and len(servers) <= 50
+             else f", {len(servers)} servers" if servers else ""))
+    if queries:
+        n_multi = sum(len(q["expected"]) > 1 for q in queries)
+        n_graded = sum("grades" in q for q in queries)
+        what = (f"{len(queries)} labeled queries ({n_multi} needing several tools"
+                + (f", {n_graded} with graded labels" if n_graded else "") + ")")
+        if args.queries_out is not None:
+            print(f"{args.queries_out}: {what}")
+        else:
+            print(f"  {what} not written: add --queries-out FILE to write them")
+    if result.resolved:
+        print(f"  {len(result.resolved)} names had several definitions; kept the one seen "
+              f"most often (ties: the first seen): {_short(result.resolved)}")
     fallback = [t.name for t in registry if "description_fallback" in t.metadata]
     if fallback:
         print(f"  {len(fallback)} tools had no description; their title or name words stand "
-              f"in (metadata description_fallback): {', '.join(fallback[:10])}"
-              + (" ..." if len(fallback) > 10 else ""))
-    if renamed:
-        print(f"  {len(renamed)} clashing names qualified by server: {', '.join(renamed)}")
-    print(f"next: toolsel validate --registry {args.out} --queries QUERIES.jsonl")
+              f"in (metadata description_fallback): {_short(fallback)}")
+    if result.renamed:
+        print(f"  {len(result.renamed)} clashing names qualified by server: "
+              f"{_short(result.renamed)}")
+    for note in result.notes:
+        print(f"  note: {note}")
+    if queries and args.queries_out is not None:
+        print(f"next: toolsel report --registry {args.out} --queries {args.queries_out} "
+              "--out REPORT_DIR")
+    else:
+        print(f"next: toolsel validate --registry {args.out} --queries QUERIES.jsonl")
     return 0

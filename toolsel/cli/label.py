@@ -22,7 +22,7 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--query", help="the request, as a user would type it (asked if omitted)")
     p.add_argument("--expected", type=csv_list,
                    help="comma-separated expected tool names (picked from a ranking if omitted)")
-    p.add_argument("--split", choices=SPLITS,
+    p.add_argument("--split", choices=SPLITS[:2],
                    help="dev or test (default: the file's rule, alternate within category; "
                         "none if the file has no splits)")
     p.add_argument("--category", help="category label for breakdowns (and the split rule)")
@@ -48,11 +48,16 @@ def _ask(prompt: str) -> str | None:
 
 
 def _print_ranking(ranking) -> None:
-    width = max(len(t) for t in ranking["tool"])
-    for r in ranking.itertuples():
-        desc = r.description if len(r.description) <= 70 else r.description[:67] + "..."
+    from ..tables.labeling import one_line, telling_parts
+    width = max(len(one_line(t)) for t in ranking["tool"])
+    shown, shared = telling_parts(list(ranking["description"]))
+    for r, desc in zip(ranking.itertuples(), shown):
+        desc = desc if len(desc) <= 70 else desc[:67] + "..."
         always = " [always]" if r.always_include else ""
-        print(f"  {r.n:>3}. {r.tool:<{width}}  {r.score:6.3f}  {desc}{always}")
+        print(f"  {r.n:>3}. {one_line(r.tool):<{width}}  {r.score:6.3f}  {desc}{always}")
+    for prefix in shared:
+        text = prefix if len(prefix) <= 90 else prefix[:87] + "..."
+        print(f"  (… stands for the start several of these descriptions share: {text!r})")
 
 
 def _print_impact(impact, ks) -> None:
@@ -77,7 +82,7 @@ def _print_impact(impact, ks) -> None:
 def _run(args: argparse.Namespace) -> int:
     from ..datasets import read_labeled
     from ..tables.labeling import (append_query, file_ids, label_impact, near_duplicates,
-                                   new_record, rank_for_labeling, resolve_picks)
+                                   new_record, rank_for_labeling, record_line, resolve_picks)
     reg = load_registry(args.registry)
     existing = read_labeled(args.queries, reg)
     cache: dict = {}
@@ -115,14 +120,15 @@ def _run(args: argparse.Namespace) -> int:
               f"{d.token_jaccard:.2f}{cos}): {d.query!r} -> {', '.join(d.expected)}")
     split_note = ("" if "split" in record or not existing else
                   " (the file has no splits: none assigned)")
-    print(f"new line for {args.queries}{split_note}:\n  {record}")
+    print(f"new line for {args.queries}{split_note}:\n  {record_line(record)}")
     if not args.yes:
         answer = _ask("append? [y/N] ")
         if (answer or "").lower() not in ("y", "yes"):
             print("toolsel label: nothing appended", file=sys.stderr)
             return 1
     append_query(args.queries, record, reg)
-    print(f"appended {record['id']!r} to {args.queries} ({len(existing) + 1} requests)")
+    print(f"appended {record['id']!r} to {args.queries} ({len(existing) + 1} requests):\n  "
+          f"{record_line(record)}")
     _print_impact(label_impact(reg, text, expected, args.scorers, args.top_k, _cache=cache),
                   sorted(set(args.top_k)))
     return 0

@@ -25,30 +25,36 @@ def _args(p: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     from ..datasets import filter_split
     from ..eval.policies import (beats_top_k, default_grid, evaluate_policies, frontier,
-                                 summarize_policies)
+                                 settings_table, summarize_policies)
     from ..io import check_output_dir, write_set
     if args.out:
         check_output_dir(args.out, _FILES)
     reg = load_registry(args.registry)
     queries = filter_split(load_queries(args.queries, reg), args.split)
     import pandas as pd
+    grid = default_grid()
     always = always_include_names(args.always_include, reg)
     per_query = pd.concat([
-        evaluate_policies(reg, queries, scorer, default_grid(), always_include=always)
+        evaluate_policies(reg, queries, scorer, grid, always_include=always)
         .assign(scorer=scorer) for scorer in args.scorers], ignore_index=True)
     per_query = per_query[["scorer", *[c for c in per_query.columns if c != "scorer"]]]
     summary = frontier(summarize_policies(per_query, by=["scorer"]), by="scorer")
     beats = beats_top_k(summary, by="scorer")
-    best = summary[summary["pareto"]].sort_values(["scorer", "payload_reduction"],
-                                                  ascending=[True, False], kind="stable")
-    cols = ["scorer", "policy", "config", "R@sent", "Complete@sent", "n_sent", "payload_tokens",
-            "payload_reduction"]
+    best = settings_table(summary[summary["pareto"]], grid, by=("scorer",))
+    best = best.sort_values(["scorer", "payload_reduction"], ascending=[True, False],
+                            kind="stable")
+    cols = ["scorer", "policy", "setting", "R@sent", "Complete@sent", "n_sent", "payload_tokens",
+            "payload_reduction", "n_settings"]
     print(f"{len(reg)} tools, {len(queries)} queries ({args.split}), scorers "
           f"{', '.join(args.scorers)}: {len(summary)} settings, "
           f"{int(summary['pareto'].sum())} on the frontier")
     print(best[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print()
-    print(beats.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    from ..policies import policy_spec
+    specs = {repr(p): policy_spec(p) for p in grid}
+    print(beats.assign(**{c: beats[c].map(lambda v: specs.get(v, v))
+                          for c in ("config", "dominated")})
+          .to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if args.out:
         write_set(args.out, dict(zip(_FILES, (per_query, summary, beats))))
         print(f"\nwrote {len(_FILES)} tables to {args.out}")

@@ -59,18 +59,24 @@ def _sweep(args: argparse.Namespace) -> int:
                    progress=False if args.no_progress else None, policies=policies)
     elapsed = time.perf_counter() - t0
     paths = result.write(args.out)
-    cols = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "payload_chars",
-            "payload_reduction"]
+    cols = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "NDCG@k", "MAP",
+            "payload_chars", "payload_reduction"]
     print(result.summary[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if result.policies is not None:
-        table = result.policies
+        from ..eval.policies import settings_table
+        table = settings_table(result.policies, policies)
         print()
+        merged = len(result.policies) - len(table)
         if len(table) > _MAX_POLICY_ROWS:
             table = table[table["pareto"]]
             print(f"policies: the {len(table)} Pareto-best of {len(result.policies)} settings "
                   "(per scorer; all in policies.csv)")
-        cols = ["scorer", "config", "R@sent", "Complete@sent", "n_sent", "payload_json_tokens_reduction",
-                "pareto"]
+        if merged:
+            print(f"policies: {merged} settings that select the same as another setting of "
+                  "their policy (equal recall, completeness, tools sent and payload) are "
+                  "counted in n_settings, not printed (all in policies.csv)")
+        cols = ["scorer", "setting", "R@sent", "Complete@sent", "n_sent", "payload_json_tokens_reduction",
+                "pareto", "n_settings"]
         print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     for note in result.notes:
         print(f"note: {note}")

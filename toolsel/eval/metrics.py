@@ -7,12 +7,22 @@ Metric names follow TREC/ranx conventions (see BRIEF.md):
 ``Success@k`` 1 if any required tool is in the top k
 ``Complete@k`` 1 if every required tool is in the top k
 ``MRR``     mean over queries of 1 / rank of the first required tool (``RR`` per query)
+``NDCG@k``  normalised discounted cumulative gain of the top k (graded where the query
+            carries ``grades``, binary otherwise)
+``MAP``     mean over queries of average precision (``AP`` per query, uncut)
 ========== =====================================================================
 
 A selection that sends a variable number of tools (a threshold, a token budget: see
 :mod:`toolsel.policies`) is measured at what it sent: ``R@sent``, ``Success@sent`` and
 ``Complete@sent`` (:func:`evaluate_sent`) are the same three definitions with "in the top k"
 read as "among the tools sent".
+
+``NDCG@k`` follows trec_eval's ``ndcg_cut`` (what ir-measures' ``nDCG@k`` computes): a
+required tool at rank ``r <= k`` with gain ``g`` (its grade; 1 without grades) adds
+``g / log2(r + 1)``, divided by the same sum for the ideal ranking (the required tools sorted by
+gain, at ranks 1, 2, ...). ``AP`` is the mean over required tools of the precision at each one's
+rank (how many required tools rank at or above it, divided by its rank), a tool never ranked
+adding 0; grades do not enter it (every required tool is relevant).
 
 Ranks are 1-based among the *candidates* (the tools the filter chooses from). Required tools
 that are always-include are visible anyway: callers drop them before computing these metrics,
@@ -35,8 +45,8 @@ import numpy as np
 from ..data import Tool
 from ..tokens import count_tokens, definition_json  # noqa: F401 (re-exported)
 
-__all__ = ["recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank", "evaluate",
-           "evaluate_sent",
+__all__ = ["recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank", "ndcg_at_k",
+           "average_precision", "evaluate", "evaluate_sent",
            "rank_matrix", "mean_metrics", "group_means",
            "payload_chars", "payload_json_chars", "count_tokens", "payload_tokens",
            "payload_reduction", "ToolCosts", "tool_costs", "definition_json"]
@@ -68,7 +78,8 @@ def rank_matrix(rank_lists: Sequence[Iterable[int]]) -> np.ndarray:
 
 
 def evaluate(rank_lists: Sequence[Iterable[int]], ks: Sequence[int],
-             n_required: Sequence[int] | None = None) -> dict[str, np.ndarray]:
+             n_required: Sequence[int] | None = None,
+             gains: Sequence[Iterable[float]] | None = None) -> dict[str, np.ndarray]:
     """Every metric for every query at every cut-off, vectorised.
 
     Parameters
@@ -78,12 +89,16 @@ def evaluate(rank_lists: Sequence[Iterable[int]], ks: Sequence[int],
     ks : cut-offs.
     n_required : per query, how many tools are required; defaults to the length of its rank
         list. A query with none gets ``nan`` everywhere (the zero-relevant policy).
+    gains : per query, the gain (grade, > 0) of each required tool, aligned with its rank
+        list; ``None`` (or a query's empty list) gives every required tool gain 1. Only
+        ``NDCG@k`` reads them. Required tools counted by ``n_required`` beyond the rank list
+        enter the ideal ranking with gain 1.
 
     Returns
     -------
     dict
-        ``"R@k"``, ``"Success@k"``, ``"Complete@k"``: arrays ``(n_queries, len(ks))``;
-        ``"RR"``: array ``(n_queries,)``.
+        ``"R@k"``, ``"Success@k"``, ``"Complete@k"``, ``"NDCG@k"``: arrays
+        ``(n_queries, len(ks))``; ``"RR"``, ``"AP"``: arrays ``(n_queries,)``.
     """
     ks = [int(k) for k in ks]
     for k in ks:
@@ -97,7 +112,57 @@ def evaluate(rank_lists: Sequence[Iterable[int]], ks: Sequence[int],
     recall, success, complete = _from_hits(hits, n_req[:, None])
     with np.errstate(invalid="ignore", divide="ignore"):
         rr = np.where(n_req == 0, np.nan, 1.0 / R.min(axis=1))
-    return {"R@k": recall, "Success@k": success, "Complete@k": complete, "RR": rr}
+    ndcg = _ndcg(R, rows, n_req, kk, gains)
+    ap = _average_precision(R, n_req)
+    return {"R@k": recall, "Success@k": success, "Complete@k": complete, "RR": rr,
+            "NDCG@k": ndcg, "AP": ap}
+
+
+def _gain_matrix(rows: Sequence[np.ndarray], width: int,
+                 gains: Sequence[Iterable[float]] | None) -> np.ndarray:
+    """Gains aligned with :func:`rank_matrix` (1 where not given, 0 in the padding)."""
+    G = np.zeros((len(rows), width))
+    for i, r in enumerate(rows):
+        g = None if gains is None else np.asarray(list(gains[i]), dtype=np.float64)
+        if g is None or g.size == 0:
+            G[i, :len(r)] = 1.0
+            continue
+        if g.shape != (len(r),):
+            raise ValueError(f"query {i}: {g.size} gains for {len(r)} ranks; give one gain "
+                             "per required tool")
+        if not np.isfinite(g).all() or (g <= 0).any():
+            raise ValueError(f"query {i}: gains must be finite and > 0, got {g.tolist()}")
+        G[i, :len(r)] = g
+    return G
+
+
+def _ndcg(R: np.ndarray, rows, n_req: np.ndarray, kk: np.ndarray, gains) -> np.ndarray:
+    G = _gain_matrix(rows, R.shape[1], gains)
+    with np.errstate(divide="ignore"):
+        disc = np.where(np.isfinite(R), 1.0 / np.log2(R + 1.0), 0.0)  # (q, w)
+    dcg = ((G * disc)[:, :, None] * (R[:, :, None] <= kk[None, None, :])).sum(axis=1)
+    # the ideal ranking: given gains best first, then gain 1 for required tools without a rank
+    extra = np.maximum(n_req - np.asarray([len(r) for r in rows]), 0).astype(np.int64)
+    width = int(max(R.shape[1] + (extra.max() if len(extra) else 0), 1))
+    ideal = np.zeros((len(rows), width))
+    ideal[:, :G.shape[1]] = -np.sort(-G, axis=1)
+    for i in np.flatnonzero(extra):
+        n = len(rows[i])
+        ideal[i, n:n + extra[i]] = 1.0
+        ideal[i] = -np.sort(-ideal[i])
+    pos_disc = 1.0 / np.log2(np.arange(2, width + 2, dtype=np.float64))
+    cum = np.cumsum(ideal * pos_disc[None, :], axis=1)  # (q, width)
+    idcg = cum[:, np.minimum(kk.astype(np.int64), width) - 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((n_req == 0)[:, None], np.nan, dcg / idcg)
+
+
+def _average_precision(R: np.ndarray, n_req: np.ndarray) -> np.ndarray:
+    S = np.sort(R, axis=1)  # each query's ranks, best first (inf: not ranked)
+    j = np.arange(1, S.shape[1] + 1, dtype=np.float64)[None, :]
+    prec = np.where(np.isfinite(S), j / S, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n_req == 0, np.nan, prec.sum(axis=1) / n_req)
 
 
 def _from_hits(hits: np.ndarray, n_req: np.ndarray
@@ -149,20 +214,33 @@ def reciprocal_rank(ranks: Iterable[int]) -> float:
     return float(evaluate([_ranks(ranks)], [1])["RR"][0])
 
 
+def ndcg_at_k(ranks: Iterable[int], k: int, gains: Iterable[float] | None = None) -> float:
+    """``NDCG@k``: discounted gain of the required tools in the top k over the ideal's;
+    ``gains`` aligned with ``ranks`` (default: 1 each); ``nan`` if there are none."""
+    r = _ranks(ranks)
+    return float(evaluate([r], [k], gains=None if gains is None else [gains])["NDCG@k"][0, 0])
+
+
+def average_precision(ranks: Iterable[int]) -> float:
+    """``AP``: mean over required tools of the precision at each one's rank; ``nan`` if none."""
+    return float(evaluate([_ranks(ranks)], [1])["AP"][0])
+
+
 def mean_metrics(per_query: Mapping[str, np.ndarray], k_index: int | None = None
                  ) -> dict[str, float]:
     """Means over queries that have a required tool (``nan`` rows excluded), and their count.
 
     ``per_query`` is :func:`evaluate`'s output; ``k_index`` picks one cut-off column.
-    ``MRR`` is the mean of ``RR``.
+    ``MRR`` is the mean of ``RR``, ``MAP`` the mean of ``AP``.
     """
     rr = per_query["RR"]
     valid = ~np.isnan(rr)
     out: dict[str, float] = {}
-    for name in ("R@k", "Success@k", "Complete@k"):
+    for name in ("R@k", "Success@k", "Complete@k", "NDCG@k"):
         col = per_query[name] if k_index is None else per_query[name][:, k_index]
         out[name] = float(col[valid].mean()) if valid.any() else float("nan")
     out["MRR"] = float(rr[valid].mean()) if valid.any() else float("nan")
+    out["MAP"] = float(per_query["AP"][valid].mean()) if valid.any() else float("nan")
     out["n_queries"] = int(valid.sum())
     return out
 

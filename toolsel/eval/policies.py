@@ -34,17 +34,21 @@ from .engine import DEFAULT_BATCH_SIZE, Candidates, fit_scorers, rank_batches
 from .metrics import evaluate_sent, group_means, tool_costs
 
 __all__ = ["evaluate_policies", "summarize_policies", "frontier", "beats_top_k", "dev_choice",
-           "best_at_comparable_payload", "default_grid", "SUMMARY_COLUMNS"]
+           "best_at_comparable_payload", "default_grid", "SUMMARY_COLUMNS", "PARAM_NAMES",
+           "settings_table"]
 
-SUMMARY_COLUMNS = ["policy", "config", "param", "R@sent", "Complete@sent", "n_queries", "n_sent",
-                   "payload_tokens", "payload_reduction"]
+SUMMARY_COLUMNS = ["policy", "config", "param_name", "param", "R@sent", "Complete@sent", "n_queries",
+                   "n_sent", "payload_tokens", "payload_reduction"]
+
+#: Per policy family, the parameter its curve is swept over (the ``param`` column's meaning).
+PARAM_NAMES = {"top_k": "k", "threshold": "min_score", "adaptive_k": "max_k",
+               "token_budget": "tokens", "two_stage": "n_servers"}
 
 
 def _param(policy: Policy) -> float:
     """The one number a policy's curve is swept over (for plots and sorting)."""
-    return float({"top_k": lambda p: p.k, "threshold": lambda p: p.min_score,
-                  "adaptive_k": lambda p: p.max_k, "token_budget": lambda p: p.tokens,
-                  "two_stage": lambda p: p.n_servers}.get(policy.name, lambda p: np.nan)(policy))
+    name = PARAM_NAMES.get(policy.name)
+    return float(getattr(policy, name)) if name else float("nan")
 
 
 def evaluate_policies(registry: Sequence[Tool], queries: Sequence[Query], scorer,
@@ -64,9 +68,9 @@ def evaluate_policies(registry: Sequence[Tool], queries: Sequence[Query], scorer
     -------
     DataFrame
         One row per policy × query: ``policy`` (family name), ``config`` (the policy's
-        repr), ``param`` (its swept value), ``query_id``, ``split``, ``n_required``, ``found``,
-        ``R@sent``, ``Complete@sent`` (``nan`` without a required tool), ``n_sent``,
-        ``payload_tokens``,
+        repr), ``param_name`` and ``param`` (the parameter its curve is swept over, e.g.
+        ``min_score``, and its value: :data:`PARAM_NAMES`), ``query_id``, ``split``, ``n_required``, ``found``,
+        ``R@sent``, ``Complete@sent`` (``nan`` without a required tool), ``n_sent``, ``payload_tokens``,
         ``payload_reduction``.
     """
     cands = Candidates.of(registry, always_include)
@@ -120,6 +124,7 @@ def evaluate_policies(registry: Sequence[Tool], queries: Sequence[Query], scorer
     sent_metrics = evaluate_sent(found, n_req)
     out = pd.DataFrame({
         "policy": [fitted[i].name for i in ci], "config": [configs[i] for i in ci],
+        "param_name": [PARAM_NAMES.get(fitted[i].name, "") for i in ci],
         "param": [_param(fitted[i]) for i in ci],
         "query_id": [queries[i].id for i in qi], "split": [queries[i].split or "" for i in qi],
         "n_required": n_req, "found": found, "R@sent": sent_metrics["R@sent"],
@@ -133,7 +138,7 @@ def evaluate_policies(registry: Sequence[Tool], queries: Sequence[Query], scorer
 def summarize_policies(per_query: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
     """One row per (``by`` ×) configuration: means of ``R@sent`` and ``Complete@sent`` over queries with a
     required tool, of ``n_sent``, ``payload_tokens``, ``payload_reduction`` over all."""
-    keys = [*by, "policy", "config", "param"]
+    keys = [*by, "policy", "config", "param_name", "param"]
     out = group_means(per_query.assign(_valid=per_query["n_required"] > 0), keys,
                       valid="_valid", over_valid={c: c for c in ("R@sent", "Complete@sent")},
                       over_all={c: c for c in ("n_sent", "payload_tokens",
@@ -279,3 +284,34 @@ def default_grid() -> list[Policy]:
             + policy_grid("two_stage", n_servers=[1, 2, 3, 5], k_per_server=[2, 3, 5],
                           by=["max", "sum"])
             + policy_grid("two_stage", n_servers=[2, 3], k=[5, 10], by=["max", "sum"]))
+
+
+def settings_table(summary: pd.DataFrame, policies: Iterable[Policy], *,
+                   by: Sequence[str] = ("scorer",),
+                   same: Sequence[str] = ("R@sent", "Complete@sent", "n_sent")) -> pd.DataFrame:
+    """A policy summary as people read it: spec strings, identical settings merged.
+
+    ``config`` (a repr) becomes ``setting``, the spec string ``toolsel sweep --policy``
+    takes (:func:`toolsel.policies.policy_spec`). Settings of one policy family (within each
+    ``by`` group) whose ``same`` columns and payload are all equal select identically on
+    every query as far as the table can tell: they are printed as one row, the first setting,
+    with ``n_settings`` counting them and ``also`` listing the others' specs.
+    """
+    from ..policies import policy_spec
+    specs = {repr(p): policy_spec(p) for p in policies}
+    payload = [c for c in summary.columns if c.startswith("payload")]
+    keys = [*by, "policy", *same, *payload]
+    rows = []
+    for _, g in summary.groupby(keys, sort=False, dropna=False):
+        first = g.iloc[0].to_dict()
+        first["_row"] = summary.index.get_loc(g.index[0])
+        first["setting"] = specs.get(first["config"], first["config"])
+        first["n_settings"] = len(g)
+        first["also"] = "; ".join(specs.get(c, c) for c in g["config"].iloc[1:])
+        rows.append(first)
+    out = pd.DataFrame(rows).sort_values("_row", kind="stable")
+    cols = [c for c in out.columns
+            if c not in ("config", "setting", "n_settings", "also", "_row")]
+    lead = [c for c in cols if c in (*by, "policy")]
+    rest = [c for c in cols if c not in lead]
+    return out[[*lead, "setting", *rest, "n_settings", "also"]].reset_index(drop=True)

@@ -11,8 +11,10 @@ pass per scorer, whatever the number of policies.
 The tables (pandas DataFrames, written as CSV by :meth:`SweepResult.write`):
 
 - ``summary``: one row per scorer × top_k: ``scorer, top_k, R@k, Success@k, Complete@k, MRR,
-  payload_chars, payload_reduction, n_queries`` then token and JSON payload columns.
-- ``query_metrics``: the same metrics per query.
+  NDCG@k, MAP, payload_chars, payload_reduction, n_queries`` then token and JSON payload
+  columns. ``NDCG@k`` is graded where the queries carry ``grades``; ``MRR`` and ``MAP`` do not
+  depend on the cut-off (the same value on every row of a scorer).
+- ``query_metrics``: the same metrics per query (``RR`` and ``AP`` for ``MRR`` and ``MAP``).
 - ``per_query``: one row per scorer × query × required tool: its rank among the candidates
   and whether it was sent at each top_k.
 - ``misses``: one row per scorer × top_k × required tool not sent: the query, the tool, its
@@ -60,8 +62,8 @@ __all__ = ["sweep", "SweepResult", "effective_top_k", "DEFAULT_TOP_K", "DEFAULT_
 
 DEFAULT_TOP_K = (1, 3, 5, 10, 20, 30)
 DEFAULT_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "default")
-SUMMARY_COLUMNS = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "payload_chars",
-                   "payload_reduction", "n_queries", "payload_tokens", "payload_tokens_reduction",
+SUMMARY_COLUMNS = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "NDCG@k", "MAP",
+                   "payload_chars", "payload_reduction", "n_queries", "payload_tokens", "payload_tokens_reduction",
                    "payload_json_chars", "payload_json_tokens", "payload_json_reduction"]
 #: The policy summary's payload columns, renamed in :attr:`SweepResult.policies` after what
 #: they count (JSON-definition tokens), as the summary's ``payload_json_tokens``.
@@ -217,6 +219,7 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     cand_costs = {c: getattr(costs, c)[cand_idx] for c in cost_kinds}
     texts = [q.query for q in queries]
     n_required = [len(r) for r in required]
+    gains = [[q.gain(reg[i].name) for i in r] for q, r in zip(queries, required)]
 
     always_names = [names[i] for i in np.flatnonzero(always_mask)]
     qm_parts: list[pd.DataFrame] = []
@@ -241,7 +244,8 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
                 qs = range(batch.start, batch.stop)
                 req_ranks = [batch.ranks_of(b, cand_pos[required[qi]])
                              for b, qi in enumerate(qs)]
-                per_q = evaluate(req_ranks, ks, [n_required[qi] for qi in qs])
+                per_q = evaluate(req_ranks, ks, [n_required[qi] for qi in qs],
+                                 [gains[qi] for qi in qs])
                 # payload of the top kk candidates of every query, for every cut-off
                 kks = np.asarray([min(k, m) for k in ks])
                 cum = {c: np.cumsum(cand_costs[c][batch.order], axis=1) for c in cost_kinds}
@@ -311,6 +315,7 @@ def _query_metric_rows(label, ks, queries, n_required, n_expected, per_q, sent) 
         "n_always_required": np.repeat(np.asarray(n_expected) - np.asarray(n_required), nk),
         "R@k": per_q["R@k"].ravel(), "Success@k": per_q["Success@k"].ravel(),
         "Complete@k": per_q["Complete@k"].ravel(), "RR": np.repeat(per_q["RR"], nk),
+        "NDCG@k": per_q["NDCG@k"].ravel(), "AP": np.repeat(per_q["AP"], nk),
         "payload_chars": sent["chars"].ravel(), "payload_tokens": sent["tokens"].ravel(),
         "payload_json_chars": sent["json_chars"].ravel(),
         "payload_json_tokens": sent["json_tokens"].ravel(),
@@ -320,7 +325,8 @@ def _query_metric_rows(label, ks, queries, n_required, n_expected, per_q, sent) 
 def _summarize(qm: pd.DataFrame, unfiltered: dict[str, int]) -> pd.DataFrame:
     out = group_means(qm.assign(_valid=qm["R@k"].notna()), ["scorer", "top_k"], valid="_valid",
                       over_valid={"R@k": "R@k", "Success@k": "Success@k",
-                                  "Complete@k": "Complete@k", "MRR": "RR"},
+                                  "Complete@k": "Complete@k", "MRR": "RR",
+                                  "NDCG@k": "NDCG@k", "MAP": "AP"},
                       over_all={"payload_chars": "payload_chars",
                                 "payload_tokens": "payload_tokens",
                                 "payload_json_chars": "payload_json_chars",

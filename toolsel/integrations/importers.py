@@ -43,6 +43,7 @@ from typing import Any
 
 from ..data import (DataError, Registry, Tool, loads_json, check_name_syntax, read_records,
                     read_text, tool_from_record)
+from .schemas import SchemaNormalizer
 
 __all__ = ["FORMATS", "SEPARATOR", "from_mcp", "from_openai", "from_anthropic",
            "from_langchain", "merge_servers", "import_files", "write_registry",
@@ -83,6 +84,22 @@ def _description(entry: Mapping[str, Any], *, fmt: str, path, loc) -> Any:
     return value
 
 
+def _normalized(rec: dict[str, Any], key: str, normalizer: SchemaNormalizer | None, *,
+                path, loc) -> dict[str, Any]:
+    """``rec`` with its schema under ``key`` mapped to JSON Schema by ``normalizer``."""
+    if normalizer is not None and isinstance(rec.get(key), Mapping):
+        rec[key] = normalizer.schema(rec[key], tool=str(rec.get("name")), path=path,
+                                     loc=_where(loc, rec.get("name")), field=key)
+    return rec
+
+
+def _own_normalizer(normalizer: SchemaNormalizer | None, strict: bool
+                    ) -> tuple[SchemaNormalizer, bool]:
+    """The caller's normalizer, or a new one this call warns with (``True``)."""
+    return (normalizer, False) if normalizer is not None else (SchemaNormalizer(strict=strict),
+                                                                True)
+
+
 class MissingDescriptionWarning(UserWarning):
     """MCP tools without a description were imported with a fallback text."""
 
@@ -106,7 +123,7 @@ def fallback_description(entry: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def from_mcp(tools: Iterable[Any], *, server: str | None = None, path=None,
-             strict: bool = False) -> list[Tool]:
+             strict: bool = False, normalizer: SchemaNormalizer | None = None) -> list[Tool]:
     """Tools of an MCP ``tools/list`` result (the list under ``tools``, as dicts).
 
     ``server`` is stored as metadata (the tool's domain). Also accepts ``mcp.types.Tool``
@@ -116,8 +133,12 @@ def from_mcp(tools: Iterable[Any], *, server: str | None = None, path=None,
     MCP allows a tool without a description; toolsel scores name + description, so such a
     tool gets :func:`fallback_description` (its ``title``, else its name split into words),
     ``description_fallback`` metadata saying which, and one :class:`MissingDescriptionWarning`
-    for the list. With ``strict`` a missing description raises :class:`DataError`.
+    for the list. With ``strict`` a missing description raises :class:`DataError`. Type names
+    that are not JSON Schema (``dict``, ``float``...) are mapped by a
+    :class:`~toolsel.integrations.schemas.SchemaNormalizer` (one warning per kind; ``strict``
+    refuses them).
     """
+    normalizer, own = _own_normalizer(normalizer, strict)
     out = []
     fallbacks: list[str] = []
     for i, entry in enumerate(_as_list(tools, path=path)):
@@ -150,7 +171,10 @@ def from_mcp(tools: Iterable[Any], *, server: str | None = None, path=None,
         extra = sorted(set(entry) - {"name", "description", "inputSchema", *_MCP_METADATA})
         if extra:
             rec["mcp_extra"] = {k: entry[k] for k in extra}
+        _normalized(rec, "inputSchema", normalizer, path=path, loc=loc)
         out.append(tool_from_record(rec, path=path, loc=loc))
+    if own:
+        normalizer.warn("" if path is None else str(path))
     if fallbacks:
         where = f"{path}: " if path is not None else ""
         more = f" and {len(fallbacks) - 5} more" if len(fallbacks) > 5 else ""
@@ -178,8 +202,16 @@ def _check_with_mcp_sdk(entry: Mapping[str, Any], *, path, loc) -> None:
                         location=_where(loc, entry.get("name")), field=field) from None
 
 
-def from_openai(tools: Iterable[Any], *, path=None) -> list[Tool]:
-    """Tools of an OpenAI tools array, Chat Completions or flat Responses form."""
+def from_openai(tools: Iterable[Any], *, path=None, strict: bool = False,
+                normalizer: SchemaNormalizer | None = None) -> list[Tool]:
+    """Tools of an OpenAI tools array, Chat Completions or flat Responses form.
+
+    Keys an OpenAI function does not have are left out with one warning per key (``strict``:
+    refused), except a likely misspelling of one it has (``paramters``), which is refused;
+    type names that are not JSON Schema are mapped (see
+    :class:`~toolsel.integrations.schemas.SchemaNormalizer`).
+    """
+    normalizer, own = _own_normalizer(normalizer, strict)
     out = []
     for i, entry in enumerate(_as_list(tools, path=path)):
         loc = f"item {i + 1}"
@@ -201,20 +233,31 @@ def from_openai(tools: Iterable[Any], *, path=None) -> list[Tool]:
                                 location=_where(loc, entry.get("name")), field="name")
         else:  # Responses: {"type": "function", "name": ..., "parameters": ...}
             fn = entry
-        _check_keys(fn, allowed=("name", "description", "parameters", "strict", "type"),
-                    path=path, loc=loc, what="an OpenAI function")
+        allowed = ("name", "description", "parameters", "strict", "type")
+        _check_keys(fn, allowed=allowed, path=path, loc=loc, what="an OpenAI function",
+                    typos_only=True)
+        fn = normalizer.drop_keys(fn, allowed, tool=str(fn.get("name")), path=path,
+                                  loc=_where(loc, fn.get("name")))
         rec = {"name": fn.get("name"),
                "description": _description(fn, fmt="OpenAI", path=path, loc=loc)}
         if fn.get("parameters") is not None:
             rec["parameters"] = fn["parameters"]
         if "strict" in fn:
             rec["strict"] = fn["strict"]
+        _normalized(rec, "parameters", normalizer, path=path, loc=loc)
         out.append(tool_from_record(rec, path=path, loc=loc))
+    if own:
+        normalizer.warn("" if path is None else str(path))
     return out
 
 
-def from_anthropic(tools: Iterable[Any], *, path=None) -> list[Tool]:
-    """Tools of an Anthropic Messages API tools array (``name``, ``description``, ``input_schema``)."""
+def from_anthropic(tools: Iterable[Any], *, path=None, strict: bool = False,
+                   normalizer: SchemaNormalizer | None = None) -> list[Tool]:
+    """Tools of an Anthropic Messages API tools array (``name``, ``description``, ``input_schema``).
+
+    Unknown keys and non-JSON-Schema type names as in :func:`from_openai`.
+    """
+    normalizer, own = _own_normalizer(normalizer, strict)
     out = []
     for i, entry in enumerate(_as_list(tools, path=path)):
         loc = f"item {i + 1}"
@@ -227,14 +270,19 @@ def from_anthropic(tools: Iterable[Any], *, path=None) -> list[Tool]:
         if "input_schema" not in entry:
             raise DataError("missing; an Anthropic tool needs an object schema", path=path,
                             location=_where(loc, entry.get("name")), field="input_schema")
-        _check_keys(entry, allowed=("name", "description", "input_schema", "type",
-                                    "cache_control", "defer_loading", "strict",
-                                    "input_examples", "allowed_callers",
-                                    "eager_input_streaming"),
-                    path=path, loc=loc, what="an Anthropic tool")
+        allowed = ("name", "description", "input_schema", "type", "cache_control",
+                   "defer_loading", "strict", "input_examples", "allowed_callers",
+                   "eager_input_streaming")
+        _check_keys(entry, allowed=allowed, path=path, loc=loc, what="an Anthropic tool",
+                    typos_only=True)
+        entry = normalizer.drop_keys(entry, allowed, tool=str(entry.get("name")), path=path,
+                                     loc=_where(loc, entry.get("name")))
         rec = {k: v for k, v in entry.items() if k != "type"}
         rec["description"] = _description(entry, fmt="Anthropic", path=path, loc=loc)
+        _normalized(rec, "input_schema", normalizer, path=path, loc=loc)
         out.append(tool_from_record(rec, path=path, loc=loc))
+    if own:
+        normalizer.warn("" if path is None else str(path))
     return out
 
 
@@ -271,11 +319,19 @@ def _as_list(tools: Any, *, path) -> list[Any]:
     return list(tools)
 
 
-def _check_keys(entry: Mapping[str, Any], *, allowed: Sequence[str], path, loc, what: str):
+def _check_keys(entry: Mapping[str, Any], *, allowed: Sequence[str], path, loc, what: str,
+                typos_only: bool = False):
+    """Refuse unknown keys; with ``typos_only`` only those that look like a misspelling of an
+    allowed key (``paramters``), whose content would otherwise be lost."""
+    import difflib
     unknown = sorted(set(entry) - set(allowed))
-    if unknown:
-        raise DataError(f"unknown key for {what} (expected some of {', '.join(allowed)})",
-                        path=path, location=_where(loc, entry.get("name")), field=unknown[0])
+    for key in unknown:
+        close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.8)
+        if typos_only and not close:
+            continue
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise DataError(f"unknown key for {what} (expected some of {', '.join(allowed)}){hint}",
+                        path=path, location=_where(loc, entry.get("name")), field=key)
 
 
 # --------------------------------------------------------------------------------------------
@@ -387,7 +443,8 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
             tools = from_mcp(records, server=server, path=path, strict=strict)
         else:
             server = given or path.stem
-            tools = (from_openai if fmt == "openai" else from_anthropic)(records, path=path)
+            tools = (from_openai if fmt == "openai" else from_anthropic)(records, path=path,
+                                                                         strict=strict)
             if given:
                 tools = [Tool(t.name, t.description, t.parameters,
                               {**t.metadata, "server": given}) for t in tools]

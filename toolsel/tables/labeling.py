@@ -21,6 +21,7 @@ registry and the file's queries (only :func:`append_query` writes):
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -38,7 +39,8 @@ from ..scorers.base import Scorer, get_scorer
 from ..text import tokenize
 
 __all__ = ["LABEL_SCORERS", "LABEL_KS", "file_ids", "rank_for_labeling", "next_id",
-           "resolve_picks", "new_record", "near_duplicates", "append_query", "label_impact"]
+           "resolve_picks", "new_record", "near_duplicates", "append_query", "label_impact",
+           "record_line", "one_line", "telling_parts"]
 
 #: Scorers whose view of a new label :func:`label_impact` reports.
 LABEL_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "default")
@@ -240,7 +242,7 @@ def append_query(path: str | Path, record: Mapping[str, Any],
     old = path.read_bytes() if path.exists() else b""
     if old and not old.endswith(b"\n"):
         old += b"\n"
-    line = json.dumps(dict(record), ensure_ascii=False) + "\n"
+    line = record_line(record) + "\n"
     write_bytes(old + line.encode("utf-8"), path, keep_mode=True)
     return new
 
@@ -278,3 +280,45 @@ def label_impact(registry: Sequence[Tool], query: str, expected: Sequence[str],
     for k in ks:
         out[f"complete@{k}"] = out.groupby("scorer", sort=False)[f"@{k}"].transform("all")
     return out
+
+
+def record_line(record: Mapping[str, Any]) -> str:
+    """The JSON line :func:`append_query` writes for ``record`` (without the newline)."""
+    return json.dumps(dict(record), ensure_ascii=False)
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: newlines, tabs and runs of spaces become one space."""
+    return " ".join(text.split())
+
+
+def telling_parts(descriptions: Sequence[str], *, min_shared: int = 24
+                  ) -> tuple[list[str], list[str]]:
+    """What tells each description apart from the others shown with it.
+
+    For each description (made :func:`one_line`), the longest word-aligned prefix it shares
+    with another description of the list; when that prefix is at least ``min_shared``
+    characters, the description is replaced by ``"… " + the rest`` (the full text when the
+    rest is empty: two identical descriptions). Returns the texts to show and the shared
+    prefixes that were cut (each once, in first-seen order).
+    """
+    texts = [one_line(d) for d in descriptions]
+    out, cut = [], []
+    for i, t in enumerate(texts):
+        best = 0
+        for j, u in enumerate(texts):
+            if i == j:
+                continue
+            n = len(os.path.commonprefix([t, u]))
+            if n < len(t) and n < len(u):  # back to a word boundary inside both
+                n = t.rfind(" ", 0, n + 1) + 1
+            best = max(best, n)
+        rest = t[best:].strip()
+        if best >= min_shared and rest:
+            out.append("… " + rest)
+            shared = t[:best].strip()
+            if shared not in cut:
+                cut.append(shared)
+        else:
+            out.append(t)
+    return out, cut
