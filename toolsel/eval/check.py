@@ -279,6 +279,7 @@ def run_check(registry: Sequence[Tool], queries: Sequence[Query], scorers="defau
     pos = cands.position
     cand_index = cands.index
     names = reg.names
+    names_arr = np.asarray(names, dtype=object)  # a gather of names per request, in C
     required = [cands.required(q) for q in queries]
     q_terms = [content_terms(q.query) for q in queries]
     t_terms: dict[int, frozenset[str]] = {}
@@ -307,7 +308,7 @@ def run_check(registry: Sequence[Tool], queries: Sequence[Query], scorers="defau
                     terms[names[i]] = tuple(t for t in q_terms[qi] if t in t_terms[i])
                 results.append(RequestResult(
                     q.id, q.query, {names[i]: int(r) for i, r in zip(req, ranks)}, n_sent,
-                    tuple(names[i] for i in order[:depth]), terms))
+                    tuple(names_arr[order[:depth]].tolist()), terms))
         runs[label] = ScorerRun(label, results, summary_metrics(results, k_label),
                                 time.perf_counter() - t0)
     return CheckRun(selection, tuple(always), runs, len(reg))
