@@ -155,6 +155,9 @@ def _run(args: argparse.Namespace) -> int:
         for label in run.runs:
             for kind, title in (("lost", "regressions"), ("found", "improvements")):
                 changes = result.of_kind(kind, label)
+                if not changes:
+                    print(f"{title} under {label}: none")
+                    continue
                 print(f"\n{title} under {label} ({len(changes)}):")
                 for c in changes:
                     print(c.line())
