@@ -13,7 +13,9 @@ a fresh temporary directory (``TOOLSEL_CACHE``). Per scorer:
   (those tools re-encoded, the rest from the cache), which fails with regressions.
 
 Wall-clock seconds of the whole command (interpreter start, imports, loading files, model,
-scoring, comparison, writing the baseline/JUnit/Markdown), with the machine's 1-minute load
+scoring, comparison, writing the baseline/JUnit/Markdown), and the command's own fit and
+scoring seconds (fit: the embedding cache look-up and any tool encoded; scoring: encoding the
+requests, which are not cached on disk, and ranking), with the machine's 1-minute load
 average when the run started (the machine may be shared). Writes ``<out>/check.csv``.
 """
 
@@ -96,21 +98,22 @@ def main(argv=None) -> int:
                 if done.returncode not in (0, 1):
                     sys.stderr.write(done.stdout + done.stderr)
                     raise SystemExit(f"toolsel check failed: {' '.join(cmd)}")
-                scored = next(float(line.rsplit(" in ", 1)[1].split()[0])
-                              for line in done.stdout.splitlines()
-                              if line.startswith(f"{scorer}: "))
+                line = next(ln for ln in done.stdout.splitlines()
+                            if ln.startswith(f"{scorer}: "))
+                fit_s = float(line.split("; fit ")[1].split()[0])
+                score_s = float(line.split(", scoring ")[1].split()[0])
                 root = ET.parse(junit).getroot()
                 rows.append({"scorer": scorer, "n_tools": args.tools,
                              "n_queries": args.queries, "run": run, "cache": cache,
                              "edited_tools": n_edited if run == "edited" else 0,
-                             "wall_s": wall, "fit_and_score_s": scored,
+                             "wall_s": wall, "fit_s": fit_s, "score_s": score_s,
                              "exit": done.returncode,
                              "failing_requests": int(root.get("failures")),
                              "baseline_bytes": baseline.stat().st_size,
                              "load_avg_1m": load})
                 r = rows[-1]
-                print(f"{scorer} {run} ({cache} cache): {wall:.1f} s wall, fit+score "
-                      f"{scored:.1f} s, exit {done.returncode}, "
+                print(f"{scorer} {run} ({cache} cache): {wall:.1f} s wall, fit "
+                      f"{fit_s:.2f} s, scoring {score_s:.2f} s, exit {done.returncode}, "
                       f"{r['failing_requests']} failing requests", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

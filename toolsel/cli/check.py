@@ -149,8 +149,8 @@ def _run(args: argparse.Namespace) -> int:
             was = b.summary.get(key) if b is not None else None
             cells.append(f"{key} {v:.3f}" + (f" (baseline {was:.3f})" if was is not None
                                               and was != v else ""))
-        print(f"{label}: " + ", ".join(cells) + f"; {sr.summary['n_queries']} requests scored "
-              f"in {sr.seconds:.1f} s")
+        print(f"{label}: " + ", ".join(cells) + f"; {sr.summary['n_queries']} requests; fit "
+              f"{sr.fit_s:.2f} s, scoring {sr.score_s:.2f} s")
     if result.compared:
         for label in run.runs:
             for kind, title in (("lost", "regressions"), ("found", "improvements")):

@@ -197,7 +197,14 @@ class ScorerRun:
     scorer: str
     requests: list[RequestResult]
     summary: dict[str, float | int | None]
-    seconds: float = 0.0
+    fit_s: float = 0.0
+    """Seconds fitting the scorer (for embeddings: cache look-up and encoding new tools)."""
+    score_s: float = 0.0
+    """Seconds scoring and ranking the requests (for embeddings: encoding them)."""
+
+    @property
+    def seconds(self) -> float:
+        return self.fit_s + self.score_s
 
     def by_id(self) -> dict[str, RequestResult]:
         return {r.id: r for r in self.requests}
@@ -293,6 +300,7 @@ def run_check(registry: Sequence[Tool], queries: Sequence[Query], scorers="defau
             label, sc = next(fitted_scorers)
         except StopIteration:
             break
+        t1 = time.perf_counter()
         results: list[RequestResult] = []
         for batch in rank_batches(sc, [q.query for q in queries], cands, matches=False):
             for b, qi in enumerate(range(batch.start, batch.stop)):
@@ -310,7 +318,7 @@ def run_check(registry: Sequence[Tool], queries: Sequence[Query], scorers="defau
                     q.id, q.query, {names[i]: int(r) for i, r in zip(req, ranks)}, n_sent,
                     tuple(names_arr[order[:depth]].tolist()), terms))
         runs[label] = ScorerRun(label, results, summary_metrics(results, k_label),
-                                time.perf_counter() - t0)
+                                t1 - t0, time.perf_counter() - t1)
     return CheckRun(selection, tuple(always), runs, len(reg))
 
 
