@@ -90,6 +90,32 @@ def test_run_and_compare_by_hand(tiny):
     assert result.failed and not result.moves
 
 
+def test_tolerance_moves_pass_and_misses_stay_quiet():
+    """Hand-built runs (top 3): a move inside the top 3 passes, a tool missed both times is
+    not listed, a tool dropping to 4 fails and names only the tools new above it."""
+    from toolsel.eval.check import CheckRun, RequestResult, ScorerRun
+
+    def run(*reqs):
+        return CheckRun(selection_policy(3), (), {"s": ScorerRun("s", list(reqs), {})})
+
+    before = run(RequestResult("m", "move", {"a": 2}, 3, ("b", "a"), {"a": ()}),
+                 RequestResult("x", "missed", {"a": 5}, 3, ("b", "c", "d", "e", "a"), {}),
+                 RequestResult("l", "lost", {"a": 3}, 3, ("b", "c", "a"), {"a": ("w",)}))
+    after = run(RequestResult("m", "move", {"a": 1}, 3, ("a",), {"a": ()}),
+                RequestResult("x", "missed", {"a": 9}, 3, tuple("bcdefghia"), {}),
+                RequestResult("l", "lost", {"a": 4}, 3, ("d", "b", "c", "a"), {"a": ()}))
+    result = compare(after, before)
+    assert [(c.query_id, c.kind) for c in result.changes] == [("m", "moved"), ("l", "lost")]
+    assert result.regressions[0].line() == "l 'lost': a 3 → 4, passed by d"
+    assert result.moves[0].line() == "m 'move': a 2 → 1"
+    assert not compare(after, after).failed and compare(after, before).failed
+    # a request new to the suite, and one gone from it, are notes, not regressions
+    notes = compare(run(*after.runs["s"].requests[:2],
+                        RequestResult("n", "new", {"a": 1}, 3, ("a",), {})), before).notes
+    assert notes == ["s: n is new (not in the baseline)",
+                     "s: l is in the baseline but not in the queries"]
+
+
 def test_passed_by_lists_only_new_tools_in_rank_order_and_is_capped():
     c = Change("s", "q9", "a request", "t", "lost", 3, 14, tuple(f"x{i}" for i in range(8)))
     assert c.line() == ("q9 'a request': t 3 → 14, passed by x0, x1, x2, x3, x4 and 3 more")
