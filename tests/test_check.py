@@ -126,12 +126,24 @@ def test_parse_thresholds():
     ts = parse_thresholds(["R@10=0.9,Complete@10=0.8", "MRR>=0.5", "success@sent=1"])
     assert [t.name for t in ts] == ["R@10", "Complete@10", "MRR", "Success@sent"]
     assert [t.minimum for t in ts] == [0.9, 0.8, 0.5, 1.0]
-    for bad, msg in [("NDCG@10=0.5", "unknown metric 'NDCG'"), ("R=0.5", "needs a cut-off"),
+    for bad, msg in [("Foo@10=0.5", "unknown metric 'Foo'"), ("R=0.5", "needs a cut-off"),
                      ("R@0=0.5", "not an integer >= 1"), ("R@10=1.5", "not between 0 and 1"),
                      ("R@10=x", "not a number"), ("MRR@3=0.5", "takes no cut-off"),
                      ("R@10=0.5,R@10=0.6", "given twice"), ("R@10", "cannot read")]:
         with pytest.raises(ValueError, match=re.escape(msg)):
             parse_thresholds(bad)
+
+
+def test_every_cutoff_metric_of_evaluate_is_a_threshold(registry, queries):
+    from toolsel.eval.check import cutoff_metrics, metric_value
+    from toolsel.eval.metrics import evaluate
+    run = run_check(registry, queries, ["bm25"]).runs["bm25"]
+    ranks = [list(r.ranks.values()) for r in run.requests]
+    assert {"R", "Success", "Complete"} <= set(cutoff_metrics())
+    for name in cutoff_metrics():
+        (t,) = parse_thresholds(f"{name.lower()}@5=0.5")
+        want = float(evaluate(ranks, [5])[f"{name}@k"][:, 0].mean())
+        assert metric_value(run, t) == pytest.approx(want, abs=1e-6)
 
 
 def test_thresholds_and_policy_selection(registry, queries):

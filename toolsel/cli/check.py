@@ -39,7 +39,8 @@ def _args(p: argparse.ArgumentParser) -> None:
                         "--update-baseline; commit it)")
     p.add_argument("--min", action="append", default=[], metavar="METRIC@K=V,...",
                    help="minimum metric values, e.g. R@10=0.9,Complete@10=0.8,MRR=0.6 "
-                        "(R, Success, Complete at a cut-off or @sent; MRR)")
+                        "(R, Success, Complete at a cut-off or @sent; MRR; any other "
+                        "metric@K of toolsel.eval.metrics.evaluate)")
     p.add_argument("--update-baseline", action="store_true",
                    help="write this run's results to --baseline (after showing what changed)")
     p.add_argument("--summary", type=Path, metavar="FILE",

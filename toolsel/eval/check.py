@@ -65,8 +65,15 @@ MAX_PASSED_BY = 5
 #: A request's text is cut to this many characters in a regression line.
 MAX_QUERY_CHARS = 100
 
-_METRICS = {"r": "R", "recall": "R", "success": "Success", "complete": "Complete",
-            "mrr": "MRR", "rr": "MRR"}
+_METRICS = {"recall": "R", "mrr": "MRR", "rr": "MRR"}
+#: Metrics that can be read at ``@sent`` (what the selection sends), from ranks and n_sent.
+_SENT_METRICS = ("R", "Success", "Complete")
+
+
+def cutoff_metrics() -> list[str]:
+    """Every per-cut-off metric :func:`toolsel.eval.metrics.evaluate` computes (``R``,
+    ``Success``, ``Complete``, ...): the names ``--min METRIC@K`` accepts besides ``MRR``."""
+    return [key[:-2] for key in evaluate([[1]], [1]) if key.endswith("@k")]
 
 
 # --------------------------------------------------------------------------------------------
@@ -90,8 +97,10 @@ class Threshold:
 def parse_thresholds(text: str | Iterable[str]) -> list[Threshold]:
     """``"R@10=0.9,Complete@10=0.8,MRR=0.5"`` → thresholds (several strings are joined).
 
-    Metrics: ``R@k``, ``Success@k``, ``Complete@k`` (``k`` a cut-off, or ``sent`` for what
-    the selection sends) and ``MRR``; values between 0 and 1. A bad part raises
+    Metrics: every per-cut-off metric of :func:`toolsel.eval.metrics.evaluate`
+    (:func:`cutoff_metrics`: ``R@k``, ``Success@k``, ``Complete@k``, ...) with ``k`` a cut-off;
+    ``R``, ``Success``, ``Complete`` also at ``@sent`` (what the selection sends); ``MRR``.
+    Values between 0 and 1. A bad part raises
     ``ValueError`` naming it; a metric given twice too.
     """
     parts = [text] if isinstance(text, str) else list(text)
@@ -101,14 +110,16 @@ def parse_thresholds(text: str | Iterable[str]) -> list[Threshold]:
     out: list[Threshold] = []
     for item in items:
         m = re.fullmatch(r"([A-Za-z]+)(?:@(\w+))?\s*(?:>=|=)\s*(\S+)", item)
-        hint = ("expected METRIC@K=VALUE or MRR=VALUE with METRIC one of R, Success, "
-                "Complete, K a cut-off or 'sent', VALUE between 0 and 1")
+        hint = ("expected METRIC@K=VALUE or MRR=VALUE, K a cut-off or 'sent', VALUE "
+                "between 0 and 1")
         if not m:
             raise ValueError(f"--min: cannot read {item!r}: {hint}")
         name, k, value = m.groups()
-        metric = _METRICS.get(name.lower())
+        known = {n.lower(): n for n in cutoff_metrics()} | _METRICS
+        metric = known.get(name.lower())
         if metric is None:
-            raise ValueError(f"--min: unknown metric {name!r} in {item!r}: {hint}")
+            raise ValueError(f"--min: unknown metric {name!r} in {item!r}; known: "
+                             f"{', '.join(cutoff_metrics())}, MRR ({hint})")
         if metric == "MRR":
             if k is not None:
                 raise ValueError(f"--min: MRR takes no cut-off, got {item!r}")
@@ -118,6 +129,9 @@ def parse_thresholds(text: str | Iterable[str]) -> list[Threshold]:
                 raise ValueError(f"--min: {metric} needs a cut-off, e.g. {metric}@10, got "
                                  f"{item!r}")
             if k.lower() == "sent":
+                if metric not in _SENT_METRICS:
+                    raise ValueError(f"--min: {metric}@sent is not measured; @sent takes "
+                                     f"{', '.join(_SENT_METRICS)}")
                 kk = "sent"
             elif k.isdigit() and int(k) >= 1:
                 kk = int(k)
@@ -591,10 +605,16 @@ def one_line(text: str, limit: int | None = None) -> str:
 
 
 def metric_value(sr: ScorerRun, t: Threshold) -> float | None:
-    """The value of threshold ``t``'s metric for one scorer's run."""
+    """The value of threshold ``t``'s metric for one scorer's run: the mean over requests
+    with a required tool to find (:mod:`toolsel.eval.metrics`), ``None`` without one."""
     if t.metric == "MRR":
         return summary_metrics(sr.requests, 1)["MRR"]
-    return summary_metrics(sr.requests, t.k)[f"{t.metric}@{t.k}"]
+    if t.k == "sent":
+        return summary_metrics(sr.requests, "sent")[f"{t.metric}@sent"]
+    valid = [list(r.ranks.values()) for r in sr.requests if r.ranks]
+    if not valid:
+        return None
+    return _round(_mean(evaluate(valid, [t.k])[f"{t.metric}@k"][:, 0].tolist()))
 
 
 def compare(run: CheckRun, baseline: CheckRun | None = None,
