@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: report sweep test setup clean benchmark strip
+.PHONY: report sweep test setup clean benchmark strip check
 
 setup: $(STAMP)
 
@@ -32,6 +32,13 @@ sweep: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
+# The CI gate: fails (exit 1) when a change to the bundled registry, queries or scorers makes a
+# labeled request lose a required tool against data/check_baseline.json. After a reviewed
+# change: `make check CHECK_ARGS=--update-baseline` and commit the baseline's diff.
+check: $(STAMP)
+	$(BIN)/toolsel check --registry data/registry.json --queries data/queries.jsonl \
+		--queries data/requests.jsonl --baseline data/check_baseline.json $(CHECK_ARGS)
+
 # Speed and memory at 61/1k/4k/10k tools, sweep timings, and sweep peak memory with long texts
 # into reports/benchmarks/ (about 15 minutes; not part of `make report`: timings are not byte-stable).
 benchmark: $(STAMP)
@@ -41,6 +48,7 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_default.py --tools 4000 --styles marketplace --min-sentences 3 \
 		--scorers embedding,default --out reports/benchmarks/default_latency_long.csv
 	$(BIN)/python benchmarks/bench_memory.py --tools 4000 --queries 1400 --out reports/benchmarks/memory.csv
+	$(BIN)/python benchmarks/bench_check.py --out reports/benchmarks
 
 # After editing a notebook in JupyterLab: strip outputs and execution counts from the source
 # notebooks (cell ids kept) and bring each py:percent pair in step; `make test` checks both.

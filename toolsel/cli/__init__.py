@@ -15,6 +15,7 @@ from ..io import OutputError
 # importing a subcommand module registers it; the order here is the order of `toolsel -h`
 from . import (benchmark, compare, conversations, discovery, importers, label,  # noqa: F401
                policies, report, runs, sweep, validate)
+from . import check  # noqa: F401  (toolsel check)
 from .common import COMMANDS, command, csv_list, int_list
 
 __all__ = ["main", "build_parser", "command", "COMMANDS", "csv_list", "int_list"]

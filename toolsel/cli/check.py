@@ -1,0 +1,225 @@
+"""``toolsel check``: fail CI when a registry change makes a labeled request lose its tool.
+
+Exit status: 0 nothing got worse; 1 a regression (a required tool the baseline sent is no
+longer sent) or a threshold missed; 2 bad input (one line naming the file, line and field).
+The comparison itself is :mod:`toolsel.tables.check`; the Markdown and JUnit outputs
+:mod:`toolsel.report.check_outputs`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from ..data import DataError, load_queries, load_registry
+from .common import always_include_names, command, csv_list, int_list
+
+
+def _args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--registry", required=True, type=Path, help="registry file (JSON or JSONL)")
+    p.add_argument("--queries", required=True, type=Path, action="append",
+                   help="labeled requests (JSONL); repeat for several files")
+    p.add_argument("--scorers", type=csv_list, metavar="S[,S...]",
+                   help="scorer names (default: the baseline's, else 'default')")
+    sel = p.add_mutually_exclusive_group()
+    sel.add_argument("--top-k", type=int_list, metavar="K",
+                     help="send the K best tools (one K; default: the baseline's, else 10)")
+    sel.add_argument("--policy", metavar="SPEC",
+                     help="send what a selection policy sends instead of a fixed K, e.g. "
+                          "threshold:min_score=0.5,max_k=10 (top_k, threshold, adaptive_k, "
+                          "token_budget)")
+    p.add_argument("--always-include", type=csv_list, metavar="NAMES",
+                   help="tools sent every turn, outside the filter; 'marked' takes the "
+                        "registry's always_include tools (default: the baseline's, else none)")
+    p.add_argument("--baseline", type=Path, metavar="FILE",
+                   help="the recorded results to compare with (JSON written by "
+                        "--update-baseline; commit it)")
+    p.add_argument("--min", action="append", default=[], metavar="METRIC@K=V,...",
+                   help="minimum metric values, e.g. R@10=0.9,Complete@10=0.8,MRR=0.6 "
+                        "(R, Success, Complete at a cut-off or @sent; MRR; any other "
+                        "metric@K of toolsel.eval.metrics.evaluate)")
+    p.add_argument("--update-baseline", action="store_true",
+                   help="write this run's results to --baseline (after showing what changed)")
+    p.add_argument("--summary", type=Path, metavar="FILE",
+                   help="write a Markdown summary here (it is also appended to "
+                        "$GITHUB_STEP_SUMMARY when that is set)")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML file here")
+    p.add_argument("--explain", action="store_true",
+                   help="add each regression's failure mode and the request words the tool's "
+                        "text lost")
+
+
+def _load_queries(paths, reg):
+    out, seen = [], {}
+    for path in paths:
+        for q in load_queries(path, reg):
+            if q.id in seen:
+                raise DataError(f"query id {q.id!r} is also in {seen[q.id]}; ids must be "
+                                "unique across the query files", path=path,
+                                location=f"query {q.id!r}", field="id")
+            seen[q.id] = path
+            out.append(q)
+    return out
+
+
+def _command_line(args, run) -> str:
+    parts = ["toolsel", "check", "--registry", str(args.registry)]
+    for q in args.queries:
+        parts += ["--queries", str(q)]
+    parts += ["--baseline", str(args.baseline), "--update-baseline"]
+    return shlex.join(parts)
+
+
+@command("check", "compare a labeled suite's selection with a committed baseline and "
+         "thresholds; exit 1 when a request lost a required tool", _args)
+def _run(args: argparse.Namespace) -> int:
+    from ..tables.check import (CheckRun, baseline_text, compare, load_baseline,
+                              parse_thresholds, run_check, selection_policy, settings_mismatch)
+    from ..policies import policy_spec
+    from ..io import check_output_file, write_bytes, write_text
+    from ..report.check_outputs import junit_xml, markdown_summary, verdict
+
+    # everything that can be refused is refused before any scoring
+    thresholds = parse_thresholds(args.min) if args.min else []
+    if args.update_baseline and args.baseline is None:
+        raise ValueError("--update-baseline needs --baseline FILE (where to write it)")
+    if args.baseline is None and not thresholds:
+        raise ValueError("nothing to check against: give --baseline FILE (record it once with "
+                         "--update-baseline) and/or --min METRIC@K=VALUE")
+    for path in (args.summary, args.junit):
+        if path is not None:
+            check_output_file(path)
+    old = None
+    if args.baseline is not None:
+        if args.update_baseline:
+            check_output_file(args.baseline)
+            if args.baseline.exists():
+                try:
+                    old = load_baseline(args.baseline)
+                except DataError as exc:
+                    raise DataError(f"{exc.reason}; refusing to overwrite a file that is not "
+                                    "a toolsel check baseline", path=exc.path,
+                                    location=exc.location, field=exc.field) from None
+        else:
+            old = load_baseline(args.baseline)
+    if args.top_k is not None and len(args.top_k) != 1:
+        raise DataError(f"--top-k: check guards one selection, got {len(args.top_k)} cut-offs "
+                        f"({','.join(map(str, args.top_k))}); run one check per K")
+    if args.top_k is not None or args.policy is not None:
+        selection = selection_policy(args.top_k[0] if args.top_k else None, args.policy)
+    else:
+        selection = old.selection if old is not None else selection_policy()
+    reg = load_registry(args.registry)
+    if args.always_include is not None:
+        always = always_include_names(args.always_include, reg)
+    else:
+        always = list(old.always_include) if old is not None else []
+    scorers = args.scorers or (list(old.runs) if old is not None else ["default"])
+    if len(set(scorers)) != len(scorers):
+        raise ValueError(f"--scorers names a scorer twice: {','.join(scorers)}")
+    same = old is not None and policy_spec(selection) == old.selection_spec \
+        and tuple(always) == tuple(old.always_include)
+    if old is not None and not args.update_baseline:
+        if not same:
+            raise ValueError(f"{args.baseline}: " + settings_mismatch(
+                old, CheckRun(selection, tuple(always), {})))
+        missing = [s for s in scorers if s not in old.runs]
+        if missing:
+            raise ValueError(f"{args.baseline}: no results for scorer(s) {', '.join(missing)} "
+                             f"(it has {', '.join(old.runs)}); add them with --update-baseline")
+    queries = _load_queries(args.queries, reg)
+    run = run_check(reg, queries, scorers, selection=selection, always_include=always)
+    result = compare(run, old if same else None, thresholds, registry=reg,
+                     explain=args.explain)
+    if old is not None and not same:
+        result.notes.append("the baseline's settings differ from this run's; it is re-recorded "
+                            "without a comparison")
+
+    # the report
+    qnames = ", ".join(str(q) for q in args.queries)
+    print(f"toolsel check: {len(reg):,} tools ({args.registry}), {len(queries):,} requests "
+          f"({qnames}); selection {policy_spec(selection)}; always-include "
+          f"{', '.join(always) or 'none'}"
+          + (f"; baseline {args.baseline}" if args.baseline else ""))
+    for label, sr in run.runs.items():
+        b = old.runs.get(label) if (old is not None and same) else None
+        cells = []
+        for key, v in sr.summary.items():
+            if key == "n_queries" or v is None:
+                continue
+            was = b.summary.get(key) if b is not None else None
+            cells.append(f"{key} {v:.3f}" + (f" (baseline {was:.3f})" if was is not None
+                                              and was != v else ""))
+        print(f"{label}: " + ", ".join(cells) + f"; {sr.summary['n_queries']} requests; fit "
+              f"{sr.fit_s:.2f} s, scoring {sr.score_s:.2f} s")
+    if result.compared:
+        for label in run.runs:
+            for kind, title in (("lost", "regressions"), ("found", "improvements")):
+                changes = result.of_kind(kind, label)
+                if not changes:
+                    print(f"{title} under {label}: none")
+                    continue
+                print(f"\n{title} under {label} ({len(changes)}):")
+                for c in changes:
+                    print(c.line())
+                    if c.explanation is not None:
+                        print("    " + c.explain_line())
+            moves = result.of_kind("moved", label)
+            if moves:
+                print(f"\nrank moves inside the selection under {label} (tolerated, "
+                      f"{len(moves)}):")
+                for c in moves[:20]:
+                    print("  " + c.line())
+                if len(moves) > 20:
+                    print(f"  ... and {len(moves) - 20} more (all in --summary)")
+    if result.thresholds:
+        print("\nthresholds:")
+        for t in result.thresholds:
+            print("  " + t.line())
+    if result.notes:
+        print(f"\nnotes ({len(result.notes)}):")
+        for n in result.notes[:20]:
+            print("  " + n)
+        if len(result.notes) > 20:
+            print(f"  ... and {len(result.notes) - 20} more (all in --summary)")
+
+    # the outputs
+    cmd = _command_line(args, run) if args.baseline else None
+    md = markdown_summary(result, registry=str(args.registry), queries=qnames,
+                          baseline=str(args.baseline) if args.baseline else None, command=cmd)
+    written = []
+    if args.summary is not None:
+        written.append(write_text(md, args.summary))
+    step = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step:
+        with open(step, "a", encoding="utf-8") as fh:  # the job summary protocol: append
+            fh.write(md + "\n")
+        written.append(Path(step))
+    if args.junit is not None:
+        written.append(write_bytes(junit_xml(result, seconds={
+            label: sr.seconds for label, sr in run.runs.items()}), args.junit))
+    status = 1 if result.failed else 0
+    if args.update_baseline:
+        text = baseline_text(run)
+        if args.baseline.exists() and args.baseline.read_text(encoding="utf-8") == text:
+            print(f"\nbaseline {args.baseline} is unchanged")
+        else:
+            written.append(write_text(text, args.baseline))
+            print(f"\nbaseline {args.baseline} re-recorded: review its diff and commit it")
+        # the baseline's changes are accepted; thresholds still hold
+        status = 1 if result.missed_thresholds else 0
+    elif result.improvements:
+        print(f"\nthe baseline is out of date ({len(result.improvements)} improvement(s)); "
+              f"accept them with: {cmd}")
+    if written:
+        print("wrote " + ", ".join(str(p) for p in written))
+    if not args.update_baseline:
+        print(verdict(result))
+    else:
+        n = len(result.missed_thresholds)
+        print(f"failed: {n} threshold{'s' * (n != 1)} missed" if n else "passed")
+    sys.stdout.flush()
+    return status

@@ -1,0 +1,701 @@
+"""Guard a registry: compare today's selection of labeled requests with a baseline and thresholds.
+
+What ``toolsel check`` computes (rendering lives in :mod:`toolsel.report.check_outputs`, the
+command in :mod:`toolsel.cli.check`). :func:`run_check` ranks every labeled request with each
+scorer through the evaluation engine (:mod:`toolsel.eval.engine`: one fit per scorer, queries
+scored in batches, the embedding scorers' on-disk tool-vector cache reused) and keeps, per
+request, the rank of each required tool among the candidates and how many tools the selection
+sends. :func:`compare` reads that against a baseline recorded earlier (:func:`baseline_text`,
+:func:`load_baseline`) and against minimum metric values (:func:`parse_thresholds`).
+
+**Selection.** Either a fixed top-K (``top_k:k=10``, the default) or a selection policy that
+sends a prefix of the ranking (``threshold``, ``adaptive_k``, ``token_budget``; see
+:mod:`toolsel.policies`). A required tool is *sent* when its rank is at most the number of
+tools the selection sends for that request.
+
+**Tolerance.** A *regression* is a required tool that the baseline sent and today's run does
+not (it dropped out of the top K, or out of what the policy sends). A required tool that the
+baseline did not send and today's run does is an *improvement*. A rank change of a tool that
+is sent both times (3 → 5 inside the top 10) is a *move*: reported, tolerated. A rank change
+of a tool missed both times is not reported. The check fails (:attr:`CheckResult.failed`) on
+any regression and on any threshold missed.
+
+**The baseline file** is small, diff-friendly and deterministic: JSON, keys sorted, one line
+per request (its id, text, the rank of each required tool, the start of its ranking through
+the last required tool sent, and the query words each required tool's text shares with the
+request), summary metrics rounded to 6 decimals. The same inputs give the same bytes. One
+request changing changes one line.
+
+**Regression lines** read ``q17 'open an issue about the flaky test': github__create_issue 3 →
+14, passed by linear__create_issue, jira__create_issue``: the tools listed are those ranked
+above the tool now that were not above it in the baseline, best first, at most
+:data:`MAX_PASSED_BY` of them (then ``and N more``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..data import DataError, Query, Registry, Tool
+from ..policies import PrefixPolicy, TopK, get_policy, parse_policy, policy_spec
+from ..eval.engine import Candidates, as_registry, fit_scorers, rank_batches, scorer_items
+from .failure_modes import classify_miss, content_terms, tool_terms
+from ..eval.metrics import evaluate
+
+__all__ = ["FORMAT", "DEFAULT_TOP_K", "MAX_PASSED_BY", "Threshold", "parse_thresholds",
+           "selection_policy", "RequestResult", "ScorerRun", "CheckRun", "run_check",
+           "baseline_text", "load_baseline", "parse_baseline", "Change", "Explanation",
+           "ThresholdResult", "CheckResult", "compare", "summary_metrics", "one_line"]
+
+#: First value of every baseline file; a reader refuses any other.
+FORMAT = "toolsel-check-baseline/1"
+#: The cut-off when neither a K, a policy nor a baseline says otherwise.
+DEFAULT_TOP_K = 10
+#: At most this many "passed by" tools are named in a regression line.
+MAX_PASSED_BY = 5
+#: A request's text is cut to this many characters in a regression line.
+MAX_QUERY_CHARS = 100
+
+_METRICS = {"recall": "R", "mrr": "MRR", "rr": "MRR"}
+#: Metrics that can be read at ``@sent`` (what the selection sends), from ranks and n_sent.
+_SENT_METRICS = ("R", "Success", "Complete")
+
+
+def cutoff_metrics() -> list[str]:
+    """Every per-cut-off metric :func:`toolsel.eval.metrics.evaluate` computes (``R``,
+    ``Success``, ``Complete``, ...): the names ``--min METRIC@K`` accepts besides ``MRR``."""
+    return [key[:-2] for key in evaluate([[1]], [1]) if key.endswith("@k")]
+
+
+# --------------------------------------------------------------------------------------------
+# thresholds
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A minimum for one metric: ``R@10 >= 0.9``. ``k`` is an int, ``"sent"`` (what the
+    selection sends), or ``None`` for ``MRR``."""
+
+    metric: str
+    k: int | str | None
+    minimum: float
+
+    @property
+    def name(self) -> str:
+        return self.metric if self.k is None else f"{self.metric}@{self.k}"
+
+
+def parse_thresholds(text: str | Iterable[str]) -> list[Threshold]:
+    """``"R@10=0.9,Complete@10=0.8,MRR=0.5"`` → thresholds (several strings are joined).
+
+    Metrics: every per-cut-off metric of :func:`toolsel.eval.metrics.evaluate`
+    (:func:`cutoff_metrics`: ``R@k``, ``Success@k``, ``Complete@k``, ...) with ``k`` a cut-off;
+    ``R``, ``Success``, ``Complete`` also at ``@sent`` (what the selection sends); ``MRR``.
+    Values between 0 and 1. A bad part raises
+    ``ValueError`` naming it; a metric given twice too.
+    """
+    parts = [text] if isinstance(text, str) else list(text)
+    items = [p.strip() for part in parts for p in part.split(",") if p.strip()]
+    if not items:
+        raise ValueError("--min: no threshold given; expected e.g. R@10=0.9,Complete@10=0.8")
+    out: list[Threshold] = []
+    for item in items:
+        m = re.fullmatch(r"([A-Za-z]+)(?:@(\w+))?\s*(?:>=|=)\s*(\S+)", item)
+        hint = ("expected METRIC@K=VALUE or MRR=VALUE, K a cut-off or 'sent', VALUE "
+                "between 0 and 1")
+        if not m:
+            raise ValueError(f"--min: cannot read {item!r}: {hint}")
+        name, k, value = m.groups()
+        known = {n.lower(): n for n in cutoff_metrics()} | _METRICS
+        metric = known.get(name.lower())
+        if metric is None:
+            raise ValueError(f"--min: unknown metric {name!r} in {item!r}; known: "
+                             f"{', '.join(cutoff_metrics())}, MRR ({hint})")
+        if metric == "MRR":
+            if k is not None:
+                raise ValueError(f"--min: MRR takes no cut-off, got {item!r}")
+            kk: int | str | None = None
+        else:
+            if k is None:
+                raise ValueError(f"--min: {metric} needs a cut-off, e.g. {metric}@10, got "
+                                 f"{item!r}")
+            if k.lower() == "sent":
+                if metric not in _SENT_METRICS:
+                    raise ValueError(f"--min: {metric}@sent is not measured; @sent takes "
+                                     f"{', '.join(_SENT_METRICS)}")
+                kk = "sent"
+            elif k.isdigit() and int(k) >= 1:
+                kk = int(k)
+            else:
+                raise ValueError(f"--min: cut-off {k!r} in {item!r} is not an integer >= 1 "
+                                 "or 'sent'")
+        try:
+            minimum = float(value)
+        except ValueError:
+            raise ValueError(f"--min: value {value!r} in {item!r} is not a number") from None
+        if not 0.0 <= minimum <= 1.0:
+            raise ValueError(f"--min: value {value!r} in {item!r} is not between 0 and 1")
+        t = Threshold(metric, kk, minimum)
+        if any(o.name == t.name for o in out):
+            raise ValueError(f"--min: {t.name} is given twice")
+        out.append(t)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# one run
+
+
+def selection_policy(top_k: int | None = None, policy: str | PrefixPolicy | None = None
+                     ) -> PrefixPolicy:
+    """The selection a check measures: ``TopK(top_k)`` or a prefix policy (not both)."""
+    if top_k is not None and policy is not None:
+        raise ValueError("give a top-K or a policy, not both")
+    if policy is None:
+        k = DEFAULT_TOP_K if top_k is None else top_k
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"--top-k must be an integer >= 1, got {k!r}")
+        return TopK(int(k))
+    p = parse_policy(policy) if isinstance(policy, str) else get_policy(policy)
+    if not isinstance(p, PrefixPolicy):
+        raise ValueError(f"policy {policy_spec(p)!r} does not send a prefix of the ranking; "
+                         "toolsel check takes top_k, threshold, adaptive_k or token_budget")
+    return p
+
+
+def _metric_k(selection: PrefixPolicy) -> int | str:
+    """The cut-off the summary is reported at: K of a fixed top-K, else ``"sent"``."""
+    return selection.k if type(selection) is TopK else "sent"
+
+
+@dataclass(frozen=True)
+class RequestResult:
+    """One labeled request under one scorer.
+
+    ``ranks``: the 1-based rank among the candidates of each required tool (always-include
+    tools left out), in the order the request lists them. ``n_sent``: tools the selection sent.
+    ``ranking``: the start of the ranking (tool names, best first): in a run, through the
+    worst-ranked required tool; read from a baseline, through the last required tool sent.
+    ``terms``: per required tool, the request's content terms its text contains.
+    """
+
+    id: str
+    query: str
+    ranks: dict[str, int]
+    n_sent: int
+    ranking: tuple[str, ...]
+    terms: dict[str, tuple[str, ...]]
+
+    def sent(self, tool: str) -> bool:
+        return self.ranks[tool] <= self.n_sent
+
+    def top(self) -> tuple[str, ...]:
+        """The ranking through the last required tool sent (what a baseline keeps)."""
+        depth = max((r for r in self.ranks.values() if r <= self.n_sent), default=0)
+        return self.ranking[:depth]
+
+
+@dataclass
+class ScorerRun:
+    """Every request under one scorer, and the summary metrics."""
+
+    scorer: str
+    requests: list[RequestResult]
+    summary: dict[str, float | int | None]
+    fit_s: float = 0.0
+    """Seconds fitting the scorer (for embeddings: cache look-up and encoding new tools)."""
+    score_s: float = 0.0
+    """Seconds scoring and ranking the requests (for embeddings: encoding them)."""
+
+    @property
+    def seconds(self) -> float:
+        return self.fit_s + self.score_s
+
+    def by_id(self) -> dict[str, RequestResult]:
+        return {r.id: r for r in self.requests}
+
+
+@dataclass
+class CheckRun:
+    """A check's results: the selection, the always-include tools, one run per scorer."""
+
+    selection: PrefixPolicy
+    always_include: tuple[str, ...]
+    runs: dict[str, ScorerRun]
+    n_tools: int = 0
+
+    @property
+    def selection_spec(self) -> str:
+        return policy_spec(self.selection)
+
+    @property
+    def fixed_k(self) -> bool:
+        return type(self.selection) is TopK
+
+
+def _round(v: float) -> float | None:
+    return None if v is None or math.isnan(v) else round(float(v), 6)
+
+
+def summary_metrics(requests: Sequence[RequestResult], k: int | str) -> dict[str, Any]:
+    """``R@k``, ``Success@k``, ``Complete@k`` (``k`` a cut-off, or ``"sent"``), ``MRR``,
+    ``n_queries`` (requests with a required tool to find), and for ``"sent"`` the mean number
+    of tools sent; rounded to 6 decimals, ``None`` without a request."""
+    valid = [r for r in requests if r.ranks]
+    if k == "sent":
+        hits = [sum(r.sent(t) for t in r.ranks) for r in valid]
+        n = [len(r.ranks) for r in valid]
+        recall = [h / m for h, m in zip(hits, n)]
+        out = {"R@sent": _mean(recall), "Success@sent": _mean([float(h > 0) for h in hits]),
+               "Complete@sent": _mean([float(h == m) for h, m in zip(hits, n)])}
+    else:
+        m = evaluate([list(r.ranks.values()) for r in valid], [k]) if valid else None
+        out = {f"{name}@{k}": (_mean(m[f"{name}@k"][:, 0].tolist()) if m else None)
+               for name in ("R", "Success", "Complete")}
+    out["MRR"] = _mean([1.0 / min(r.ranks.values()) for r in valid])
+    if k == "sent":
+        out["mean_sent"] = _mean([float(r.n_sent) for r in valid])
+    out["n_queries"] = len(valid)
+    return {key: (_round(v) if isinstance(v, float) else v) for key, v in out.items()}
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(np.mean(values)) if len(values) else None
+
+
+def run_check(registry: Sequence[Tool], queries: Sequence[Query], scorers="default", *,
+              selection: PrefixPolicy | None = None,
+              always_include: Iterable[str] = ()) -> CheckRun:
+    """Rank every request with every scorer and record what :func:`compare` needs.
+
+    Parameters
+    ----------
+    registry, queries : the registry and its labeled requests (every expected tool in it).
+    scorers : scorer names, objects, or a mapping ``{label: scorer}``; each fitted once.
+    selection : a prefix policy (:func:`selection_policy`); default ``TopK(10)``.
+    always_include : names sent every turn, outside the filter: never ranked, and required
+        tools among them are left out (they are visible anyway).
+    """
+    reg = as_registry(registry)
+    queries = list(queries)
+    if not queries:
+        raise ValueError("no queries to check")
+    ids = [q.id for q in queries]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise ValueError(f"query id {dup!r} appears twice; ids must be unique")
+    selection = selection_policy() if selection is None else selection
+    always = [always_include] if isinstance(always_include, str) else list(always_include)
+    cands = Candidates.of(reg, always)
+    fitted = selection.clone().fit(reg)  # token_budget learns each tool's cost here
+    pos = cands.position
+    cand_index = cands.index
+    names = reg.names
+    names_arr = np.asarray(names, dtype=object)  # a gather of names per request, in C
+    required = [cands.required(q) for q in queries]
+    q_terms = [content_terms(q.query) for q in queries]
+    t_terms: dict[int, frozenset[str]] = {}
+    k_label = _metric_k(selection)
+    scorer_items(scorers)  # unknown names fail before any fitting
+    runs: dict[str, ScorerRun] = {}
+    fitted_scorers = fit_scorers(reg, scorers)
+    while True:
+        t0 = time.perf_counter()  # the scorer's fit (embedding cache look-up) included
+        try:
+            label, sc = next(fitted_scorers)
+        except StopIteration:
+            break
+        t1 = time.perf_counter()
+        results: list[RequestResult] = []
+        for batch in rank_batches(sc, [q.query for q in queries], cands, matches=False):
+            for b, qi in enumerate(range(batch.start, batch.stop)):
+                q, req = queries[qi], required[qi]
+                ranks = batch.ranks_of(b, pos[req]).tolist()
+                order = cand_index[batch.order[b]]
+                n_sent = int(fitted.cutoff(batch.scores[b][order], order))
+                depth = max(ranks, default=0)
+                terms = {}
+                for i in req:
+                    if i not in t_terms:
+                        t_terms[i] = tool_terms(reg[i])
+                    terms[names[i]] = tuple(t for t in q_terms[qi] if t in t_terms[i])
+                results.append(RequestResult(
+                    q.id, q.query, {names[i]: int(r) for i, r in zip(req, ranks)}, n_sent,
+                    tuple(names_arr[order[:depth]].tolist()), terms))
+        runs[label] = ScorerRun(label, results, summary_metrics(results, k_label),
+                                t1 - t0, time.perf_counter() - t1)
+    return CheckRun(selection, tuple(always), runs, len(reg))
+
+
+# --------------------------------------------------------------------------------------------
+# the baseline file
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
+def _request_record(r: RequestResult, fixed_k: bool) -> dict[str, Any]:
+    rec: dict[str, Any] = {"id": r.id, "query": r.query, "ranks": r.ranks, "top": list(r.top()),
+                           "terms": {t: list(v) for t, v in r.terms.items()}}
+    if not fixed_k:
+        rec["n_sent"] = r.n_sent
+    return rec
+
+
+def baseline_text(run: CheckRun) -> str:
+    """The baseline file of ``run``: deterministic JSON, one line per request.
+
+    ``format``, ``selection`` (a policy spec), ``always_include``, then per scorer its
+    ``summary`` and its ``queries`` (in the order of the query file; each a one-line object:
+    ``id``, ``query``, ``ranks`` {tool: rank}, ``top`` the ranking through the last required
+    tool sent, ``terms`` {tool: shared query words}, and ``n_sent`` for a policy).
+    """
+    lines = ["{", f' "always_include": {_dumps(list(run.always_include))},',
+             f' "format": {_dumps(FORMAT)},', ' "scorers": {']
+    labels = list(run.runs)
+    for si, label in enumerate(labels):
+        sr = run.runs[label]
+        lines.append(f"  {_dumps(label)}: {{")
+        lines.append('   "queries": [')
+        recs = [_dumps(_request_record(r, run.fixed_k)) for r in sr.requests]
+        lines += [f"    {rec}{',' if i < len(recs) - 1 else ''}" for i, rec in enumerate(recs)]
+        lines.append("   ],")
+        lines.append(f'   "summary": {_dumps(sr.summary)}')
+        lines.append("  }" + ("," if si < len(labels) - 1 else ""))
+    lines += [" },", f' "selection": {_dumps(run.selection_spec)}', "}"]
+    return "\n".join(lines) + "\n"
+
+
+def _line_of(text: str, needle: str, start: int = 0) -> int | None:
+    at = text.find(needle, start)
+    return None if at < 0 else text.count("\n", 0, at) + 1
+
+
+_FIELDS = (("id", str), ("query", str), ("ranks", dict), ("top", list), ("terms", dict))
+_KIND = {str: "a string", int: "an integer", list: "a list", dict: "an object"}
+
+
+def parse_baseline(text: str, path: str | Path = "<baseline>") -> CheckRun:
+    """Read a baseline file's text back; :class:`DataError` names the file, line and field."""
+    try:
+        doc = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(
+            ValueError(f"{c} is not allowed")))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"invalid JSON: {exc.msg}; not a toolsel check baseline", path=path,
+                        location=f"line {exc.lineno}, column {exc.colno}") from None
+    except ValueError as exc:
+        raise DataError(f"invalid JSON: {exc}", path=path) from None
+
+    def err(reason: str, where: str | None = None, fld: str | None = None, needle=None,
+            start: int = 0):
+        line = _line_of(text, needle, start) if needle else None
+        loc = ", ".join(p for p in (f"line {line}" if line else None, where) if p)
+        return DataError(reason, path=path, location=loc or None, field=fld)
+
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise err(f"expected {FORMAT!r}, got {got!r}: not a toolsel check baseline (write one "
+                  "with toolsel check --update-baseline)", fld="format", needle='"format"')
+    try:
+        sel = selection_policy(policy=doc.get("selection")) if isinstance(
+            doc.get("selection"), str) else None
+    except ValueError as exc:
+        raise err(str(exc), fld="selection", needle='"selection"') from None
+    if sel is None:
+        raise err("expected a policy spec string such as 'top_k:k=10'", fld="selection",
+                  needle='"selection"')
+    always = doc.get("always_include")
+    if not isinstance(always, list) or not all(isinstance(a, str) for a in always):
+        raise err("expected a list of tool names", fld="always_include",
+                  needle='"always_include"')
+    scorers = doc.get("scorers")
+    if not isinstance(scorers, dict) or not scorers:
+        raise err("expected an object {scorer: {summary, queries}} with at least one scorer",
+                  fld="scorers", needle='"scorers"')
+    fixed = type(sel) is TopK
+    runs: dict[str, ScorerRun] = {}
+    for label, body in scorers.items():
+        head = text.find(_dumps(label) + ":")
+        where = f"scorer {label!r}"
+        if not isinstance(body, dict) or not isinstance(body.get("queries"), list) \
+                or not isinstance(body.get("summary"), dict):
+            raise err("expected an object with 'summary' and 'queries' (a list)", where,
+                      "scorers", needle=_dumps(label) + ":")
+        reqs: list[RequestResult] = []
+        seen: set[str] = set()
+        for i, rec in enumerate(body["queries"]):
+            qid = rec.get("id") if isinstance(rec, dict) else None
+            needle = f'"id": {_dumps(qid)}' if isinstance(qid, str) else None
+            wh = f"{where}, queries[{i}]" + (f" (query {qid!r})" if needle else "")
+            if not isinstance(rec, dict):
+                raise err("expected a request object", wh, needle=None)
+            for key, kind in _FIELDS + ((("n_sent", int),) if not fixed else ()):
+                v = rec.get(key)
+                if not isinstance(v, kind) or isinstance(v, bool):
+                    raise err(f"expected {_KIND[kind]}", wh, key, needle, head)
+            if qid in seen:
+                raise err(f"duplicate query id {qid!r}", wh, "id", needle, head)
+            seen.add(qid)
+            ranks = rec["ranks"]
+            for tool, r in ranks.items():
+                if isinstance(r, bool) or not isinstance(r, int) or r < 1:
+                    raise err(f"rank of {tool!r} must be an integer >= 1, got {r!r}", wh,
+                              "ranks", needle, head)
+            top = rec["top"]
+            if not all(isinstance(t, str) for t in top):
+                raise err("expected a list of tool names", wh, "top", needle, head)
+            terms = rec["terms"]
+            if not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                       for v in terms.values()):
+                raise err("expected {tool: [words]}", wh, "terms", needle, head)
+            n_sent = sel.k if fixed else rec["n_sent"]
+            for tool, r in ranks.items():
+                if r <= n_sent and (r > len(top) or top[r - 1] != tool):
+                    raise err(f"{tool!r} has rank {r} but 'top' does not list it there", wh,
+                              "top", needle, head)
+            reqs.append(RequestResult(qid, rec["query"], dict(ranks), int(n_sent), tuple(top),
+                                      {t: tuple(v) for t, v in terms.items()}))
+        runs[label] = ScorerRun(label, reqs, dict(body["summary"]))
+    return CheckRun(sel, tuple(always), runs)
+
+
+def load_baseline(path: str | Path) -> CheckRun:
+    """Read a baseline file written by :func:`baseline_text` (errors name file, line, field)."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError("baseline file not found; record one with toolsel check "
+                        "--update-baseline", path=path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); not a toolsel "
+                        "check baseline", path=path) from None
+    return parse_baseline(text, path)
+
+
+# --------------------------------------------------------------------------------------------
+# comparing
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a tool was lost (``--explain``): its failure mode (:mod:`toolsel.tables.failure_modes`,
+    against what is sent now), the request's words its text shared in the baseline and no
+    longer does, and the request's words its text lacks now (the repair hint)."""
+
+    mode: str
+    lost_terms: tuple[str, ...]
+    missing_terms: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A required tool whose fate changed: ``kind`` is ``lost`` (a regression), ``found`` (an
+    improvement) or ``moved`` (a rank change, sent both times)."""
+
+    scorer: str
+    query_id: str
+    query: str
+    tool: str
+    kind: str
+    rank_before: int
+    rank_after: int
+    passed_by: tuple[str, ...] = ()
+    n_sent_before: int | None = None
+    n_sent_after: int | None = None
+    explanation: Explanation | None = None
+
+    def line(self, max_passed_by: int = MAX_PASSED_BY) -> str:
+        """``q17 'open an issue…': github__create_issue 3 → 14, passed by a, b``."""
+        out = (f"{self.query_id} '{one_line(self.query, MAX_QUERY_CHARS)}': {self.tool} "
+               f"{self.rank_before} → {self.rank_after}")
+        if self.kind == "lost":
+            if self.passed_by:
+                shown = list(self.passed_by[:max_passed_by])
+                more = len(self.passed_by) - len(shown)
+                out += ", passed by " + ", ".join(shown) + (f" and {more} more" if more else "")
+            if self.n_sent_before != self.n_sent_after and self.n_sent_after is not None:
+                out += f", {self.n_sent_after} sent (was {self.n_sent_before})"
+        return out
+
+    def explain_line(self) -> str | None:
+        e = self.explanation
+        if e is None:
+            return None
+        return (f"failure mode: {e.mode}; words its text lost: "
+                f"{', '.join(e.lost_terms) or '(none)'}; request words its text lacks: "
+                f"{', '.join(e.missing_terms) or '(none)'}")
+
+
+@dataclass(frozen=True)
+class ThresholdResult:
+    scorer: str
+    threshold: Threshold
+    value: float | None
+
+    @property
+    def passed(self) -> bool:
+        return self.value is not None and self.value >= self.threshold.minimum - 1e-12
+
+    def line(self) -> str:
+        v = "n/a" if self.value is None else f"{self.value:.3f}"
+        return (f"{self.scorer}: {self.threshold.name} {v} "
+                f"{'>=' if self.passed else '<'} {self.threshold.minimum:g}"
+                f"{'' if self.passed else ' (missed)'}")
+
+
+@dataclass
+class CheckResult:
+    """What a check found: changes against the baseline, threshold results, notes."""
+
+    run: CheckRun
+    baseline: CheckRun | None
+    changes: list[Change] = field(default_factory=list)
+    thresholds: list[ThresholdResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    compared: bool = False
+
+    def of_kind(self, kind: str, scorer: str | None = None) -> list[Change]:
+        return [c for c in self.changes if c.kind == kind
+                and (scorer is None or c.scorer == scorer)]
+
+    @property
+    def regressions(self) -> list[Change]:
+        return self.of_kind("lost")
+
+    @property
+    def improvements(self) -> list[Change]:
+        return self.of_kind("found")
+
+    @property
+    def moves(self) -> list[Change]:
+        return self.of_kind("moved")
+
+    @property
+    def missed_thresholds(self) -> list[ThresholdResult]:
+        return [t for t in self.thresholds if not t.passed]
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.regressions or self.missed_thresholds)
+
+    def request_changes(self, scorer: str, query_id: str) -> list[Change]:
+        return [c for c in self.changes if c.scorer == scorer and c.query_id == query_id]
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """``text`` on one line: whitespace runs as one space, control characters as ``\\xNN``
+    escapes (nothing a terminal would act on), cut to ``limit`` characters with ``…``."""
+    s = re.sub(r"\s+", " ", str(text)).strip()
+    s = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256
+                else f"\\u{ord(c):04x}" for c in s)
+    if limit is not None and len(s) > limit:
+        s = s[:limit - 1] + "…"
+    return s
+
+
+def metric_value(sr: ScorerRun, t: Threshold) -> float | None:
+    """The value of threshold ``t``'s metric for one scorer's run: the mean over requests
+    with a required tool to find (:mod:`toolsel.eval.metrics`), ``None`` without one."""
+    if t.metric == "MRR":
+        return summary_metrics(sr.requests, 1)["MRR"]
+    if t.k == "sent":
+        return summary_metrics(sr.requests, "sent")[f"{t.metric}@sent"]
+    valid = [list(r.ranks.values()) for r in sr.requests if r.ranks]
+    if not valid:
+        return None
+    return _round(_mean(evaluate(valid, [t.k])[f"{t.metric}@k"][:, 0].tolist()))
+
+
+def compare(run: CheckRun, baseline: CheckRun | None = None,
+            thresholds: Sequence[Threshold] = (), *, registry: Sequence[Tool] | None = None,
+            explain: bool = False) -> CheckResult:
+    """Compare a run with a baseline (when given; same selection and always-include) and
+    thresholds. ``explain`` (needs ``registry``) adds an :class:`Explanation` per regression.
+    """
+    result = CheckResult(run, baseline)
+    for label, sr in run.runs.items():
+        for t in thresholds:
+            result.thresholds.append(ThresholdResult(label, t, metric_value(sr, t)))
+    if baseline is None:
+        return result
+    if baseline.selection_spec != run.selection_spec or \
+            tuple(baseline.always_include) != tuple(run.always_include):
+        raise ValueError(settings_mismatch(baseline, run))
+    reg = None if registry is None else as_registry(registry)
+    if explain and reg is None:
+        raise ValueError("explain needs the registry")
+    result.compared = True
+    for label, sr in run.runs.items():
+        old = baseline.runs.get(label)
+        if old is None:
+            result.notes.append(f"{label}: not in the baseline; nothing compared")
+            continue
+        before = old.by_id()
+        now_ids = set()
+        for r in sr.requests:
+            now_ids.add(r.id)
+            b = before.get(r.id)
+            if b is None:
+                result.notes.append(f"{label}: {r.id} is new (not in the baseline)")
+                continue
+            if b.query != r.query:
+                result.notes.append(f"{label}: {r.id}: the request's text changed since the "
+                                    "baseline")
+            for tool in r.ranks:
+                if tool not in b.ranks:
+                    result.notes.append(f"{label}: {r.id}: {tool} is newly required (not in "
+                                        "the baseline)")
+                    continue
+                result.changes.extend(_changes(label, b, r, tool, reg if explain else None))
+            for tool in b.ranks:
+                if tool not in r.ranks:
+                    result.notes.append(f"{label}: {r.id}: {tool} is no longer required")
+        for qid in before:
+            if qid not in now_ids:
+                result.notes.append(f"{label}: {qid} is in the baseline but not in the "
+                                    "queries")
+    return result
+
+
+def settings_mismatch(baseline: CheckRun, run: CheckRun) -> str:
+    def desc(r: CheckRun) -> str:
+        return (f"selection {r.selection_spec}, always-include "
+                f"[{', '.join(r.always_include) or 'none'}]")
+    return (f"the baseline was recorded with {desc(baseline)}; this run uses {desc(run)}: "
+            "drop --top-k/--policy/--always-include to use the baseline's, or re-record it "
+            "with --update-baseline")
+
+
+def _changes(label: str, b: RequestResult, r: RequestResult, tool: str,
+             reg: Registry | None) -> list[Change]:
+    rb, ra = b.ranks[tool], r.ranks[tool]
+    sb, sa = b.sent(tool), r.sent(tool)
+    common = dict(scorer=label, query_id=r.id, query=r.query, tool=tool, rank_before=rb,
+                  rank_after=ra, n_sent_before=b.n_sent, n_sent_after=r.n_sent)
+    if sb and not sa:
+        above_before = set(b.ranking[:rb - 1])
+        passed = tuple(t for t in r.ranking[:ra - 1] if t not in above_before)
+        expl = None
+        if reg is not None:
+            sent = [reg.get(n) for n in r.ranking[:r.n_sent]]
+            m = classify_miss(r.query, reg.get(tool), sent)
+            now = set(r.terms.get(tool, ()))
+            expl = Explanation(m.mode, tuple(t for t in b.terms.get(tool, ()) if t not in now),
+                               m.missing_terms)
+        return [Change(kind="lost", passed_by=passed, explanation=expl, **common)]
+    if sa and not sb:
+        return [Change(kind="found", **common)]
+    if sa and sb and ra != rb:
+        return [Change(kind="moved", **common)]
+    return []
