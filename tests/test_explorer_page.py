@@ -1,0 +1,366 @@
+"""explorer.html: its data against the package's own numbers, and the page in a real browser.
+
+The browser tests open the page in Debian's headless Chromium with the network disabled
+(``--proxy-server=127.0.0.1:9``), set the query, K, scorer, threshold and opened tool through
+the URL hash the page reads, and compare the DOM it draws with what the package computes
+(:func:`toolsel.eval.sweep.sweep`, :class:`toolsel.selection.Selector`). Chrome's net log of
+each page load shows every request the page made: none may leave ``file://``. They are
+skipped only when no ``chromium`` is installed (CI installs it: ``.ci/run``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from toolsel import Selector, Tool, load_queries, load_registry
+from toolsel.data import Query, Registry
+from toolsel.eval.metrics import payload_tokens
+from toolsel.eval.sweep import sweep
+from toolsel.policies import Threshold
+from toolsel.report.explorer_data import explorer_data, scorer_fields
+from toolsel.report.explorer_page import (EXPLORER_PAGE, embed_json, explorer_links,
+                                          render_explorer, report_explorer_inputs,
+                                          write_report_explorer)
+from toolsel.report.offline import remote_references, strip_scripts
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"
+SCORERS = ["jaccard", "bm25", "tfidf"]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed here (apt-get install "
+    "--no-install-recommends chromium chromium-driver); CI installs it in .ci/run")
+
+
+# --------------------------------------------------------------------------------------------
+# the data, against the package
+
+@pytest.fixture(scope="module")
+def bundled():
+    reg = load_registry(DATA / "registry.json")
+    qs = load_queries(DATA / "queries.jsonl", reg)
+    return reg, qs, explorer_data(reg, qs, SCORERS, depth=12)
+
+
+def test_data_ranks_agree_with_the_sweep_and_selector(bundled):
+    reg, qs, data = bundled
+    always = sorted(reg.always_include)
+    assert always and [data["tools"]["name"][i] for i in data["always"]] == \
+        sorted(always, key=reg.index)
+    res = sweep(reg, qs, SCORERS, [3], always_include=always)
+    pq = res.per_query
+    for s in data["scorers"]:
+        sel = Selector(reg, s["name"], top_k=5)  # the registry's always-include, as the page
+        for qi, q in enumerate(qs):
+            for j, ti in enumerate(data["queries"]["required"][qi]):
+                row = pq[(pq.scorer == s["name"]) & (pq.query_id == q.id)
+                         & (pq.tool == reg[ti].name)].iloc[0]
+                rank = s["required"][qi][j][0]
+                assert rank == (0 if row["always_include"] else int(row["rank"]))
+            top = [reg[i].name for i in s["top"][qi][:5]]
+            assert sorted(top + always, key=reg.index) == sel.select(q.query)
+            assert len(s["top"][qi]) == 12 and not set(s["top"][qi]) & set(data["always"])
+
+
+def test_required_ranks_are_never_trimmed():
+    reg = Registry([Tool(f"tool_{i}", f"does thing number {i} for you") for i in range(30)]
+                   + [Tool("needle", "zebra giraffe")])
+    q = Query("a", "thing number 3", ("needle",))
+    data = explorer_data(reg, [q], ["bm25"], depth=4, always_include=())
+    s = data["scorers"][0]
+    assert len(s["top"][0]) == 4 and reg.index("needle") not in s["top"][0]
+    rank, score, _ = s["required"][0][0]
+    assert rank > 4 and score == 0.0
+
+
+def test_default_scorer_fields_say_what_bm25_indexes():
+    from toolsel.scorers.base import get_scorer
+    reg = load_registry(DATA / "registry.json")
+    text = scorer_fields(get_scorer("default").fit(reg))
+    assert "lexical bm25: name_words ×2, description, param_names" in text
+    assert "semantic embedding: name_words, description" in text
+
+
+def test_json_block_cannot_be_closed_by_data():
+    evil = {"name": "</script><script>alert(1)</script><!--", "x": "a\u2028b&amp;"}
+    text = embed_json(evil)
+    assert "<" not in text and ">" not in text and "\u2028" not in text and "&" not in text
+    assert json.loads(text) == evil
+
+
+def test_offline_pages_keep_data_blocks_and_drop_scripts():
+    page = ('<head><script src="https://cdn.example/require.js"></script>'
+            '<link rel="stylesheet" href="//cdn.example/x.css"/>'
+            '<script type="text/x-mathjax-config">MathJax.Hub.Config({})</script></head>'
+            '<body><script type="application/vnd.jupyter.widget-state+json">{"a": 1}</script>'
+            '<script type="module">import("https://cdn.example/m.mjs")</script>'
+            '<a href="https://example.org/doc">a link is not a request</a></body>')
+    assert len(remote_references(page)) == 3
+    out = strip_scripts(page)
+    assert remote_references(out) == []
+    assert "widget-state+json" in out and "MathJax" not in out and "a link" in out
+
+
+def test_report_inputs_follow_the_notebook_defaults():
+    reg, qs, scorers, ks = report_explorer_inputs(ROOT / "notebooks")
+    assert reg == (DATA / "registry.json").resolve()
+    assert qs == (DATA / "queries.jsonl").resolve()
+    assert scorers and ks
+
+
+def test_report_explorer_is_written_linked_and_removed_without_queries(tmp_path):
+    from toolsel.report.runner import UserData
+    out = tmp_path / "rep"
+    data = UserData(registry=(DATA / "registry.json").resolve(),
+                    queries=(DATA / "queries.jsonl").resolve(), scorers=("jaccard",),
+                    top_k=(3,))
+    page = write_report_explorer(out, ROOT / "notebooks", data)
+    assert page == out / EXPLORER_PAGE and page.stat().st_size > 0
+    assert explorer_links(out, "md")[2].startswith(f"[{EXPLORER_PAGE}]({EXPLORER_PAGE})")
+    assert f'href="{EXPLORER_PAGE}"' in "".join(explorer_links(out, "html"))
+    write_report_explorer(out, ROOT / "notebooks",
+                          UserData(registry=(DATA / "registry.json").resolve()))
+    assert not page.exists()
+    mine = out / EXPLORER_PAGE
+    mine.write_text("my own page")  # not ours: kept
+    write_report_explorer(out, ROOT / "notebooks",
+                          UserData(registry=(DATA / "registry.json").resolve()))
+    assert mine.read_text() == "my own page"
+
+
+# --------------------------------------------------------------------------------------------
+# the page in a real browser, network off
+
+
+class _Dom(HTMLParser):
+    """Elements of a dumped DOM: tag, attributes and full text, in document order."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+            "source", "track", "wbr"}
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.elements: list[dict] = []
+        self._open: list[dict] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        el = {"tag": tag, "attrs": dict(attrs), "text": [],
+              "parent": self._open[-1] if self._open else None}
+        self.elements.append(el)
+        if tag not in self.VOID:
+            self._open.append(el)
+
+    def handle_endtag(self, tag):
+        for i in range(len(self._open) - 1, -1, -1):
+            if self._open[i]["tag"] == tag:
+                del self._open[i:]
+                break
+
+    def handle_data(self, data):
+        for el in self._open:
+            el["text"].append(data)
+
+    def find(self, **attrs) -> list[dict]:
+        tag = attrs.pop("tag", None)
+        return [e for e in self.elements if (tag is None or e["tag"] == tag)
+                and all(e["attrs"].get(k.replace("_", "-")) == v for k, v in attrs.items())]
+
+    def within(self, ancestor: dict) -> list[dict]:
+        """Elements inside ``ancestor``, in document order."""
+        out = []
+        for e in self.elements:
+            p = e["parent"]
+            while p is not None and p is not ancestor:
+                p = p["parent"]
+            if p is ancestor:
+                out.append(e)
+        return out
+
+    def text(self, **attrs) -> str:
+        found = self.find(**attrs)
+        assert len(found) == 1, (attrs, len(found))
+        return "".join(found[0]["text"]).strip()
+
+
+def _chromium(url: str, tmp: Path, *, dump: bool = True, screenshot: Path | None = None
+              ) -> tuple[str, list[str]]:
+    """Load ``url`` in headless Chromium with the network off; ``(dom, requests)`` where
+    ``requests`` are the URLs the page asked for outside ``file://`` (Chrome's net log)."""
+    profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"
+    netlog = profile.with_suffix(".netlog.json")
+    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--disable-quic", "--no-first-run", f"--user-data-dir={profile}",
+            "--proxy-server=127.0.0.1:9", f"--log-net-log={netlog}",
+            "--virtual-time-budget=5000", "--window-size=1400,2000"]
+    args += [f"--screenshot={screenshot}"] if screenshot else ["--dump-dom"]
+    proc = subprocess.run(args + [url], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    log = json.loads(netlog.read_text())
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    requests = [e["params"]["url"] for e in log["events"] if e["type"] == start
+                and "file://" in e["params"].get("network_isolation_key", "")
+                and not e["params"]["url"].startswith(("file:", "data:"))]
+    return proc.stdout, requests
+
+
+def _url(page: Path, **params) -> str:
+    return page.resolve().as_uri() + "#" + "&".join(
+        f"{quote(k, safe='.')}={quote(str(v), safe='')}" for k, v in params.items())
+
+
+@pytest.fixture(scope="module")
+def page(bundled, tmp_path_factory):
+    reg, qs, data = bundled
+    path = tmp_path_factory.mktemp("explorer") / EXPLORER_PAGE
+    path.write_text(render_explorer(data), encoding="utf-8")
+    return path
+
+
+@needs_chromium
+@pytest.mark.slow
+@pytest.mark.parametrize("scorer,k", [("bm25", 5), ("jaccard", 3)])
+def test_browser_shows_the_package_numbers(bundled, page, tmp_path, scorer, k):
+    reg, qs, data = bundled
+    q = next(q for q in qs if q.id == "q03")
+    dom_text, requests = _chromium(_url(page, q=q.id, k=k, scorer=scorer,
+                                        tool=q.expected[0]), tmp_path)
+    assert requests == []
+    dom = _Dom(dom_text)
+    assert dom.find(tag="body", data_ready="1")
+    # the whole query set at this K, against the sweep with the registry's always-include
+    summary = sweep(reg, qs, SCORERS, [k], always_include=sorted(reg.always_include)).summary
+    for name in SCORERS:
+        row = summary[summary.scorer == name].iloc[0]
+        for metric, col in (("recall", "R@k"), ("complete", "Complete@k"),
+                            ("tokens", "payload_tokens"),
+                            ("reduction", "payload_tokens_reduction")):
+            cell = [e for e in dom.find(tag="td", data_metric=metric)
+                    if e in _row_cells(dom, name)]
+            assert len(cell) == 1
+            assert float(cell[0]["attrs"]["data-value"]) == pytest.approx(row[col], abs=1e-6)
+        assert "".join(_row_text(dom, name, "recall")) == f"{100 * row['R@k']:.1f}%"
+    # the chosen query, K and scorer: what is sent, as Selector sends it
+    assert dom.text(id="query-id") == q.id and dom.text(id="query-text") == q.query
+    sent = Selector(reg, scorer, top_k=k).select(q.query)
+    shown = [e["attrs"]["data-tool"] for e in dom.find(tag="li")
+             if "data-tool" in e["attrs"] and e in _children(dom, "sent-names")]
+    assert shown == sent
+    assert dom.text(id="sent-scorer") == scorer
+    tokens = payload_tokens([reg.get(n) for n in sent])
+    assert int(dom.find(id="sent-tokens")[0]["attrs"]["data-value"]) == tokens
+    # each scorer's column: its K marked sent, the required tool at the package's rank
+    for s in data["scorers"]:
+        col = _column(dom, s["name"])
+        ranked = [e for e in col if e["tag"] == "tr" and "data-rank" in e["attrs"]]
+        assert len(ranked) == data["depth"]
+        assert [e["attrs"]["class"].split()[0] for e in ranked] == \
+            ["sent"] * k + ["unsent"] * (data["depth"] - k)
+        rank = s["required"][qs.index(q)][0][0]
+        marked = [e for e in col if e["attrs"].get("data-tool") == q.expected[0]
+                  and e["attrs"].get("data-rank")]
+        assert [int(e["attrs"]["data-rank"]) for e in marked] == [rank]
+    # the opened tool: its definition and the scorers that miss it at this K
+    assert json.loads(dom.text(id="tool-def")) == reg.get(q.expected[0]).definition()
+    for s in data["scorers"]:
+        li = dom.find(tag="li", data_scorer=s["name"])
+        misses = sum(1 for qi, qq in enumerate(qs) for j, t in enumerate(qq.expected)
+                     if t == q.expected[0] and s["required"][qi][j][0] > k)
+        assert li and li[0]["attrs"]["data-misses"] == str(misses)
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_browser_threshold_is_the_threshold_policy(bundled, page, tmp_path):
+    reg, qs, data = bundled
+    q = next(q for q in qs if q.id == "q03")
+    s = data["scorers"][SCORERS.index("bm25")]
+    scores = [x for x in s["scores"][qs.index(q)] if x is not None]
+    t = round((scores[2] + scores[3]) / 2, 3)  # between the 3rd and 4th scores: no rounding tie
+    dom, requests = _chromium(_url(page, q=q.id, k=8, scorer="bm25", **{"thr.bm25": t}),
+                              tmp_path)
+    assert requests == []
+    dom = _Dom(dom)
+    sent = Selector(reg, "bm25", policy=Threshold(t, min_k=1, max_k=8)).select(q.query)
+    shown = [e["attrs"]["data-tool"] for e in dom.find(tag="li")
+             if "data-tool" in e["attrs"] and e in _children(dom, "sent-names")]
+    assert shown == sent and len(sent) == 3 + len(reg.always_include)
+
+
+def _children(dom: _Dom, id_: str) -> list[dict]:
+    return dom.within(dom.find(id=id_)[0])
+
+
+def _column(dom: _Dom, scorer: str) -> list[dict]:
+    return dom.within(dom.find(tag="section", data_scorer=scorer)[0])
+
+
+def _row_cells(dom: _Dom, scorer: str) -> list[dict]:
+    return dom.within(dom.find(tag="tr", data_scorer=scorer)[0])
+
+
+def _row_text(dom: _Dom, scorer: str, metric: str) -> list[str]:
+    return ["".join(e["text"]).strip() for e in _row_cells(dom, scorer)
+            if e["attrs"].get("data-metric") == metric]
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_browser_renders_hostile_names_as_text(tmp_path):
+    evil_name = '<img src=x onerror="document.title=1">'
+    evil_desc = "</script><script>document.title='pwned'</script> send <b>mail</b>"
+    reg = Registry([Tool(evil_name, evil_desc), Tool("send_mail", "send an email message"),
+                    Tool("__proto__", "constructor toString"),
+                    Tool("calendar", "create a calendar event")])
+    q = Query("<i>q1</i>", "send <b>mail</b> now </script>", (evil_name, "__proto__"))
+    data = explorer_data(reg, [q], ["jaccard", "bm25"], depth=4, always_include=())
+    path = tmp_path / EXPLORER_PAGE
+    path.write_text(render_explorer(data), encoding="utf-8")
+    dom_text, requests = _chromium(_url(path, q=q.id, k=2, tool=evil_name), tmp_path)
+    assert requests == []
+    dom = _Dom(dom_text)
+    assert dom.find(tag="body", data_ready="1")  # the script ran to the end
+    assert not dom.find(tag="img") and not dom.find(tag="i")
+    assert not [b for b in dom.find(tag="b") if "mail" in "".join(b["text"])]
+    assert "&lt;b&gt;mail&lt;/b&gt;" in dom_text  # shown as text
+    assert dom.text(id="query-text") == q.query and dom.text(id="query-id") == q.id
+    assert dom.text(id="tool-name") == evil_name
+    assert "<title>toolsel explorer</title>" in dom_text  # no handler changed it
+    assert len(dom.find(tag="button", data_tool="__proto__")) >= 2
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_exported_pages_request_nothing(tmp_path):
+    """Every committed executed notebook, exported now: no remote reference in the page, and
+    Chromium loading it asks the network for nothing."""
+    from toolsel.report.runner import export_html
+    executed = sorted((ROOT / "reports").glob("[0-9][0-9]_*.ipynb"))
+    assert executed
+    for nb in executed:
+        html = export_html(nb, tmp_path / f"{nb.stem}.html")
+        text = html.read_text(encoding="utf-8")
+        assert remote_references(text) == [], nb.name
+        assert "<script src=" not in text and "require.min.js" not in text
+    for name in ("04_explorer.html", "01_recall_vs_payload.html"):
+        _, requests = _chromium((tmp_path / name).as_uri(), tmp_path)
+        assert requests == [], name
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_netlog_sees_a_page_request(tmp_path):
+    """The net-log check can fail: a page with a remote script shows its request."""
+    page = tmp_path / "remote.html"
+    page.write_text('<html><body><script src="https://cdn.invalid/x.js"></script></body>'
+                    "</html>")
+    _, requests = _chromium(page.as_uri(), tmp_path)
+    assert requests == ["https://cdn.invalid/x.js"]
