@@ -268,13 +268,23 @@ def test_browser_shows_the_package_numbers(bundled, page, tmp_path, scorer, k):
         marked = [e for e in col if e["attrs"].get("data-tool") == q.expected[0]
                   and e["attrs"].get("data-rank")]
         assert [int(e["attrs"]["data-rank"]) for e in marked] == [rank]
-    # the opened tool: its definition and the scorers that miss it at this K
+    # the opened tool: its definition, the scorers that miss it at this K and why
+    # (toolsel.eval.failure_modes on the sweep's misses), and the repair hint
+    from toolsel.eval.failure_modes import classify_misses, repair_hints
+    res = sweep(reg, qs, SCORERS, [k], always_include=sorted(reg.always_include))
+    classified = classify_misses(res.misses, reg)
     assert json.loads(dom.text(id="tool-def")) == reg.get(q.expected[0]).definition()
+    mine = classified[classified.expected == q.expected[0]]
     for s in data["scorers"]:
         li = dom.find(tag="li", data_scorer=s["name"])
-        misses = sum(1 for qi, qq in enumerate(qs) for j, t in enumerate(qq.expected)
-                     if t == q.expected[0] and s["required"][qi][j][0] > k)
-        assert li and li[0]["attrs"]["data-misses"] == str(misses)
+        rows = mine[mine.scorer == s["name"]]
+        assert li and li[0]["attrs"]["data-misses"] == str(len(rows))
+        text = "".join(li[0]["text"])
+        for r in rows.itertuples():
+            assert f"{r.query_id} (rank {r.rank}, {r.mode})" in text
+    hint = repair_hints(mine)
+    if len(hint):
+        assert dom.text(id="tool-hint") == hint["missing_terms"].iloc[0]
 
 
 @needs_chromium

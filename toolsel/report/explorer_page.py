@@ -113,6 +113,7 @@ scripts off only this text shows. The report's tables are in its CSV files.</p><
 <input id="k-num" type="number" min="1" max="{data['depth']}" step="1" aria-label="K"/></label>
 <span>K = <b id="k-label"></b></span>
 <label>scorer in detail <select id="focus"></select></label>
+<label><input id="all-rows" type="checkbox"/> every kept rank (1 to {data['depth']})</label>
 </div>
 <div class="top">
 <section>
@@ -166,7 +167,8 @@ characters of name + description), in registry order:</p>
 <pre id="tool-def"></pre>
 <h3>Scorers that miss it at this K</h3>
 <ul id="tool-misses"></ul>
-<h3>Query words its text lacks (the repair hint)</h3>
+<h3>Query words its text lacks (the repair hint: each word counted once per scorer that
+misses the tool for a query at this K)</h3>
 <p id="tool-hint"></p>
 <h3>Queries that need it (<span id="tool-nqueries"></span>)</h3>
 <ul id="tool-queries"></ul>

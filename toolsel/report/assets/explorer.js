@@ -13,7 +13,7 @@
   // ---- state ------------------------------------------------------------------------------
   var st = {q: 0, k: Math.min(10, D.depth), focus: 0, tool: -1,
             thr: S.map(function () { return null; }),
-            search: "", split: "*", missedBy: "", mode: "", reqTool: ""};
+            search: "", split: "*", missedBy: "", mode: "", reqTool: "", allRows: false};
   var byId = Object.create(null), byTool = Object.create(null), byScorer = Object.create(null);
   Q.id.forEach(function (id, i) { byId[id] = i; });
   T.name.forEach(function (n, i) { byTool[n] = i; });
@@ -104,6 +104,7 @@
         st.thr[byScorer[key.slice(4)]] = v === "" || isNaN(+v) ? null : +v;
       }
       else if (key === "search") st.search = v;
+      else if (key === "rows") st.allRows = v === "all";
       else if (key === "missed") st.missedBy = v in byScorer ? v : "";
     });
   }
@@ -111,6 +112,7 @@
     var parts = ["q=" + encodeURIComponent(Q.id[st.q]), "k=" + st.k,
                  "scorer=" + encodeURIComponent(S[st.focus].name)];
     if (st.tool >= 0) parts.push("tool=" + encodeURIComponent(T.name[st.tool]));
+    if (st.allRows) parts.push("rows=all");
     st.thr.forEach(function (t, s) {
       if (t !== null) parts.push("thr." + encodeURIComponent(S[s].name) + "=" + t);
     });
@@ -156,6 +158,7 @@
     $("k-num").value = st.k;
     $("k-label").textContent = String(st.k);
     $("focus").value = String(st.focus);
+    $("all-rows").checked = st.allRows;
     var body = clear($("summary-body"));
     S.forEach(function (s, i) {
       var m = metrics(i, st.k);
@@ -288,8 +291,19 @@
   }
 
   // ---- one query: the registry ranked by each scorer ----------------------------------------
+  // a name as text with line-break opportunities after "_", ".", "/", "-" (each piece is a
+  // text node: no markup from the data)
+  function breakable(parent, text) {
+    var parts = String(text).split(/(?<=[_./-])/);
+    parts.forEach(function (p, i) {
+      if (i) parent.appendChild(document.createElement("wbr"));
+      parent.appendChild(document.createTextNode(p));
+    });
+    return parent;
+  }
   function toolButton(ti) {
-    var b = el("button", {type: "button", "class": "tool", "data-tool": T.name[ti]}, T.name[ti]);
+    var b = breakable(el("button", {type: "button", "class": "tool", "data-tool": T.name[ti],
+                                    title: T.name[ti]}), T.name[ti]);
     b.onclick = function () { st.tool = ti; render(); $("tool-panel").scrollIntoView({block: "nearest"}); };
     return b;
   }
@@ -331,7 +345,8 @@
       ["rank", "tool", "score"].forEach(function (c) { thead.appendChild(el("th", null, c)); });
       table.appendChild(thead);
       var top = s.top[qi], sc = s.scores[qi];
-      for (var r = 0; r < top.length; r++) {
+      var shown = st.allRows ? top.length : Math.min(top.length, Math.max(st.k + 5, 15));
+      for (var r = 0; r < shown; r++) {
         var ti = top[r];
         var cls = (r < kq ? "sent" : "unsent") + (reqSet[ti] ? " required" : "") + (ti === st.tool ? " opened" : "");
         var tr = el("tr", {"class": cls, "data-tool": T.name[ti], "data-rank": String(r + 1)});
@@ -342,7 +357,7 @@
         tr.appendChild(td);
         tr.appendChild(el("td", {"class": "num"}, fmt(sc[r])));
         table.appendChild(tr);
-        if (r + 1 === kq && r + 1 < top.length) {
+        if (r + 1 === kq && r + 1 < shown) {
           var cut = el("tr", {"class": "cut"});
           cut.appendChild(el("td", {colspan: "3"}, "cut: " + kq + " sent above" + (kq < st.k ? " (threshold)" : ", K=" + st.k)));
           table.appendChild(cut);
@@ -351,7 +366,7 @@
       col.appendChild(table);
       var deep = [];
       s.required[qi].forEach(function (info, j) {
-        if (info[0] > top.length) deep.push([req[j], info]);
+        if (info[0] > shown) deep.push([req[j], info]);
       });
       if (deep.length) {
         var dl = el("ul", {"class": "deep"});
@@ -362,7 +377,7 @@
           li.appendChild(el("span", null, " score " + fmt(d[1][1])));
           dl.appendChild(li);
         });
-        col.appendChild(el("div", {"class": "note"}, "required, ranked below the " + top.length + " shown:"));
+        col.appendChild(el("div", {"class": "note"}, "required, ranked below the " + shown + " shown:"));
         col.appendChild(dl);
       }
       cols.appendChild(col);
@@ -452,6 +467,7 @@
 
   buildControls();
   $("close-tool").onclick = function () { st.tool = -1; render(); };
+  $("all-rows").onchange = function () { st.allRows = this.checked; render(); };
   readHash();
   $("f-search").value = st.search;
   $("f-missed").value = st.missedBy;
