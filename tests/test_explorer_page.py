@@ -374,3 +374,11 @@ def test_netlog_sees_a_page_request(tmp_path):
                     "</html>")
     _, requests = _chromium(page.as_uri(), tmp_path)
     assert requests == ["https://cdn.invalid/x.js"]
+
+
+def test_index_and_readme_link_the_explorer(tmp_path):
+    from toolsel.report.runner import render_index, render_readme
+    assert "explorer.html" not in render_index(tmp_path, [])
+    (tmp_path / EXPLORER_PAGE).write_text("<html></html>")
+    assert f'<a href="{EXPLORER_PAGE}">' in render_index(tmp_path, [])
+    assert f"[{EXPLORER_PAGE}]({EXPLORER_PAGE})" in render_readme(tmp_path, [])
