@@ -382,3 +382,127 @@ def test_index_and_readme_link_the_explorer(tmp_path):
     (tmp_path / EXPLORER_PAGE).write_text("<html></html>")
     assert f'<a href="{EXPLORER_PAGE}">' in render_index(tmp_path, [])
     assert f"[{EXPLORER_PAGE}]({EXPLORER_PAGE})" in render_readme(tmp_path, [])
+
+
+# --------------------------------------------------------------------------------------------
+# driven by hand: Debian's chromedriver over the W3C WebDriver protocol (plain HTTP, no client
+# library): type in the search box, click a query, type a K, pick a scorer, open a tool
+
+CHROMEDRIVER = shutil.which("chromedriver")
+_ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
+
+
+class _Driver:
+    def __init__(self, tmp: Path):
+        import socket
+        import time
+        import urllib.request
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.base = f"http://127.0.0.1:{port}"
+        self.proc = subprocess.Popen([CHROMEDRIVER, f"--port={port}"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self._open = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        for _ in range(100):
+            try:
+                if self._call("GET", "/status")["ready"]:
+                    break
+            except OSError:
+                time.sleep(0.1)
+        args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-quic",
+                "--no-first-run", f"--user-data-dir={tmp / 'wd-profile'}",
+                "--proxy-server=127.0.0.1:9", "--window-size=1400,2000"]
+        caps = {"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions":
+                                                 {"binary": CHROMIUM, "args": args}}}}
+        self.session = self._call("POST", "/session", caps)["sessionId"]
+
+    def _call(self, method: str, path: str, body: dict | None = None):
+        import urllib.request
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        with self._open.open(req, timeout=60) as resp:
+            return json.loads(resp.read())["value"]
+
+    def cmd(self, method: str, path: str, body: dict | None = None):
+        return self._call(method, f"/session/{self.session}{path}", body)
+
+    def find(self, css: str) -> str:
+        return self.cmd("POST", "/element", {"using": "css selector", "value": css})[_ELEMENT]
+
+    def type(self, css: str, text: str) -> None:
+        el = self.find(css)
+        self.cmd("POST", f"/element/{el}/clear", {})
+        self.cmd("POST", f"/element/{el}/value", {"text": text})
+
+    def click(self, css: str) -> None:
+        self.cmd("POST", f"/element/{self.find(css)}/click", {})
+
+    def text(self, css: str) -> str:
+        return self.cmd("GET", f"/element/{self.find(css)}/text")
+
+    def js(self, script: str, *args):
+        return self.cmd("POST", "/execute/sync", {"script": script, "args": list(args)})
+
+    def close(self) -> None:
+        try:
+            self.cmd("DELETE", "")
+        finally:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+
+
+@needs_chromium
+@pytest.mark.skipif(CHROMEDRIVER is None, reason="Debian's chromium-driver is not installed "
+                    "here; CI installs it in .ci/run")
+@pytest.mark.slow
+def test_driven_by_hand_the_page_follows(bundled, page, tmp_path):
+    reg, qs, data = bundled
+    driver = _Driver(tmp_path)
+    try:
+        driver.cmd("POST", "/url", {"url": page.resolve().as_uri()})
+        assert driver.js("return document.body.dataset.ready") == "1"
+        # search by words of the request, then click the query found
+        q = next(q for q in qs if q.id == "q03")
+        driver.type("#f-search", "bug report")
+        listed = driver.js("return [...document.querySelectorAll('#query-list button')]"
+                           ".map(b => b.dataset.query)")
+        assert listed == [x.id for x in qs if "bug report" in x.query.lower()]
+        driver.click(f'#query-list button[data-query="{q.id}"]')
+        assert driver.text("#query-text") == q.query
+        # type K = 3, pick bm25 as the scorer in detail
+        driver.type("#k-num", "3\ue007")
+        driver.click('#focus option[value="%d"]' % SCORERS.index("bm25"))
+        assert driver.text("#k-label") == "3" and driver.text("#sent-scorer") == "bm25"
+        sent = driver.js("return [...document.querySelectorAll('#sent-names li')]"
+                         ".map(li => li.dataset.tool)")
+        assert sent == Selector(reg, "bm25", top_k=3).select(q.query)
+        summary = sweep(reg, qs, SCORERS, [3], always_include=sorted(reg.always_include)).summary
+        for name in SCORERS:
+            value = driver.js("return document.querySelector("
+                              "'tr[data-scorer=\"' + arguments[0] + '\"] td[data-metric=complete]')"
+                              ".dataset.value", name)
+            want = summary[summary.scorer == name]["Complete@k"].iloc[0]
+            assert float(value) == pytest.approx(want, abs=1e-6)
+        # the filter "missed at K by jaccard" lists exactly the queries the sweep says
+        el = driver.find("#f-search")  # select all, delete: as a reader empties the box
+        driver.cmd("POST", f"/element/{el}/value", {"text": "\ue009a\ue000\ue003"})
+        assert driver.js("return document.getElementById('f-search').value") == ""
+        driver.js("const s = document.getElementById('f-missed'); s.value = 'jaccard';"
+                  "s.dispatchEvent(new Event('change'));")
+        listed = driver.js("return [...document.querySelectorAll('#query-list button')]"
+                           ".map(b => b.dataset.query)")
+        res = sweep(reg, qs, ["jaccard"], [3], always_include=sorted(reg.always_include))
+        assert listed == list(dict.fromkeys(res.misses["query_id"]))
+        # open a tool from a column: its definition shows; the hash records the view
+        driver.click(f'section[data-scorer="bm25"] button[data-tool="{q.expected[0]}"]')
+        assert json.loads(driver.text("#tool-def")) == reg.get(q.expected[0]).definition()
+        url = driver.cmd("GET", "/url")
+        assert f"q={q.id}" in url and "k=3" in url and "scorer=bm25" in url
+        requests = driver.js("return performance.getEntriesByType('resource')"
+                             ".map(e => e.name)")
+        assert requests == []
+    finally:
+        driver.close()
