@@ -155,7 +155,7 @@ rounded to 4 significant digits); empty = the fixed top K.</p>
 </div>
 <div id="columns"></div>
 <h2>What <span id="sent-scorer"></span> sends (<span id="sent-k"></span>)</h2>
-<p><b id="sent-count"></b> tools, <b id="sent-tokens"></b> tokens of name + description
+<p><b id="sent-count"></b>, <b id="sent-tokens"></b> tokens of name + description
 (<span id="sent-json"></span> tokens as JSON definitions, <span id="sent-chars"></span>
 characters of name + description), in registry order:</p>
 <ol id="sent-names"></ol>

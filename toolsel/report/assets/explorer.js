@@ -54,6 +54,7 @@
   function pct(x) { return isNaN(x) ? "–" : (100 * x).toFixed(1) + "%"; }
   function fmt(x) { return x === null ? "–" : String(x); }
   function num(x) { return Math.round(x).toLocaleString("en-US"); }
+  function tools(n) { return n + (n === 1 ? " tool" : " tools"); }
 
   // ---- the package's rules, applied to the embedded ranks ---------------------------------
   // how many candidates scorer s sends for query qi at K: the fixed top K, or with a score
@@ -335,7 +336,7 @@
       col.appendChild(h);
       col.appendChild(el("div", {"class": "fields"}, "indexes " + s.fields));
       var tok = alwaysTokens + cum[si][qi][kq];
-      col.appendChild(el("div", {"class": "sends"}, "sends " + (kq + D.always.length) + " tools, " +
+      col.appendChild(el("div", {"class": "sends"}, "sends " + tools(kq + D.always.length) + ", " +
                          num(tok) + " tokens" + (st.thr[si] !== null ? " (threshold " + st.thr[si] + ")" : "")));
       if (D.always.length) {
         col.appendChild(el("div", {"class": "always"}, "+ always: " + D.always.map(function (i) { return T.name[i]; }).join(", ")));
@@ -401,7 +402,7 @@
     var tok = sum(picked.map(function (ti) { return T.tokens[ti]; }));
     var js = sum(picked.map(function (ti) { return T.json_tokens[ti]; }));
     var ch = sum(picked.map(function (ti) { return T.chars[ti]; }));
-    $("sent-count").textContent = String(picked.length);
+    $("sent-count").textContent = tools(picked.length);
     $("sent-tokens").textContent = num(tok);
     $("sent-tokens").setAttribute("data-value", String(tok));
     $("sent-json").textContent = num(js);
