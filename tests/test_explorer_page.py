@@ -506,3 +506,29 @@ def test_driven_by_hand_the_page_follows(bundled, page, tmp_path):
         assert requests == []
     finally:
         driver.close()
+
+
+@pytest.mark.slow
+def test_a_users_report_has_a_linked_offline_explorer(tmp_path):
+    """``toolsel report --registry R --queries Q --out DIR`` (notebook 04 only, to be quick):
+    DIR/explorer.html on the user's data, linked from index.html and README.md; the exported
+    page references nothing remote; the executed notebook names its table folder beside it."""
+    from toolsel.report.runner import UserData, generate_reports
+    out = tmp_path / "report"
+    data = UserData(registry=(DATA / "registry.json").resolve(),
+                    queries=(DATA / "queries.jsonl").resolve(), scorers=("jaccard", "bm25"),
+                    top_k=(5,))
+    runs = generate_reports(ROOT / "notebooks", out, only=["04"], data=data)
+    assert [r.error for r in runs] == [None]
+    page = (out / EXPLORER_PAGE).read_text(encoding="utf-8")
+    blob = page.split('id="explorer-data">', 1)[1].split("</script>", 1)[0]
+    assert [s["name"] for s in json.loads(blob)["scorers"]] == ["jaccard", "bm25"]
+    assert f'href="{EXPLORER_PAGE}"' in (out / "index.html").read_text(encoding="utf-8")
+    assert f"]({EXPLORER_PAGE})" in (out / "README.md").read_text(encoding="utf-8")
+    html = (out / "04_explorer.html").read_text(encoding="utf-8")
+    assert remote_references(html) == [] and 'href="explorer.html"' in html
+    nb = json.loads((out / "04_explorer.ipynb").read_text(encoding="utf-8"))
+    injected = "".join(next(c["source"] for c in nb["cells"]
+                            if "injected-parameters" in c["metadata"].get("tags", [])))
+    assert 'out_dir = "04_explorer"' in injected
+    assert remote_references(page) == []
