@@ -49,6 +49,7 @@ benchmark: $(STAMP)
 		--scorers embedding,default --out reports/benchmarks/default_latency_long.csv
 	$(BIN)/python benchmarks/bench_memory.py --tools 4000 --queries 1400 --out reports/benchmarks/memory.csv
 	$(BIN)/python benchmarks/bench_check.py --out reports/benchmarks
+	$(BIN)/python benchmarks/bench_explorer.py --tools 4000 --queries 2000 --depths 20,30 --out reports/benchmarks
 
 # After editing a notebook in JupyterLab: strip outputs and execution counts from the source
 # notebooks (cell ids kept) and bring each py:percent pair in step; `make test` checks both.

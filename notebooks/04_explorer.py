@@ -21,14 +21,18 @@
 # # Explorer: one query, the whole registry, scorers side by side
 #
 # Type a query and see how each scorer ranks every tool, what it would send at your K (plus
-# the always-include tools), and what that costs. Each panel has its own scorer, indexed
+# the always-include tools: the registry's marked ones, as `Selector` sends them, and any
+# given in `always_include`), and what that costs. Each panel has its own scorer, indexed
 # fields (none selected: the scorer's defaults), `top_k` and always-include set. The panels
 # start with the article's Jaccard, BM25 and the `default` scorer the README recommends.
 #
-# The widgets work when this notebook runs in Jupyter. This static page cannot run them (its
-# widget scripts load from the network, and nothing recomputes a panel without a kernel): the
-# tables below show what the panels showed for the default query (on a registry without its
-# expected tool: the first labeled query of `queries`, when given).
+# The panels are Jupyter widgets: they recompute on every change while a kernel runs this
+# notebook (`toolsel explore --registry R --queries Q` opens a copy on your files in
+# JupyterLab). An exported page has no kernel, so it shows no panels; the tables below show
+# what they showed for the default query (on a registry without its expected tool: the first
+# labeled query of `queries`, when given). Every labeled query, ranked by every scorer, with
+# K to move, is in the report folder's [`explorer.html`](explorer.html): one file that works
+# offline in a browser, no kernel needed.
 
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
@@ -36,7 +40,7 @@ queries: str = ""  # optional labeled queries: the first one is shown if expecte
 scorers: list[str] = ["jaccard", "bm25", "default"]  # one panel per scorer
 query: str = "file a bug report on the backend repo"  # the query shown first
 top_k: list[int] = [10]  # tools sent besides always-include: 10 if given, else the largest that filters
-always_include: list[str] = []  # names sent every turn outside K
+always_include: list[str] = []  # names sent every turn outside K, besides the registry's marked ones
 expected: str = "github_create_issue"  # a tool to look for in the default query's rankings
 out_dir: str = "../reports/04_explorer"  # where tables go
 
@@ -48,14 +52,15 @@ from IPython.display import Markdown, display
 from toolsel import load_queries, load_registry
 from toolsel.eval.metrics import payload_chars
 from toolsel.report import markdown as md
-from toolsel.report.explorer import build_explorer, rankings_markdown
+from toolsel.report.explorer import build_explorer, explore, rankings_markdown
 from toolsel.report.runner import headline_k
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
 out = setup(out_dir, figures=False, precision=None)
 reg = load_registry(registry)
-k = headline_k(top_k, len(reg) - len(set(always_include)))
+always = sorted(set(always_include) | reg.always_include, key=reg.index)
+k = headline_k(top_k, len(reg) - len(always))
 if expected and expected not in reg:
     first = load_queries(queries, reg)[0] if queries else None
     display(Markdown(f"*This registry has no {md.escape(expected)}: showing "
@@ -63,10 +68,11 @@ if expected and expected not in reg:
                         else "the default query, with no tool to look for.*")))
     query, expected = (first.query, first.expected[0]) if first else (query, "")
 
-explorer = build_explorer(reg, scorers, query=query, top_k=k,
-                          always_include=always_include)
+explorer = build_explorer(reg, scorers, query=query, top_k=k, always_include=always)
 views = explorer.update()
 display(Markdown(f"**Query:** \"{md.escape(query)}\" · **top_k** = {k}"
+                 + (f" · always sent, outside top_k: {', '.join(md.code(a) for a in always)}"
+                    if always else "")
                  + (f" · looking for {md.code(expected)}" if expected else "")))
 display(explorer.widget)
 
@@ -99,18 +105,23 @@ if expected:
 assert len(views) == len(scorers)
 for v in views:
     assert len(v.ranking) == len(reg)
-    assert len(v.sent) == min(k, len(reg) - len(always_include)) + len(always_include)
+    assert len(v.sent) == min(k, len(reg) - len(always)) + len(always)
+    assert set(always) <= set(v.sent)
     assert v.ranking[v.ranking.sent].shape[0] == len(v.sent)
     assert 0 < v.payload_chars <= payload_chars(reg)
 # changing a widget recomputes the panel; it is set back, so the saved widgets show K as above
 small = max(1, k - 1)
 explorer.panels[0]["top_k"].value = small
-assert len(explorer.views[0].sent) == min(small, len(reg) - len(always_include)) + len(always_include)
+assert len(explorer.views[0].sent) == min(small, len(reg) - len(always)) + len(always)
 explorer.panels[0]["top_k"].value = k
 assert all(p["top_k"].value == k for p in explorer.panels)
 assert [len(v.sent) for v in explorer.views] == [len(v.sent) for v in views]
 if (query == "file a bug report on the backend repo" and scorers[:2] == ["jaccard", "bm25"]
         and expected == "github_create_issue" and k == 10):  # the bundled registry
     jac, bm = (v.ranking.set_index("tool") for v in views[:2])
-    assert jac.loc["github_create_issue", "rank"] == 14  # the article's miss at K=10
+    # the article's miss at K=10 (rank 14 of all tools; among the candidates, without the
+    # always-include tools, it is as many places higher as always-include tools outrank it)
+    assert jac.loc["github_create_issue", "rank"] > k
+    article = explore(reg, query, "jaccard", top_k=k, always_include=())  # the article: none
+    assert article.ranking.set_index("tool").loc["github_create_issue", "rank"] == 14
     assert bm.loc["github_create_issue", "rank"] <= k  # BM25 sends it

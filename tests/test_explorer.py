@@ -119,3 +119,27 @@ def test_rankings_markdown_side_by_side_and_escaped(tiny):
     evil = [Tool("a|<b>", "translate <script>alert(1)</script> text"), *tiny]
     text = rankings_markdown([explore(evil, "translate text", "jaccard", top_k=1)])
     assert "<b>" not in text and "<script>" not in text and "a&#124;&lt;b&gt;" in text
+
+
+def test_explorer_sends_the_registrys_always_include_like_selector():
+    """K=10 sends what Selector(registry, top_k=10) sends: the 10 best plus the tools the
+    registry marks always_include (outside K), and says so."""
+    from pathlib import Path
+
+    from toolsel import Selector, load_registry
+    reg = load_registry(Path(__file__).resolve().parents[1] / "data" / "registry.json")
+    assert reg.always_include  # the bundled registry marks its filesystem core
+    query = "file a bug report on the backend repo"
+    v = explore(reg, query, "bm25", top_k=10)
+    assert v.sent == Selector(reg, "bm25", top_k=10).select(query)
+    assert len(v.sent) == 10 + len(reg.always_include)
+    assert set(v.always_include) == reg.always_include
+    assert f"{len(reg.always_include)} always-include" in v.to_html()
+    assert explore(reg, query, "bm25", top_k=10, always_include=()).sent == \
+        Selector(reg, "bm25", top_k=10, always_include=()).select(query)
+
+
+def test_default_panel_names_what_its_bm25_half_indexes(tiny):
+    v = explore(tiny, "translate text", "default", top_k=1)
+    assert "lexical bm25: name_words ×2, description, param_names" in v.to_html()
+    assert r"semantic embedding: name\_words, description" in rankings_markdown([v])

@@ -13,14 +13,13 @@ import warnings
 from ..data import DataError
 from ..io import OutputError
 # importing a subcommand module registers it; the order here is the order of `toolsel -h`
-from . import (benchmark, compare, conversations, discovery, importers, label,  # noqa: F401
-               policies, report, runs, sweep, validate)
-from . import check  # noqa: F401  (toolsel check)
+from . import (benchmark, check, compare, conversations, discovery, explore,  # noqa: F401
+               importers, label, policies, report, runs, sweep, validate)
 from .common import COMMANDS, command, csv_list, int_list
 
 __all__ = ["main", "build_parser", "command", "COMMANDS", "csv_list", "int_list"]
 
-_ORDER = ("validate", "label", "sweep", "report", "import", "compare", "discovery",
+_ORDER = ("validate", "label", "sweep", "report", "explore", "import", "compare", "discovery",
           "conversations", "runs", "policies", "synthetic", "benchmark")
 
 

@@ -48,11 +48,20 @@ class ExplorerView:
     payload_chars: int
     payload_tokens: int
     payload_reduction: float
+    fields_label: str = ""
+    """What the scorer indexes, in words (for a fusion scorer such as ``default``, what each
+    half indexes: its BM25 half counts name words twice and adds parameter names)."""
+
+    @property
+    def fields_text(self) -> str:
+        return self.fields_label or ", ".join(self.fields)
 
     def to_html(self, max_rows: int = 20) -> str:
         """A compact HTML rendering: header line, then the top rows of the ranking."""
-        head = (f"<b>{escape(self.scorer)}</b> (fields: {escape(', '.join(self.fields))}), "
-                f"top_k={self.top_k}: sends <b>{len(self.sent)}</b> tools, "
+        always = (f" ({len(self.sent) - len(self.always_include)} by rank + "
+                  f"{len(self.always_include)} always-include)" if self.always_include else "")
+        head = (f"<b>{escape(self.scorer)}</b> (fields: {escape(self.fields_text)}), "
+                f"top_k={self.top_k}: sends <b>{len(self.sent)}</b> tools{always}, "
                 f"{self.payload_chars:,} chars / {self.payload_tokens:,} tokens "
                 f"({100 * self.payload_reduction:.1f}% less than all tools)")
         rows = self.ranking.head(max_rows)
@@ -83,12 +92,18 @@ def _fitted(registry: Registry, scorer: str | Scorer, fields: Sequence[str] | No
 
 def explore(registry: Sequence[Tool], query: str, scorer: str | Scorer = "bm25", *,
             fields: Sequence[str] | None = None, top_k: int = 10,
-            always_include: Iterable[str] = (), _cache: dict | None = None) -> ExplorerView:
+            always_include: Iterable[str] | None = None, _cache: dict | None = None
+            ) -> ExplorerView:
     """Score ``query`` against the registry and show the ranking and what is sent.
 
     ``fields=None`` uses the scorer's default fields. Ties go to the earlier tool.
+    ``always_include=None`` takes the tools the registry marks ``always_include`` (sent
+    outside ``top_k``, as :class:`~toolsel.selection.Selector` does); pass ``()`` for none.
     """
+    from .explorer_data import scorer_fields
     reg = registry if isinstance(registry, Registry) else Registry(registry)
+    if always_include is None:
+        always_include = reg.always_include
     always = tuple(sorted(reg.check_names(always_include, what="always_include"),
                           key=reg.index))
     sc = _fitted(reg, scorer, fields, _cache)
@@ -110,7 +125,7 @@ def explore(registry: Sequence[Tool], query: str, scorer: str | Scorer = "bm25",
     label = scorer if isinstance(scorer, str) else sc.name
     return ExplorerView(query, label, tuple(sc.fields_), top_k, always, pd.DataFrame(rows),
                         sent, chars, payload_tokens(tools_sent),
-                        payload_reduction(chars, payload_chars(reg)))
+                        payload_reduction(chars, payload_chars(reg)), scorer_fields(sc))
 
 
 def rankings_markdown(views: Sequence[ExplorerView], rows: int = 15,
@@ -148,7 +163,7 @@ def rankings_markdown(views: Sequence[ExplorerView], rows: int = 15,
     summary = ["| scorer | fields | top_k | tools sent | payload chars | payload tokens | "
                "payload reduction |", "| :--- | :--- | ---: | ---: | ---: | ---: | ---: |"]
     for v in views:
-        summary.append(f"| {md.escape(v.scorer)} | {md.escape(', '.join(v.fields))} | "
+        summary.append(f"| {md.escape(v.scorer)} | {md.escape(v.fields_text)} | "
                        f"{v.top_k} | {len(v.sent)} | {v.payload_chars:,} | "
                        f"{v.payload_tokens:,} | {100 * v.payload_reduction:.1f}% |")
     out += "\n\n" + "\n".join(summary)
@@ -219,14 +234,17 @@ class Explorer:
 
 def build_explorer(registry: Sequence[Tool], scorers: Sequence[str] = ("jaccard", "bm25"), *,
                    query: str = "file a bug report on the backend repo", top_k: int = 10,
-                   always_include: Iterable[str] = ()) -> Explorer:
+                   always_include: Iterable[str] | None = None) -> Explorer:
     """Build the explorer, one panel per scorer (call ``display(explorer.widget)`` in a
     notebook).
 
-    Needs ipywidgets. Call :meth:`Explorer.update` once to fill the panels (it also runs on
-    every widget change).
+    ``always_include=None``: the tools the registry marks ``always_include``, as
+    :class:`~toolsel.selection.Selector` sends them. Needs ipywidgets. Call
+    :meth:`Explorer.update` once to fill the panels (it also runs on every widget change).
     """
     reg = registry if isinstance(registry, Registry) else Registry(registry)
+    if always_include is None:
+        always_include = reg.always_include
     always = sorted(reg.check_names(always_include, what="always_include"), key=reg.index)
     return Explorer(reg, list(scorers), query, top_k, always)
 

@@ -353,8 +353,10 @@ def execute_notebook(source: str | Path, executed: str | Path, out_dir: str | Pa
     """Run ``source`` with papermill into ``executed``; its ``out_dir`` parameter is set.
 
     ``out_dir`` is passed relative to ``cwd`` (default: the notebook's folder) so executed
-    notebooks carry no absolute paths. ``shown_out_dir``: where the outputs will finally
-    live (a staging run writes elsewhere first); the executed notebook names that folder.
+    notebooks carry no absolute paths; the executed copy then names it relative to its own
+    folder, so that running it again from there writes beside it. ``shown_out_dir``: where
+    the outputs will finally live (a staging run writes elsewhere first); the executed
+    notebook names that folder.
     Raises papermill's execution error if a cell fails (the partly executed notebook is
     still written).
     """
@@ -364,11 +366,14 @@ def execute_notebook(source: str | Path, executed: str | Path, out_dir: str | Pa
     rel = os.path.relpath(Path(out_dir).resolve(), cwd.resolve())
     params = {"out_dir": rel}
     params.update(parameters or {})
-    replace = {}
+    # the executed copy names out_dir relative to its own folder, so re-running it from there
+    # writes beside it (and not into a folder relative to notebooks/)
+    shown = Path(shown_out_dir if shown_out_dir is not None else out_dir).resolve()
+    home = shown.parent / os.path.relpath(executed.parent.resolve(), Path(out_dir).resolve().parent)
+    replace = {f'out_dir = "{rel}"': f'out_dir = "{os.path.relpath(shown, home.resolve())}"'}
     if shown_out_dir is not None:
-        shown = Path(shown_out_dir).resolve()
-        replace = {rel: os.path.relpath(shown, cwd.resolve()),
-                   str(Path(out_dir).resolve()): str(shown)}
+        replace.update({rel: os.path.relpath(shown, cwd.resolve()),
+                        str(Path(out_dir).resolve()): str(shown)})
     executed.parent.mkdir(parents=True, exist_ok=True)
     try:
         pm.execute_notebook(str(source), str(executed), parameters=params, kernel_name=kernel,
@@ -395,6 +400,7 @@ def export_html(executed: str | Path, html: str | Path) -> Path:
     from nbconvert import HTMLExporter
 
     from .html import sanitize_html
+    from .offline import strip_scripts
     from html import escape
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True, sanitize_html=True,
@@ -413,6 +419,7 @@ def export_html(executed: str | Path, html: str | Path) -> Path:
             + _FOOT_END + "\n" + body[end:])
     body = _TITLE_TAG.sub(lambda _m: f"<title>{escape(title)}</title>", body, count=1)
     body = body.replace("</head>", _PAGE_CSS + "</head>", 1)
+    body = strip_scripts(body)  # no require.js/MathJax/widget CDN scripts: works offline
     html = Path(html)
     html.write_text(body, encoding="utf-8")
     return html
@@ -455,6 +462,8 @@ def render_readme(reports_dir: str | Path, notebooks: Sequence[Path]) -> str:
            "`notebooks/` executed with papermill, exported to HTML with the code hidden, with "
            "its figures (PNG and SVG) and tables (CSV). Do not edit anything here by hand; "
            "change the package, data or notebooks and regenerate.", ""]
+    from .explorer_page import explorer_links
+    out += explorer_links(rep, "md")
     head = headline_table(rep)
     if head is not None:
         table, src = head
@@ -642,6 +651,8 @@ def generate_reports(notebooks_dir: str | Path = "notebooks", out_dir: str | Pat
                     if p.name.split(".")[0] not in ours]
     (stage / _COMMIT).write_text("\n".join(entries) + "\n", encoding="utf-8")
     _commit(stage, rep)
+    from .explorer_page import write_report_explorer
+    write_report_explorer(rep, nb_dir, data)  # explorer.html, before the index links it
     if data is None:
         write_readme(rep, find_notebooks(nb_dir))
         write_index(rep, find_notebooks(nb_dir), runs=runs)
@@ -684,6 +695,8 @@ def render_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],
     out.append(f"- scorers: {', '.join(map(md.escape, data.scorers)) if data.scorers else 'each notebook’s defaults'}")
     out.append(f"- top_k: {', '.join(map(str, data.top_k)) if data.top_k else 'each notebook’s defaults'}")
     out.append("")
+    from .explorer_page import explorer_links
+    out += explorer_links(rep, "md")
     head = headline_table(rep)
     if head is not None:
         table, src = head
@@ -964,6 +977,8 @@ def render_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
            '<meta content="width=device-width, initial-scale=1.0" name="viewport"/>',
            f"<title>{escape(title)}</title>", f"<style>{_INDEX_CSS}</style>", "</head>",
            "<body>", f"<h1>{escape(title)}</h1>", f'<p class="intro">{escape(intro)}</p>']
+    from .explorer_page import explorer_links
+    out += explorer_links(rep, "html")
     head = _headline_parts(rep)
     if head is not None:
         header, rows, src, n = head

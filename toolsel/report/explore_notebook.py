@@ -1,0 +1,100 @@
+"""``toolsel explore``: the explorer notebook (04) on a user's files, outside the project.
+
+:func:`write_explore_notebook` copies the explorer notebook with its parameters set (an
+``injected-parameters`` cell, as papermill writes it) into a folder of the user's choosing,
+never into the project's ``notebooks/`` or ``reports/`` (Run All there would overwrite the
+committed tables, and saving would write into the tracked jupytext pair), and never over an
+existing file: the copy takes the first free name ``explore_<registry>[-N].ipynb`` whose
+table folder (same stem, beside it) does not exist either. The copy's ``out_dir`` is that
+folder, relative to the notebook, so it writes beside itself when run from JupyterLab. The
+jupytext pairing is dropped from the copy (saving it writes one file).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["explorer_notebook", "write_explore_notebook", "free_name"]
+
+
+def explorer_notebook(notebooks_dir: str | Path) -> Path:
+    """The explorer notebook of a notebooks folder (``NN_explorer.ipynb``)."""
+    found = sorted(Path(notebooks_dir).glob("[0-9][0-9]_explorer.ipynb"))
+    if not found:
+        raise FileNotFoundError(f"no NN_explorer.ipynb in {notebooks_dir}")
+    return found[0]
+
+
+def free_name(folder: Path, stem: str) -> str:
+    """The first of ``stem``, ``stem-2``, ``stem-3``... with neither ``<name>.ipynb`` nor a
+    ``<name>`` folder in ``folder``."""
+    n = 1
+    while True:
+        name = stem if n == 1 else f"{stem}-{n}"
+        if not (folder / f"{name}.ipynb").exists() and not (folder / name).exists():
+            return name
+        n += 1
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def write_explore_notebook(notebooks_dir: str | Path, registry: str | Path, out: str | Path, *,
+                           queries: str | Path | None = None,
+                           scorers: Sequence[str] | None = None,
+                           top_k: int | list[int] | None = None) -> Path:
+    """Write the explorer notebook on ``registry`` (and ``queries``) into the folder ``out``.
+
+    The files are checked first (:func:`toolsel.load_registry`, :func:`toolsel.load_queries`:
+    a bad file is a :class:`~toolsel.data.DataError` naming it). Returns the notebook's path.
+    """
+    import nbformat
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    from ..data import load_queries, load_registry
+    from ..scorers.base import available_scorers
+    nb_dir = Path(notebooks_dir)
+    source = explorer_notebook(nb_dir)
+    out = Path(out)
+    for owned in (nb_dir, nb_dir.resolve().parent / "reports"):
+        if _inside(out, owned):
+            raise ValueError(f"--out {out}: inside the project's {owned.name}/ folder; "
+                             "choose a folder of your own")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: exists and is not a folder")
+    registry = Path(registry).expanduser().resolve()
+    reg = load_registry(registry)
+    if not len(reg):
+        raise ValueError(f"{registry}: the registry has no tools")
+    params: dict = {"registry": str(registry)}
+    if queries is not None:
+        queries = Path(queries).expanduser().resolve()
+        load_queries(queries, reg)
+        params["queries"] = str(queries)
+    if scorers is not None:
+        known = available_scorers()
+        bad = [s for s in scorers if s not in known]
+        if bad or not scorers:
+            raise ValueError(f"--scorers: unknown {bad!r}; available: {', '.join(known)}")
+        params["scorers"] = list(scorers)
+    if top_k is not None:
+        params["top_k"] = [int(k) for k in ([top_k] if isinstance(top_k, int) else top_k)]
+    stem = "explore_" + (re.sub(r"[^A-Za-z0-9_.-]+", "_", registry.stem).strip("._") or "registry")
+    name = free_name(out, stem) if out.is_dir() else stem
+    params["out_dir"] = name  # relative to the notebook: its tables land beside it
+    nb = load_notebook_node(str(source))  # papermill's reader: every cell has its tags
+    nb.metadata.pop("jupytext", None)
+    nb = parameterize_notebook(nb, params, kernel_name="python3", language="python")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.ipynb"
+    with open(path, "x", encoding="utf-8") as fh:  # "x": never over a file that appeared since
+        nbformat.write(nb, fh)
+    return path
