@@ -293,8 +293,9 @@ def test_browser_threshold_is_the_threshold_policy(bundled, page, tmp_path):
     reg, qs, data = bundled
     q = next(q for q in qs if q.id == "q03")
     s = data["scorers"][SCORERS.index("bm25")]
-    scores = [x for x in s["scores"][qs.index(q)] if x is not None]
-    t = round((scores[2] + scores[3]) / 2, 3)  # between the 3rd and 4th scores: no rounding tie
+    mean, best = s["scale"][qs.index(q)]
+    rel = [(x - mean) / (best - mean) for x in s["scores"][qs.index(q)] if x is not None]
+    t = round((rel[2] + rel[3]) / 2, 3)  # between the 3rd and 4th scores: no rounding tie
     dom, requests = _chromium(_url(page, q=q.id, k=8, scorer="bm25", **{"thr.bm25": t}),
                               tmp_path)
     assert requests == []

@@ -136,6 +136,7 @@ def explorer_data(registry: Sequence[Tool], queries: Sequence[Query],
     for label, sc in fit_scorers(reg, scorers):
         top: list[list[int]] = []
         top_scores: list[list] = []
+        scales: list[list] = []
         req_info: list[list[list]] = []
         for batch in rank_batches(sc, texts, cands, batch_size=batch_size):
             for b, qi in enumerate(range(batch.start, batch.stop)):
@@ -143,6 +144,11 @@ def explorer_data(registry: Sequence[Tool], queries: Sequence[Query],
                 head = order[:d]
                 top.append([int(cand_idx[p]) for p in head])
                 top_scores.append([_sig(float(batch.scores[b, cand_idx[p]])) for p in head])
+                # the threshold policy's relative scale (toolsel.policies.Threshold.relative):
+                # the mean of the candidates' finite scores and the best one, unrounded
+                cs = np.asarray(batch.scores[b, cand_idx], dtype=np.float64)
+                cs = cs[np.isfinite(cs)]
+                scales.append([float(cs.mean()), float(cs.max())] if cs.size else [None, None])
                 info = []
                 for ti in q_required[qi]:
                     score = _sig(float(batch.scores[b, ti]))
@@ -157,7 +163,7 @@ def explorer_data(registry: Sequence[Tool], queries: Sequence[Query],
                     info.append([rank, score, sib])
                 req_info.append(info)
         out_scorers.append({"name": label, "fields": scorer_fields(sc), "top": top,
-                            "scores": top_scores, "required": req_info})
+                            "scores": top_scores, "scale": scales, "required": req_info})
         del sc
 
     return {

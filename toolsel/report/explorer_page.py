@@ -86,8 +86,9 @@ def render_explorer(data: dict) -> str:
              f"Each scorer's top {data['depth']} candidates per query are kept with their "
              "scores, and the rank and score of every required tool however deep. Move K "
              "(1 to " f"{data['depth']}) or give a scorer a score threshold (the threshold "
-             "policy: every candidate scoring at least the threshold, at least 1 and at most "
-             "K) and the table and curve recompute R@K (share of required tools sent, mean "
+             "policy on its relative scale: every candidate whose score, rescaled so the "
+             "average candidate is 0 and the best 1, reaches the threshold, at least 1 and at "
+             "most K) and the table and curve recompute R@K (share of required tools sent, mean "
              "over queries), Complete@K (share of queries with every required tool sent) and "
              "the payload (tokens of name + description, cl100k, summed over the tools "
              "sent) over the whole query set. A miss's failure mode and the query words a "
@@ -123,8 +124,10 @@ scripts off only this text shows. The report's tables are in its CSV files.</p><
 <th>reduction</th></tr></thead><tbody id="summary-body"></tbody></table>
 <p class="note">R@K and Complete@K over the <span id="n-valid"></span> queries with a required
 tool that is not always included; payload over every query, always-include tools included;
-reduction against sending every tool. A score threshold is on the scorer's own scale (scores
-rounded to 4 significant digits); empty = the fixed top K.</p>
+reduction against sending every tool. A score threshold is on the relative scale of
+<code>threshold:min_score=T</code> (each query's scores rescaled so the average candidate is 0 and
+the best 1; the same on every scorer; the table shows raw scores rounded to 4 significant
+digits); empty = the fixed top K.</p>
 </section>
 <section>
 <h2>Recall against payload, K = 1 to {data['depth']}</h2>

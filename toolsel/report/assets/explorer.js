@@ -62,8 +62,13 @@
   function cutoff(s, qi, K) {
     var n = Math.min(K, D.n_candidates), t = st.thr[s];
     if (t === null) return n;
-    var sc = S[s].scores[qi], c = 0;
-    for (var i = 0; i < sc.length; i++) if (sc[i] !== null && sc[i] >= t) c++;
+    // on the relative scale the package's Threshold uses: the average candidate 0, the best 1
+    var sc = S[s].scores[qi], c = 0, mb = S[s].scale[qi], mean = mb[0], span = mb[1] - mb[0];
+    for (var i = 0; i < sc.length; i++) {
+      if (sc[i] === null || mean === null) continue;
+      var rel = span > 0 ? (sc[i] - mean) / span : 0;
+      if (rel >= t) c++;
+    }
     return Math.min(Math.max(c, 1), n);
   }
   function missMode(s, qi, j, kq) {
