@@ -237,8 +237,12 @@ def versus_best(comparison: StyleComparison, candidate: str = "default",
 
 
 def plot_style_comparison(summary: pd.DataFrame, metrics: Sequence[str] = tuple(METRICS), *,
-                          scorers: Sequence[str] | None = None):
-    """One panel per metric: a bar per style × scorer with its 95% bootstrap interval."""
+                          scorers: Sequence[str] | None = None,
+                          ylabel: str = "mean over test requests (fraction, 95% CI)"):
+    """One panel per metric: a bar per style × scorer with its 95% bootstrap interval.
+
+    Style names are slanted so that long ones do not run into each other.
+    """
     import matplotlib.pyplot as plt
 
     from ..report.plots import SCORER_COLORS
@@ -258,11 +262,11 @@ def plot_style_comparison(summary: pd.DataFrame, metrics: Sequence[str] = tuple(
             ax.bar(x + (i - (len(names) - 1) / 2) * width, mean, width, yerr=err, capsize=2,
                    label=name, color=SCORER_COLORS.get(name, f"C{i}"),
                    edgecolor="black" if name == "default" else None)
-        ax.set_xticks(x, styles)
+        ax.set_xticks(x, styles, rotation=30, ha="right", rotation_mode="anchor")
         ax.set_xlabel("registry style")
         ax.set_title(metric)
         ax.set_ylim(0, 1.05)
-    axes[0][0].set_ylabel("mean over test requests (fraction, 95% CI)")
+    axes[0][0].set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.tight_layout()
     fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize=8,

@@ -5,7 +5,7 @@ such as ``#backend`` at the start of a line renders as a heading, ``|`` breaks a
 ``<x>`` vanishes as an HTML tag, so every data string goes through :func:`escape` before it
 is put into Markdown. :func:`table` renders a DataFrame as a Markdown table (no row numbers,
 formatted numbers, escaped cells) and shows only the top rows of a long table, with a link to
-the CSV holding all of them. :func:`interval` formats a rate with its bootstrap interval.
+the CSV holding all of them. :func:`interval` formats a rate with its interval (``"62% [45, 78]"``).
 """
 
 from __future__ import annotations
@@ -57,12 +57,15 @@ def pct(value: float, digits: int = 0) -> str:
 
 def interval(mean: float, low: float, high: float, *, percent: bool = True,
              digits: int = 0) -> str:
-    """A rate with its interval: ``"62% [45–78]"`` (``percent=False``: ``"0.62 [0.45–0.78]"``)."""
+    """A rate with its interval: ``"62% [45, 78]"`` (``percent=False``: ``"0.62 [0.45, 0.78]"``).
+
+    One format for every interval of the reports: the bounds in brackets, comma-separated.
+    """
     if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (mean, low, high)):
         return "–"
     if percent:
-        return f"{100 * mean:.{digits}f}% [{100 * low:.{digits}f}–{100 * high:.{digits}f}]"
-    return f"{mean:.{digits or 2}f} [{low:.{digits or 2}f}–{high:.{digits or 2}f}]"
+        return f"{100 * mean:.{digits}f}% [{100 * low:.{digits}f}, {100 * high:.{digits}f}]"
+    return f"{mean:.{digits or 2}f} [{low:.{digits or 2}f}, {high:.{digits or 2}f}]"
 
 
 def _cell(value: object, fmt: Format | None) -> str:

@@ -280,6 +280,21 @@ POLICY_STYLES = {"top_k": ("#444444", "o"), "threshold": ("#1f77b4", "s"),
                  "two_stage": ("#9467bd", "v")}
 
 
+def _label_k(ax, points: pd.DataFrame, x: str, y: str, color, log_x: bool) -> None:
+    """Label top-K points with their K, skipping a label that would sit on the previous one
+    (closer than about 0.08 of the x range in log space and 4 points of recall)."""
+    xs = np.log10(points[x].clip(lower=1e-9)) if log_x else points[x]
+    span = max(float(xs.max() - xs.min()), 1e-9)
+    last = None
+    for (xv, r) in zip(xs, points.itertuples()):
+        yv = 100 * getattr(r, y)
+        if last is not None and abs(xv - last[0]) / span < 0.08 and abs(yv - last[1]) < 4:
+            continue
+        ax.annotate(f"K={int(r.param)}", (getattr(r, x), yv), textcoords="offset points",
+                    xytext=(3, -9), fontsize=6, color=color)
+        last = (xv, yv)
+
+
 def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y: str = "R",
                          by: str | None = "style", log_x: bool = True, axes=None):
     """Recall against payload for every selection policy, one panel per ``by`` group.
@@ -287,7 +302,9 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
     ``summary`` is :func:`toolsel.eval.policies.summarize_policies` output marked by
     :func:`toolsel.eval.policies.frontier` (a boolean ``pareto`` column). Each policy family
     is a line through its configurations (ordered by payload); Pareto-best points get a black
-    ring; fixed top-K points are labeled with their K. ``x`` defaults to the mean tokens sent
+    ring, with its 95% interval when the summary has ``<y>_low`` and ``<y>_high`` columns;
+    fixed top-K points are labeled with their K (a label that would overlap the previous one
+    is left out). ``x`` defaults to the mean tokens sent
     (log scale): on large registries every policy's payload reduction is above 99%.
     """
     plt = pyplot()
@@ -316,11 +333,14 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
                 best = p[p["pareto"].astype(bool)]
                 ax.scatter(best[x], 100 * best[y], s=70, facecolors="none",
                            edgecolors="black", linewidths=1.2, zorder=5)
+                if {f"{y}_low", f"{y}_high"} <= set(best.columns) and len(best):
+                    ax.errorbar(best[x], 100 * best[y],
+                                yerr=[100 * (best[y] - best[f"{y}_low"]).clip(lower=0),
+                                      100 * (best[f"{y}_high"] - best[y]).clip(lower=0)],
+                                fmt="none", ecolor=color, elinewidth=0.8, capsize=2,
+                                alpha=0.8, zorder=4)
             if policy == "top_k" and "param" in p.columns:
-                for r in p.itertuples():
-                    ax.annotate(f"K={int(r.param)}", (getattr(r, x), 100 * getattr(r, y)),
-                                textcoords="offset points", xytext=(3, -9), fontsize=6,
-                                color=color)
+                _label_k(ax, p, x, y, color, log_x)
         if log_x:
             ax.set_xscale("log")
         ax.set_xlabel("mean tokens sent (JSON definitions)" if x == "payload_tokens" else x)
