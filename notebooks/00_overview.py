@@ -49,9 +49,10 @@ from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry, sweep
 from toolsel.eval.replication import ARTICLE, benchmark_facts, headline_frame, is_article_benchmark
-from toolsel.eval.scenario import ARTICLE_TOOLS, article_scenario, scenario_tools_present
+from toolsel.eval.scenario import (ARTICLE_TOOLS, article_scenario, scenario_table,
+                                   scenario_tools_present)
 from toolsel.eval.stats import bootstrap_intervals
-from toolsel.report import find_notebooks, notebook_title
+from toolsel.report import claims, find_notebooks, notebook_title
 from toolsel.report import markdown as md
 from toolsel.report.html import escape_md, md_code
 from toolsel.report.runner import distinct_top_k, headline_k, top_k_note
@@ -62,30 +63,27 @@ reg = load_registry(registry)
 qs = load_queries(queries, reg)
 facts = benchmark_facts(reg, qs)
 article = is_article_benchmark(reg, qs)  # the bundled data: article-specific text and checks
+log = claims.ClaimLog(out)
+data = claims.data_table(reg, qs)
+data.to_csv(out / "data.csv", index=False, lineterminator="\n")
 
+domains = " over {d} domains" if facts["n_domains"] else ""
+registry_line = log.add(claims.counts(
+    data, "data.csv", "**{n} tools**" + domains + "; {a} marked always-include.",
+    n="n_tools", a="n_always_include", **({"d": "n_domains"} if facts["n_domains"] else {})))
 if article:
-    registry_line = (
-        f"- **{facts['n_tools']} tools** over {facts['n_domains']} domains, modeled on what 4–5 "
-        "MCP servers expose (Slack, GitHub, Linear, Jira, Gmail, Calendar, Drive, Notion, a "
-        f"CRM, web, weather, finance...); {facts['n_always_include']} are marked "
-        "always-include (the filesystem/task core).")
-    query_examples = (' ("send a direct message to alice on slack")',
-                      ' ("let the team know in the channel that the deploy finished")')
-else:
-    registry_line = (f"- **{facts['n_tools']} tools** over {facts['n_domains']} domains; "
-                     f"{facts['n_always_include']} marked always-include.")
-    query_examples = ("", "")
-unlabeled = facts["n_queries"] - facts["n_direct"] - facts["n_indirect"]
-display(Markdown(f"""
-## The benchmark
-
-{registry_line} Sending them all costs **{facts['unfiltered_chars']:,} characters** of name +
-  description ({facts['unfiltered_tokens']:,} `cl100k_base` tokens)"""
-    + (f"; the article's registry: {ARTICLE['unfiltered_chars']:,}." if article else ".") + f"""
-- **{facts['n_queries']} labeled queries** over {facts['n_query_domains']} domains:
-  {facts['n_direct']} direct{query_examples[0]}, {facts['n_indirect']} indirect{query_examples[1]}"""
-    + (f" ({unlabeled} without a phrasing label)" if unlabeled else "")
-    + f"; {facts['n_multi_tool']} need several tools."))
+    registry_line += (" Modeled on what 4–5 MCP servers expose (Slack, GitHub, Linear, Jira, "
+                      "Gmail, Calendar, Drive, Notion, a CRM, web, weather, finance...); the "
+                      "always-include ones are the filesystem/task core.")
+payload = log.add(claims.counts(
+    data, "data.csv", "Sending them all costs **{c} characters** of name + description ({t} "
+    "`cl100k_base` tokens)" + (f"; the article's registry: {ARTICLE['unfiltered_chars']:,}."
+                               if article else "."),
+    c="unfiltered_chars", t="unfiltered_tokens"))
+display(Markdown("## The benchmark\n\n- " + registry_line + " " + payload + "\n- "
+                 + log.add(claims.benchmark_counts(data, "data.csv"))
+                 + (' Direct: "send a direct message to alice on slack"; indirect: "let the '
+                    'team know in the channel that the deploy finished".' if article else "")))
 
 # %% [markdown]
 # ## Headline
@@ -117,16 +115,27 @@ table = pd.DataFrame({
     "payload reduction": [f"{100 * v:.1f}%" for v in headline["payload_reduction"]]})
 note = top_k_note(ks, dropped, n_candidates)
 display(Markdown(md.table(table, max_rows=None, align={c: "right" for c in table.columns[1:]})
-                 + f"\n\n{len(qs)} queries; as CSV: "
-                 f"[headline.csv]({out.name}/headline.csv)."
+                 + "\n\n" + log.add(claims.counts(data, "data.csv", "{n} quer"
+                                                    + ("y" if len(qs) == 1 else "ies") + ".",
+                                                    n="n_queries"))
+                 + f" As CSV: [headline.csv]({out.name}/headline.csv)."
                  + (f"\n\n*{escape_md(note)}*" if note else "")))
+display(Markdown(log.add(claims.leader(headline, "R@k", "headline.csv", label=f"R@{k}"))
+                 + " " + log.add(claims.one_request(len(qs), "data.csv", column="n_queries",
+                                                    unit="query", what="R@k"))))
 
 # %%
 if scenario_tools_present(reg):
     turns = article_scenario(reg)
+    scen = scenario_table(turns)
+    scen.to_csv(out / "scenario.csv", index=False, lineterminator="\n")
+    seen = claims.Claim("")
+    for t in scen.itertuples():
+        seen = seen + claims.counts(scen, "scenario.csv", "{n}", where={"turn": t.turn},
+                                    n="n_tools_seen") + (", " if t.Index < len(scen) - 1 else "")
     display(Markdown(
         "**Escape hatch, the article's 3-turn scenario** (K=1, Jaccard): the model sees "
-        + ", ".join(str(len(t.sent)) for t in turns) + " tools on the three turns; after its "
+        + log.add(seen + " tools on the successive turns") + "; after its "
         "one `discover_tools` call the conversation's pins are "
         + ", ".join(md_code(p) for p in turns[-1].pinned) + "."))
 else:

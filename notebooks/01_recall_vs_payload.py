@@ -54,6 +54,7 @@ from toolsel import load_queries, load_registry, sweep
 from toolsel.eval.replication import (ARTICLE, benchmark_facts, is_article_benchmark,
                                       miss_rank_bands, replication_table)
 from toolsel.eval.stats import bootstrap_intervals, paired_comparison
+from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import (plot_complete_vs_payload, plot_recall_vs_payload, save_figure,
                                   setup_style)
@@ -130,7 +131,9 @@ display(Markdown(
 
 # %%
 fig = plot_recall_vs_payload(summary, intervals=intervals)
-save_figure(fig, out, "recall_vs_payload");
+save_figure(fig, out, "recall_vs_payload",
+            alt="R@k (%) against payload reduction (%), one curve per scorer, each point a "
+                "cut-off K, with bootstrap 95% intervals");
 
 # %% [markdown]
 # ## Complete@k: every required tool sent
@@ -140,7 +143,9 @@ save_figure(fig, out, "recall_vs_payload");
 
 # %%
 fig = plot_complete_vs_payload(summary, intervals=intervals)
-save_figure(fig, out, "complete_vs_payload");
+save_figure(fig, out, "complete_vs_payload",
+            alt="Complete@k (%) against payload reduction (%), one curve per scorer, each "
+                "point a cut-off K, with bootstrap 95% intervals");
 
 # %% [markdown]
 # ## Bootstrap 95% intervals at each cut-off
@@ -162,8 +167,8 @@ display(Markdown("Mean [95% interval], in %:\n\n"
 #
 # Paired over the same queries: the mean difference (a − b) with a paired bootstrap interval,
 # the queries each scorer wins, and an exact sign test on the queries where they differ
-# (McNemar's exact test for 0/1 outcomes), Holm-adjusted over the six pairs at each K.
-# `real` means the adjusted p-value is below 0.05.
+# (McNemar's exact test for 0/1 outcomes), Holm-adjusted over every pair of scorers compared
+# at each K (five scorers make ten pairs). `real` means the adjusted p-value is below 0.05.
 
 # %%
 paired_r = paired_comparison(result.query_metrics, "R@k", n_boot=n_boot, seed=seed)
@@ -189,12 +194,10 @@ display(Markdown("R@k, paired over queries (a − b in points, with its 95% inte
                  f"[paired_complete.csv]({out.name}/paired_complete.csv)."))
 
 # %%
-real = paired_r[paired_r.real]
-display(Markdown(
-    "**Real R@k differences (Holm-adjusted sign test, p < 0.05):** "
-    + ("; ".join(f"K={r.top_k}: {md.escape(r.a)} vs {md.escape(r.b)} "
-                 f"({100 * r['diff']:+.1f} points)" for _, r in real.iterrows()) or "none")
-    + f". Every other pair's difference is within what {len(qs)} queries can tell apart."))
+log = claims.ClaimLog(out)
+display(Markdown("**Which R@k differences are real.** " + log.add(claims.real_differences(
+    paired_r, "paired_recall.csv", n_queries=int(summary["n_queries"].max()),
+    n_source="summary.csv"))))
 
 # %% [markdown]
 # ## Replication panel: our Jaccard beside the article's

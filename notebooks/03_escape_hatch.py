@@ -49,6 +49,7 @@ from toolsel import Selector, load_queries, load_registry
 from toolsel.eval.replication import is_article_benchmark
 from toolsel.eval.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scenario, escape_hatch,
                                    scenario_table, scenario_tools_present)
+from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.html import escape_md, md_code
 from toolsel.report.plots import plot_escape_hatch, save_figure, setup_style
@@ -63,6 +64,7 @@ reg = load_registry(registry)
 qs = load_queries(queries, reg)
 article = is_article_benchmark(reg, qs)  # the bundled data: its numbers are checked
 k = headline_k(top_k, len(reg) - len(set(always_include)))
+log = claims.ClaimLog(out)
 
 # %% [markdown]
 # ## The article's conversation
@@ -97,13 +99,16 @@ if scenario:
                      f"\"{escape_md(hit.discover_query)}\"; the tool answers: "
                      f"\"{escape_md(hit.tool_result)}\""))
 
-# %% [markdown]
-# Turn 2 shares no content word with the calculator's description ("evaluate a basic
-# arithmetic expression..."): with K=1 the filter sends the weather tool, the model says it
-# sees nothing for numbers and calls `discover_tools`, and the calculator is pinned. On turn
-# 3 the filter picks `translate_text`, and the pin keeps the calculator in view: three tools.
-#
-# Pins are per conversation: a new session over the same selector starts empty.
+# %%
+if scenario:
+    display(Markdown(
+        "Turn 2 shares no content word with the calculator's description (\"evaluate a basic "
+        "arithmetic expression...\"): with K=1 the filter sends the weather tool, the model "
+        "says it sees nothing for numbers and calls `discover_tools`, and the calculator is "
+        "pinned. On turn 3 the filter picks `translate_text`, and the pin keeps the "
+        "calculator in view: three tools.\n\nPins are per conversation: a new session over "
+        "the same selector starts empty."))
+    assert [len(t.sent) for t in turns] == [2, 2, 3]  # what the text above says
 
 # %%
 if scenario:
@@ -159,13 +164,17 @@ by_words = words.summary.set_index("scorer")[[
 by_words.columns = [c.replace("search_term", "content_words") for c in by_words.columns]
 by_words.reset_index().to_csv(out / "summary_content_words.csv", index=False,
                               float_format="%.6f", lineterminator="\n")
-# the figure: literal, unseen-only, and the label-free content-word call
-fig = plot_escape_hatch(hatch.summary.assign(
-    recovered_search_term=words.summary["recovered_search_term"].to_numpy()))
-for text in fig.axes[0].get_legend().get_texts():
-    if text.get_text() == "recovered: short search term":
-        text.set_text("recovered: content words of the query (no labels)")
-save_figure(fig, out, "escape_hatch");
+# the figure: literal, unseen-only, the label-free content-word call, and (when the queries
+# carry one) the labeler's search term, the upper bound
+has_terms = any(q.search_term for q in qs)
+figure_data = hatch.summary.assign(
+    recovered_content_words=words.summary["recovered_search_term"].to_numpy())
+fig = plot_escape_hatch(figure_data if has_terms
+                        else figure_data.drop(columns="recovered_search_term"))
+save_figure(fig, out, "escape_hatch",
+            alt=f"Per scorer, the required tools missed at K={k} and how many one discover call "
+                "recovers with the literal query, unseen tools only, the query's content words"
+                + (" and the labeler's search term (upper bound)" if has_terms else ""));
 
 # %%
 s = hatch.summary.set_index("scorer").join(by_words)
@@ -212,25 +221,12 @@ display(Markdown(
                index=True)))
 
 # %%
+display(Markdown(log.add(claims.escape_hatch(
+    hatch.summary, "summary.csv", scorers[0], k, len(qs), words=by_words.reset_index(),
+    words_source="summary_content_words.csv", has_search_terms=has_terms))
+    + " The hatch is only as good as the words the model searches with: it pays off when "
+    "the model rephrases the need in the tools' vocabulary."))
 j = s.loc[scorers[0]]
-display(Markdown(
-    f"With **{escape_md(scorers[0])}** at K={k}: {int(j.misses)} misses in {int(j.queries_with_miss)} "
-    f"queries. One call with the user's words recovers {int(j.recovered_literal)}; with only "
-    f"unseen tools {int(j.recovered_literal_unseen)}; with the query's content words (no "
-    f"labels) {int(j.recovered_content_words)}, raising Complete@{k} from "
-    f"{100 * j['Complete@k']:.0f}% to {100 * j.Complete_after_content_words:.0f}%. With the "
-    f"labeler's search term it recovers {int(j.recovered_search_term)} "
-    f"(Complete@{k} {100 * j.Complete_after_search_term:.0f}%): an upper bound, since whoever "
-    f"wrote the term knew the answer; what a model's own search term recovers was not "
-    f"measured here. The cost with the search term: {int(j.extra_calls_search_term)} extra "
-    f"calls over {len(qs)} queries and "
-    f"{j.payload_chars_search_term - j.payload_chars:,.0f} more characters per query on "
-    f"average, so the payload reduction falls from {100 * j.payload_reduction:.1f}% to "
-    f"{100 * j.payload_reduction_search_term:.1f}%. The hatch is only as good as the words "
-    f"the model searches with: it pays off when the model rephrases the need in the tools' "
-    f"vocabulary."
-    + ("" if any(q.search_term for q in qs) else " (This query file gives no `search_term`: "
-       "the search-term call is never made.)")))
 
 # %% [markdown]
 # ### Each miss, and what each call found

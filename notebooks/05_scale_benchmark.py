@@ -92,7 +92,9 @@ if have_bench:
     extra = None if has_default or default_latency is None else default_latency
     fig = plot_latency_vs_tools(scale, extra=extra,
                                 extra_label="{scorer}: 4,000 tools only (bench_default.py)")
-    _ = save_figure(fig, out, "latency_vs_tools")
+    _ = save_figure(fig, out, "latency_vs_tools",
+                    alt="Median latency of one select call (ms) against registry size "
+                        "(tools), log-log, one line per scorer and the naive loop")
     if has_default:
         note = "The `default` scorer is measured in the scale benchmark itself."
     elif extra is not None and "default" in set(extra.scorer):

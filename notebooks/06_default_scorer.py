@@ -157,13 +157,17 @@ shown = pd.DataFrame({"style": table["style"], "scorer": table["scorer"],
                              for _, r in table.iterrows()]
                          for m in ("R@5", "Complete@10", "MRR")},
                       "requests": table["n_queries"]})
-display(Markdown(f"Mean over the {reported.split(':')[0]} [bootstrap 95% interval]:\n\n"
+display(Markdown(f"Mean over {'the ' if has_split else ''}{reported.split(':')[0]} [95% "
+                 "interval: bootstrap for R@5 and MRR, Wilson for Complete@10, a 0/1 outcome "
+                 "per request]:\n\n"
                  + md.table(shown, link=f"{out.name}/style_table.csv", max_rows=None)))
 
 # %%
 fig = plot_style_comparison(comparison.summary, scorers=scorers,
                             ylabel=f"mean over {reported.split(':')[0]} (95% CI)")
-_ = save_figure(fig, out, "style_comparison")
+_ = save_figure(fig, out, "style_comparison",
+                alt="R@5, Complete@10 and MRR per registry, one bar per scorer, with 95% "
+                    "intervals")
 
 # %% [markdown]
 # ## Is the default at least as good as the best single scorer on each style?
@@ -270,10 +274,10 @@ for s in (styles if bundled else []):
         # what "Reading it" says: clauses read in context do at least as well as apart
         assert abl.loc[(s, "default"), metric] >= abl.loc[(s, "clauses encoded apart"), metric]
 on = "On dev" if has_split else "In-sample"
-display(Markdown(f"{on}: " + log.add(claims.signal_alone(ablation, "dev_ablation.csv"))
-                 + f"\n\n{on}: " + log.add(claims.variant_vs(
+display(Markdown(f"**{on}.** " + log.add(claims.signal_alone(ablation, "dev_ablation.csv"))
+                 + f"\n\n**{on}.** " + log.add(claims.variant_vs(
                      ablation, "default", "clauses encoded apart", "dev_ablation.csv"))
-                 + f"\n\n{on}: " + log.add(claims.variant_vs(
+                 + f"\n\n**{on}.** " + log.add(claims.variant_vs(
                      ablation, "default", "no clauses", "dev_ablation.csv"))))
 
 # %% [markdown]

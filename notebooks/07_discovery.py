@@ -200,7 +200,9 @@ if bundled:  # on the bundled requests, several tools are harder to get all at o
 ci_cat = intervals(per_request, "category")
 cat_ci = ci_cat[(ci_cat.metric == "Complete@k") & (ci_cat.top_k == k)]
 fig = plot_multi_tool(by_cat, by="category", top_k=k, intervals=cat_ci)
-_ = save_figure(fig, out, "multi_tool_by_category")
+_ = save_figure(fig, out, "multi_tool_by_category",
+                alt=f"R@{k} (light) and Complete@{k} (dark) per request category and scorer, "
+                    "with 95% intervals of Complete")
 
 # %%
 display(Markdown(f"**Complete@{k} by category** (mean [bootstrap 95% interval]; n = requests: "
@@ -250,7 +252,9 @@ if has_terms:
 else:
     display(Markdown("No request has a `search_term`: the search-term table is skipped."))
 fig = plot_noise_curve(noise)
-_ = save_figure(fig, out, "recall_vs_noise")
+_ = save_figure(fig, out, "recall_vs_noise",
+                alt="Share of required tools found (R@n) against irrelevant definitions "
+                    "loaded, one line per scorer, each point a result limit n")
 
 # %%
 shown_limits = [n for n in limits if n in (1, 3, 5, 10)] or list(limits)

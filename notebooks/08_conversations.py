@@ -208,7 +208,9 @@ display(Markdown(md.table(tot_shown, {"cost": "{:,.0f}", "cost without cache": "
 
 # %%
 fig = plot_cost(totals)
-_ = save_figure(fig, out, "cost_by_strategy")
+_ = save_figure(fig, out, "cost_by_strategy",
+                alt="Input tokens per strategy split into uncached, cache-write and "
+                    "cache-read, and their cost in base-token equivalents")
 
 # %%
 t = totals.set_index("strategy")
@@ -256,7 +258,9 @@ fig = plot_conversation_requests(
     costs, shown_conv.id,
     title=f"Conversation {shown_conv.id}" + (f" ({shown_conv.title})" if shown_conv.title else "")
     + f", first message: \"{shown_conv.turns[0].user[:70]}\"")
-_ = save_figure(fig, out, "example_conversation")
+_ = save_figure(fig, out, "example_conversation",
+                alt=f"Input tokens of every request of conversation {shown_conv.id}, per "
+                    "strategy, split into uncached, cache-write and cache-read")
 
 # %% [markdown]
 # ## Sensitivity: minimum cacheable length and price ratios

@@ -225,5 +225,7 @@ if bundled:
 
 # %%
 ax = plot_cost_split(report)
-paths += save_figure(ax.figure, out_dir, "cost_split")
+paths += save_figure(ax.figure, out_dir, "cost_split",
+                    alt="Input tokens per task and run, split into uncached input, cache "
+                        "writes and cache reads")
 assert all(Path(p).exists() for p in paths)

@@ -139,20 +139,23 @@ display(Markdown(md.table(shown_sizes, link=f"{out.name}/sizes.csv")))
 # of the JSON definitions sent (`cl100k_base`), payload reduction = 1 − that / the whole
 # registry's. Every tool competes (no always-include set, as in notebook 06).
 #
-# **Choosing on dev.** Per style and policy, the settings kept are those on that policy's own
-# Pareto frontier of the dev requests (no other setting of the same policy sends fewer tokens
-# for at least the recall); fixed top-K keeps every K (K is the user's choice, and a full
-# baseline is the harder one to beat). The test requests then show those settings only.
+# **Choosing the settings.** Per registry and policy, the settings kept are those on that
+# policy's own Pareto frontier of the dev requests (no other setting of the same policy sends
+# fewer tokens for at least the recall); fixed top-K keeps every K (K is the user's choice,
+# and a full baseline is the harder one to beat). The test requests then show those settings
+# only. Without a split, "dev" and "test" are both every request (in-sample).
 #
-# A policy **beats fixed top-K** on a style when one of its test points is dominated by no
-# top-K point and itself dominates at least one (as much recall or more for no more payload,
-# one of the two strictly).
+# A policy **beats fixed top-K** on a registry when one of its reported points is dominated
+# by no top-K point and itself dominates at least one (as much recall or more for no more
+# payload, one of the two strictly).
 
 # %%
 grid = default_grid()  # every family's settings (toolsel.eval.policies)
-display(Markdown(f"{len(grid)} policy settings: " + ", ".join(
-    f"{n} {md.code(name)}" for name, n in pd.Series([p.name for p in grid]).value_counts(
-        sort=False).items()) + "."))
+grid_sizes = pd.Series([p.name for p in grid]).value_counts(sort=False).rename_axis(
+    "policy").reset_index(name="settings")
+write_table(grid_sizes, out / "grid.csv")
+display(Markdown("Settings per policy:\n\n" + md.table(grid_sizes, code=["policy"],
+                                                      link=f"{out.name}/grid.csv")))
 
 # %%
 per_query = []
@@ -167,10 +170,11 @@ chosen = dev_choice(dev_summary, by="style")
 test_summary = frontier(test_all.merge(chosen, on=["style", "policy", "config"]), by="style")
 write_table(test_summary, out / "policies_test.csv")
 kept = chosen.groupby(["style", "policy"], sort=False).size().unstack("policy").fillna(0)
-display(Markdown("Settings kept on dev, per style and policy (count):\n\n"
+on_dev = "on dev" if has_split else "on every request"
+display(Markdown(f"Settings kept {on_dev}, per registry and policy (count):\n\n"
                  + md.table(kept.astype(int), index=True)
-                 + f"\n\nEvery setting on dev: [policies_dev.csv]({out.name}/policies_dev.csv); "
-                 f"the kept ones on test: [policies_test.csv]({out.name}/policies_test.csv)."))
+                 + f"\n\nEvery setting {on_dev}: [policies_dev.csv]({out.name}/policies_dev.csv); "
+                 f"the kept ones, as reported: [policies_test.csv]({out.name}/policies_test.csv)."))
 
 # %% [markdown]
 # ### The frontier per registry
@@ -193,7 +197,10 @@ test_summary = test_summary.merge(
         ["style", "config", "R_low", "R_high"]], on=["style", "config"], how="left")
 write_table(test_summary, out / "policies_test.csv")
 fig = plot_policy_frontier(test_summary, by="style")
-_ = save_figure(fig, out, "policy_frontier")
+_ = save_figure(fig, out, "policy_frontier",
+                alt="Recall of the required tools (%) against mean tokens sent (log scale), "
+                    "one line per policy and one panel per registry; Pareto-best points "
+                    "ringed with 95% intervals, top-K points labeled with K")
 
 # %%
 pareto = test_summary[test_summary["pareto"]].sort_values(
@@ -209,24 +216,31 @@ def specs(column):
     return column.map(lambda c: spec.get(c, c) if isinstance(c, str) else c)
 
 
+n_of = test_summary.set_index(["style", "config"])["n_queries"]
 display(Markdown(f"The Pareto-best points ({words['heading']}), per registry, fewest tokens "
-                 "first (R with its bootstrap 95% interval):\n\n"
+                 "first (R with its bootstrap 95% interval; Complete, a 0/1 outcome per "
+                 "request, with its Wilson 95% interval):\n\n"
                  + md.table(pareto.assign(
                      config=specs(pareto["config"]),
                      R=[claims.interval_text(r.R, r.R_low, r.R_high)
-                        for r in pareto.itertuples()]).drop(columns=["R_low", "R_high"]).rename(
+                        for r in pareto.itertuples()],
+                     Complete=[claims.rate_with_interval(
+                         round(r.Complete * n_of[(r.style, r.config)]),
+                         int(n_of[(r.style, r.config)]), digits=1)
+                         for r in pareto.itertuples()]).drop(columns=["R_low", "R_high"]).rename(
                      columns={
                      "config": "setting", "R": "R (sent)", "n_sent": "tools sent",
                      "payload_tokens": "tokens sent", "payload_reduction": "payload reduction"}),
-                     {"Complete": "{:.1%}", "tools sent": "{:.1f}",
+                     {"tools sent": "{:.1f}",
                       "tokens sent": "{:,.0f}", "payload reduction": "{:.1%}"},
                      code=["setting"], max_rows=20, link=f"{out.name}/policy_frontier.csv")))
 
 # %% [markdown]
 # ### Does a policy beat fixed top-K?
 #
-# Per style and policy: whether it beats top-K (definition above), how many of its test points
-# do, the winning point with the highest recall and the top-K point it dominates.
+# Per registry and policy: whether it beats top-K (definition above), how many of its
+# reported points do, the winning point with the highest recall and the top-K point it
+# dominates.
 
 # %%
 verdict = beats_top_k(test_summary, by="style")
@@ -246,8 +260,8 @@ display(Markdown(md.table(verdict.assign(config=specs(verdict["config"]),
 #
 # For each K in `comparable_k`: the top-K point, and the point of any policy with the highest
 # recall among those sending no more tokens on average. `gain` is its recall minus top-K's, with
-# a paired bootstrap 95% interval over the test requests (`gain_low`, `gain_high`; 0 when top-K
-# itself is best).
+# a paired bootstrap 95% interval over the reported requests (`gain_low`, `gain_high`; 0 when
+# top-K itself is best).
 
 # %%
 comparable = best_at_comparable_payload(test_summary, comparable_k, by="style")

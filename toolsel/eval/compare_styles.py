@@ -4,7 +4,8 @@ The evaluation registries under ``data/styles/`` differ in kind, not only in siz
 (camelCase endpoints with parameter schemas and terse descriptions), ``plugin`` (marketing
 blurbs, brand names, no parameters) and ``pooled`` (many servers with near-duplicate tools).
 :func:`compare_styles` sweeps each scorer over each style's queries of one split and returns
-per-query metrics, bootstrap intervals, and per-query latency; :func:`versus_best` asks, per
+per-query metrics, 95% intervals (bootstrap; Wilson's for the 0/1 Complete@10), and per-query
+latency; :func:`versus_best` asks, per
 style and metric, whether a candidate (the ``default`` scorer) is at least as good as the best
 single scorer there, with a paired bootstrap interval of the difference;
 :func:`plot_style_comparison` draws the table; :func:`which_scorer_markdown` writes the README's
@@ -29,7 +30,7 @@ import pandas as pd
 from ..data import Query, Registry, load_queries, load_registry
 from ..scorers.base import Scorer
 from ..selection import fitted_scorer
-from .stats import bootstrap_intervals, paired_comparison
+from .stats import bootstrap_intervals, paired_comparison, wilson_interval
 from .sweep import sweep
 
 __all__ = ["STYLES", "NEW_STYLES", "SINGLE_SCORERS", "METRICS", "style_dir", "load_style",
@@ -104,7 +105,8 @@ class StyleComparison:
 
     ``query_metrics``: one row per style × scorer × query with ``R@5, Complete@10, MRR`` and
     ``n_required``. ``summary``: one row per style × scorer × metric with ``mean, low, high,
-    n_queries`` (percentile bootstrap, 95%). ``latency``: per-query milliseconds per style ×
+    n_queries`` (95%: percentile bootstrap; Wilson score interval for the 0/1 metrics of
+    :data:`BINARY_METRICS`). ``latency``: per-query milliseconds per style ×
     scorer (wall clock: shown, never written with the tables).
     """
 
@@ -168,6 +170,22 @@ def _latency(scorers: Mapping[str, str | Scorer], registry: Registry,
     return out
 
 
+#: Metrics that are 0 or 1 per request: their interval is Wilson's, not a bootstrap (which
+#: collapses to a point at 0 or 1 and is too narrow on small n).
+BINARY_METRICS = ("Complete@10",)
+
+
+def _wilson_for_binary(ci: pd.DataFrame, per_query: pd.DataFrame) -> pd.DataFrame:
+    """Replace the bootstrap interval of each 0/1 metric by the Wilson score interval."""
+    ci = ci.copy()
+    for i, r in ci.iterrows():
+        if r["metric"] not in BINARY_METRICS:
+            continue
+        values = per_query.loc[per_query["scorer"] == r["scorer"], r["metric"]].dropna()
+        ci.loc[i, ["low", "high"]] = wilson_interval(int(round(values.sum())), len(values))
+    return ci
+
+
 def compare_styles(styles: Mapping[str, tuple[Sequence, Sequence[Query]]],
                    scorers: Sequence[str] | Mapping[str, str | Scorer] = (*SINGLE_SCORERS,
                                                                           "default"), *,
@@ -197,6 +215,7 @@ def compare_styles(styles: Mapping[str, tuple[Sequence, Sequence[Query]]],
         per_query.append(pq)
         ci = bootstrap_intervals(pq.assign(top_k=0), metrics=list(METRICS), n_boot=n_boot,
                                  seed=seed)
+        ci = _wilson_for_binary(ci, pq)
         summaries.append(ci.drop(columns="top_k").assign(style=style))
         if latency_queries:
             ms = _latency(scorers, registry, queries, latency_queries)

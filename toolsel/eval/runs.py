@@ -354,7 +354,8 @@ def plot_cost_split(report: RunsReport, ax=None):
     ax.set_yticks(y, labels)
     ax.set_xlabel("input tokens, summed over every request of the task (tokens)")
     ax.set_ylabel("task · run")
-    ax.set_title("Where the input of each recorded run went")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 1.2 / (0.45 * len(df) + 1.5)),
-              ncol=3, frameon=False)
+    # the legend sits right above the bars, under the title, whatever the number of rows
+    ax.set_title("Where the input of each recorded run went", pad=24)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=3, frameon=False,
+              fontsize=8, borderaxespad=0.3)
     return ax

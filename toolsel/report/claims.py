@@ -357,7 +357,8 @@ def mode_summary(counts: pd.DataFrame, source: str, *, k: int | None = None) -> 
     none = [m for m in modes if int(c[m].sum()) == 0]
     text = "; ".join(parts) + "."
     if none:
-        text += f" No scorer has a miss of kind {_and([md.escape(m) for m in none])}."
+        text += (" No scorer has a miss of kind "
+                 + " or ".join(md.escape(m) for m in none) + ".")
     return b.claim(text)
 
 
@@ -579,7 +580,7 @@ def policy_beats(style_verdict: pd.DataFrame, policy_verdict: pd.DataFrame, sour
     nn = b.num(n, Ref(source, "style", {}, "count"))
     unit = "style" if n == 1 else "styles"
     text = (f"A policy other than fixed top-K beats it on the frontier on **{nb} of {nn}** "
-            f"{unit}{' (in-sample)' if in_sample else ''}")
+            f"{unit}")
     pv = policy_verdict.copy()
     pv["beats"] = pv["beats"].astype(bool)
     per = []
@@ -680,16 +681,20 @@ class ClaimLog:
 
 _NUMBER = re.compile(r"(?<![\w.\-/=@])[+\-−]?\d[\d,]*(?:\.\d+)?%?(?![\w])")
 _CODE = re.compile(r"<code>.*?</code>|`[^`]*`")
+# quoted data (a request, a tool's text): its digits are the data's, not a finding
+_QUOTED = re.compile(r'"[^"\n]*"|&quot;.*?&quot;|“[^”]*”|\*[^*\n]+\*(?!\*)')
 _LINK = re.compile(r"\]\([^)]*\)")
 
 
 def numbers_in(text: str, literals: Sequence[str] = ()) -> list[str]:
-    """The numbers a reader sees in Markdown ``text``: code spans, link targets and the
-    quoted data strings (``literals``) left out; "K=10" and "R@5" count as names."""
+    """The numbers a reader sees in Markdown ``text``: code spans, link targets, quoted or
+    italic data (a request in quotes, an example in *...*) and the data strings a claim
+    quotes (``literals``) left out; "K=10" and "R@5" count as names."""
     for lit in sorted(literals, key=len, reverse=True):
         if lit:
             text = text.replace(lit, " ")
     text = _LINK.sub("]", _CODE.sub(" ", text))
+    text = _QUOTED.sub(" ", text.replace("**", ""))
     return [m.group(0) for m in _NUMBER.finditer(text)]
 
 

@@ -51,8 +51,13 @@ def setup_style() -> None:
     matplotlib.rcParams["grid.alpha"] = 0.3
 
 
-def save_figure(fig, out_dir: str | Path, name: str) -> list[Path]:
-    """Write ``name.png`` and ``name.svg`` into ``out_dir``; return the paths."""
+def save_figure(fig, out_dir: str | Path, name: str, *, alt: str | None = None) -> list[Path]:
+    """Write ``name.png`` and ``name.svg`` into ``out_dir``; return the paths.
+
+    ``alt``: what the figure shows, in words. The figure is then displayed here with it as
+    its alternative text (the HTML export puts it in the image's ``alt``) and closed, so the
+    notebook does not display it a second time.
+    """
     import matplotlib
     matplotlib.rcParams["svg.hashsalt"] = "toolsel"
     out = Path(out_dir)
@@ -60,7 +65,20 @@ def save_figure(fig, out_dir: str | Path, name: str) -> list[Path]:
     png, svg = out / f"{name}.png", out / f"{name}.svg"
     fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
     fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    if alt is not None:
+        show_figure(png, alt)
+        pyplot().close(fig)
     return [png, svg]
+
+
+def show_figure(png: str | Path, alt: str) -> None:
+    """Display a PNG file in the notebook with ``alt`` as its alternative text."""
+    import base64
+
+    from IPython.display import display
+    data = base64.b64encode(Path(png).read_bytes()).decode("ascii")
+    display({"image/png": data, "text/plain": f"[figure: {alt}]"}, raw=True,
+            metadata={"image/png": {"alt": alt}})
 
 
 def scorer_color(scorer: str, i: int) -> str | None:
@@ -163,7 +181,8 @@ def plot_failure_modes(counts: pd.DataFrame, *, top_k: int | None = None, ax=Non
 def plot_escape_hatch(summary: pd.DataFrame, *, ax=None):
     """Per scorer: misses, and how many one ``discover`` call recovers in each variant.
 
-    ``summary`` is :attr:`toolsel.eval.scenario.EscapeHatch.summary`.
+    ``summary`` is :attr:`toolsel.eval.scenario.EscapeHatch.summary`, optionally with a
+    ``recovered_content_words`` column (the call made with the query's content words).
     """
     plt = pyplot()
 
@@ -171,7 +190,9 @@ def plot_escape_hatch(summary: pd.DataFrame, *, ax=None):
     cols += [(c, label, color) for c, label, color in (
         ("recovered_literal", "recovered: literal query", "#d62728"),
         ("recovered_literal_unseen", "recovered: literal query, unseen tools only", "#ff7f0e"),
-        ("recovered_search_term", "recovered: short search term", "#2ca02c"))
+        ("recovered_content_words", "recovered: content words of the query (no labels)",
+         "#1f77b4"),
+        ("recovered_search_term", "recovered: labeler's search term (upper bound)", "#2ca02c"))
         if c in summary.columns]
     if ax is None:
         fig, ax = plt.subplots(figsize=(8, 4.8))
