@@ -72,14 +72,16 @@ registry_line = log.add(claims.counts(
     data, "data.csv", "**{n} tools**" + domains + "; {a} marked always-include.",
     n="n_tools", a="n_always_include", **({"d": "n_domains"} if facts["n_domains"] else {})))
 if article:
-    registry_line += (" Modeled on what 4–5 MCP servers expose (Slack, GitHub, Linear, Jira, "
-                      "Gmail, Calendar, Drive, Notion, a CRM, web, weather, finance...); the "
-                      "always-include ones are the filesystem/task core.")
+    registry_line += " " + log.fixed(
+        "Modeled on what 4–5 MCP servers expose (Slack, GitHub, Linear, Jira, Gmail, "
+        "Calendar, Drive, Notion, a CRM, web, weather, finance...); the always-include ones "
+        "are the filesystem/task core.", "the article's benchmark (BRIEF.md)")
 payload = log.add(claims.counts(
     data, "data.csv", "Sending them all costs **{c} characters** of name + description ({t} "
-    "`cl100k_base` tokens)" + (f"; the article's registry: {ARTICLE['unfiltered_chars']:,}."
-                               if article else "."),
-    c="unfiltered_chars", t="unfiltered_tokens"))
+    "`cl100k_base` tokens).", c="unfiltered_chars", t="unfiltered_tokens"))
+if article:
+    payload += " " + log.fixed(f"The article's registry: {ARTICLE['unfiltered_chars']:,}.",
+                               "the article (toolsel.eval.replication.ARTICLE)")
 display(Markdown("## The benchmark\n\n- " + registry_line + " " + payload + "\n- "
                  + log.add(claims.benchmark_counts(data, "data.csv"))
                  + (' Direct: "send a direct message to alice on slack"; indirect: "let the '
@@ -134,7 +136,8 @@ if scenario_tools_present(reg):
         seen = seen + claims.counts(scen, "scenario.csv", "{n}", where={"turn": t.turn},
                                     n="n_tools_seen") + (", " if t.Index < len(scen) - 1 else "")
     display(Markdown(
-        "**Escape hatch, the article's 3-turn scenario** (K=1, Jaccard): the model sees "
+        log.fixed("**Escape hatch, the article's 3-turn scenario** (K=1, Jaccard):",
+                  "the article's scenario (BRIEF.md)") + " the model sees "
         + log.add(seen + " tools on the successive turns") + "; after its "
         "one `discover_tools` call the conversation's pins are "
         + ", ".join(md_code(p) for p in turns[-1].pinned) + "."))
@@ -155,7 +158,9 @@ else:
 nbs = find_notebooks(notebooks_dir)
 # titles only: which pages exist depends on the run (a report on other data skips some);
 # the index links every page this run wrote
-display(Markdown("\n".join(f"- **{p.stem[:2]}** {notebook_title(p)}" for p in nbs)
+display(Markdown(md.table(pd.DataFrame({"notebook": [p.stem[:2] for p in nbs],
+                                         "title": [notebook_title(p) for p in nbs]}),
+                          max_rows=None, raw=["title"])
                  + "\n\nThe pages of this report: [the index](index.html)."))
 
 # %%

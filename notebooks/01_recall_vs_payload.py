@@ -69,11 +69,14 @@ reg = load_registry(registry)
 qs = load_queries(queries, reg)
 facts = benchmark_facts(reg, qs)
 article = is_article_benchmark(reg, qs)  # the bundled data: the replication panel and its checks
-display(Markdown(
-    f"**{facts['n_tools']} tools** ({facts['n_always_include']} marked always-include), "
-    f"**{facts['n_queries']} labeled queries** ({facts['n_multi_tool']} needing several "
-    f"tools); sending every tool costs {facts['unfiltered_chars']:,} characters of name + "
-    f"description ({facts['unfiltered_tokens']:,} `cl100k_base` tokens)."))
+log = claims.ClaimLog(out)
+data = claims.data_table(reg, qs)
+data.to_csv(out / "data.csv", index=False, lineterminator="\n")
+display(Markdown(log.add(claims.counts(
+    data, "data.csv", "**{t} tools** ({a} marked always-include), **{q} labeled queries** ({m} "
+    "needing several tools); sending every tool costs {c} characters of name + description "
+    "({k} `cl100k_base` tokens).", t="n_tools", a="n_always_include", q="n_queries",
+    m="n_multi_tool", c="unfiltered_chars", k="unfiltered_tokens"))))
 
 # %% [markdown]
 # ## The sweep
@@ -108,15 +111,16 @@ def by_k(value, fmt):
 
 
 display(Markdown(
-    f"**R@k**, share of required tools sent ({len(qs)} queries):\n\n"
+    "**R@k**, share of required tools sent ("
+    + log.add(claims.counts(data, "data.csv", "{q} queries", q="n_queries")) + "):\n\n"
     + by_k("R@k", "{:.1%}")
     + "\n\n**Complete@k**, share of queries with every required tool sent:\n\n"
     + by_k("Complete@k", "{:.1%}")
     + "\n\n**Payload reduction**, 1 − name + description characters sent / all tools':\n\n"
     + by_k("payload_reduction", "{:.1%}")
     + "\n\nMRR (1 / rank of the first required tool, the same at every K): "
-    + ", ".join(f"{md.escape(s)} {summary.loc[summary.scorer == s, 'MRR'].iloc[0]:.3f}"
-                for s in order)
+    + log.add(claims.values(summary[summary.top_k == ks[0]], "MRR", "summary.csv",
+                            where={"top_k": ks[0]}))
     + f". Every measure per scorer and K, with payload in characters and tokens and "
     f"Success@k: [summary.csv]({out.name}/summary.csv); per query: "
     f"[query_metrics.csv]({out.name}/query_metrics.csv)."))
@@ -194,7 +198,6 @@ display(Markdown("R@k, paired over queries (a − b in points, with its 95% inte
                  f"[paired_complete.csv]({out.name}/paired_complete.csv)."))
 
 # %%
-log = claims.ClaimLog(out)
 display(Markdown("**Which R@k differences are real.** " + log.add(claims.real_differences(
     paired_r, "paired_recall.csv", n_queries=int(summary["n_queries"].max()),
     n_source="summary.csv"))))
@@ -223,7 +226,7 @@ else:
 if replicate:
     r = repl.set_index("measure")["ours"]
     lo, hi = repl.set_index("measure").loc["R@10", ["ours_low", "ours_high"]]
-    display(Markdown(f"""
+    display(Markdown(log.fixed(f"""
 | | article | ours |
 | --- | --- | --- |
 | unfiltered payload (61 tools) | {ARTICLE['unfiltered_chars']:,} chars | {int(r['unfiltered_chars']):,} chars |
@@ -249,7 +252,8 @@ if replicate:
   query is ordered by its function words, often mid-table, and comes in at K=20 or 30. For
   K=30 to buy only 13 points, more of the article's misses must have ranked beyond 30.
 - The same-domain misses the article lists do reproduce (notebook 02).
-"""))
+""", "the article (toolsel.eval.replication.ARTICLE), replication.csv and "
+     "jaccard_miss_ranks.csv; bundled data only")))
 
 # %%
 # checks (they stop the report when a number is off; nothing is shown)

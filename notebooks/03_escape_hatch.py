@@ -65,6 +65,9 @@ qs = load_queries(queries, reg)
 article = is_article_benchmark(reg, qs)  # the bundled data: its numbers are checked
 k = headline_k(top_k, len(reg) - len(set(always_include)))
 log = claims.ClaimLog(out)
+data = claims.data_table(reg, qs)
+data.to_csv(out / "data.csv", index=False, lineterminator="\n")
+n_queries = log.add(claims.counts(data, "data.csv", "{q} queries", q="n_queries"))
 
 # %% [markdown]
 # ## The article's conversation
@@ -95,19 +98,20 @@ else:
 # %%
 if scenario:
     hit = next(t for t in turns if t.discover_query)
-    display(Markdown(f"On turn {hit.turn} the model calls `discover_tools` with "
-                     f"\"{escape_md(hit.discover_query)}\"; the tool answers: "
-                     f"\"{escape_md(hit.tool_result)}\""))
+    display(Markdown(log.fixed(f"On turn {hit.turn} the model calls `discover_tools` with "
+                               f"\"{escape_md(hit.discover_query)}\"; the tool answers: "
+                               f"\"{escape_md(hit.tool_result)}\"", "scenario.csv")))
 
 # %%
 if scenario:
-    display(Markdown(
+    display(Markdown(log.fixed(
         "Turn 2 shares no content word with the calculator's description (\"evaluate a basic "
         "arithmetic expression...\"): with K=1 the filter sends the weather tool, the model "
         "says it sees nothing for numbers and calls `discover_tools`, and the calculator is "
         "pinned. On turn 3 the filter picks `translate_text`, and the pin keeps the "
-        "calculator in view: three tools.\n\nPins are per conversation: a new session over "
-        "the same selector starts empty."))
+        "calculator in view: three tools.", "the article's scenario, checked by the asserts "
+        "below") + "\n\nPins are per conversation: a new session over the same selector "
+        "starts empty."))
     assert [len(t.sent) for t in turns] == [2, 2, 3]  # what the text above says
 
 # %%
@@ -116,8 +120,8 @@ if scenario:
                         always_include=())
     other_chat = selector.session()
     other_sent = other_chat.select("translate hello to French")
-    display(Markdown("Another conversation over the same selector, same turn 3: the model "
-                     "sees " + ", ".join(md_code(n) for n in other_sent) + "; pinned: "
+    display(Markdown(log.fixed("Another conversation over the same selector, same turn 3:",
+                               "the article's scenario") + " the model sees " + ", ".join(md_code(n) for n in other_sent) + "; pinned: "
                      + (", ".join(md_code(n) for n in other_chat.pinned) or "nothing") + "."))
 
 # %%
@@ -188,7 +192,7 @@ recovery = pd.DataFrame({
     "after search term (upper bound)": s["Complete_after_search_term"]})
 display(Markdown(
     f"Required tools missed at K={k}, and how many one `discover` call recovers (counts), "
-    f"then Complete@{k} before and after the call ({len(qs)} queries):\n\n"
+    f"then Complete@{k} before and after the call ({n_queries}):\n\n"
     + md.table(recovery, {c: "{:.0%}" for c in recovery.columns if "Complete" in c
                           or "after" in c}, index=True, link=f"{out.name}/summary.csv")
     + f"\n\nThe content-word variant: [summary_content_words.csv]"
@@ -214,8 +218,8 @@ cost = pd.DataFrame({
     "reduction, content words": s["payload_reduction_content_words"],
     "reduction, search term": s["payload_reduction_search_term"]})
 display(Markdown(
-    f"Mean name + description characters per query, extra `discover` calls over {len(qs)} "
-    "queries, and payload reduction against sending every tool:\n\n"
+    f"Mean name + description characters per query, extra `discover` calls over "
+    f"{n_queries}, and payload reduction against sending every tool:\n\n"
     + md.table(cost, {**{c: "{:,.0f}" for c in cost.columns if "chars" in c},
                       **{c: "{:.1%}" for c in cost.columns if "reduction" in c}},
                index=True)))

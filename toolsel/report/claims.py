@@ -33,7 +33,7 @@ import pandas as pd
 from . import markdown as md
 
 __all__ = ["Ref", "Num", "Claim", "ClaimLog", "CLAIMS_FILE", "in_sample_words", "plural",
-           "one_request", "leader", "real_differences", "mode_summary", "change",
+           "one_request", "leader", "values", "real_differences", "mode_summary", "change",
            "escape_hatch", "verdict_label", "versus_best", "versus_rows", "variant_vs", "signal_alone",
            "policy_beats", "benchmark_counts", "interval_text", "rate_with_interval",
            "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts"]
@@ -104,8 +104,11 @@ class Claim:
                      self.literals + other.literals)
 
     def to_dict(self) -> dict:
-        return {"text": self.text, "sources": self.sources, "literals": self.literals,
-                "numbers": [_num_dict(n) for n in self.numbers]}
+        out = {"text": self.text, "sources": self.sources, "literals": self.literals,
+               "numbers": [_num_dict(n) for n in self.numbers]}
+        if getattr(self, "fixed", None):
+            out["fixed"] = self.fixed
+        return out
 
 
 def _py(v: object) -> object:
@@ -156,6 +159,12 @@ class _Builder:
 
     def lit(self, text: object) -> str:
         s = md.escape(text)
+        self.literals.append(s)
+        return s
+
+    def param(self, text: object) -> str:
+        """A setting of the analysis (a significance level), shown as is: not a finding."""
+        s = str(text)
         self.literals.append(s)
         return s
 
@@ -252,6 +261,18 @@ def rate_with_interval(successes: int, n: int, *, digits: int = 0) -> str:
 # which scorer wins, and by how much
 
 
+def values(table: pd.DataFrame, metric: str, source: str, *, by: str = "scorer",
+           where: Mapping[str, object] | None = None, kind: str = "dec",
+           digits: int = 3) -> Claim:
+    """Each row's ``metric``: ``"jaccard 0.404, bm25 0.485"`` (rows in table order)."""
+    b = _Builder()
+    where = dict(where or {})
+    part = _rows(table, where) if where else table
+    return b.claim(", ".join(
+        f"{b.lit(r[by])} {b.num(r[metric], Ref(source, metric, {**where, by: r[by]}), kind, digits)}"
+        for _, r in part.iterrows()))
+
+
 def leader(table: pd.DataFrame, metric: str, source: str, *, by: str = "scorer",
            where: Mapping[str, object] | None = None, kind: str = "pct", digits: int = 1,
            label: str | None = None) -> Claim:
@@ -314,7 +335,7 @@ def real_differences(paired: pd.DataFrame, source: str, *, n_queries: int, n_sou
                      f"{b.lit(r.b)} ({b.num(r.diff, Ref(source, 'diff', w), 'spoints', 1)} "
                      "points)")
     head = (f"Holm-adjusted over the {n_pairs} pair{'s' if per_k.iloc[0] != 1 else ''} "
-            f"compared at each K, the sign test (p < {alpha}) finds ")
+            f"compared at each K, the sign test (p < {b.param(alpha)}) finds ")
     nq = b.num(n_queries, Ref(n_source, "n_queries", {}, "max"))
     if real.empty:
         return b.claim(head + f"no real {md.escape(metric)} difference: every pair is within "
@@ -430,19 +451,19 @@ def escape_hatch(summary: pd.DataFrame, source: str, scorer: str, k: int, n_quer
 
 
 def verdict_label(diff: float, low: float, high: float) -> str:
-    """A paired difference and its interval in words: ``better`` (interval above 0),
-    ``worse`` (below 0), or ahead/behind on the mean with what the interval allows."""
+    """A paired difference and its interval in words: ``better`` (interval above zero),
+    ``worse`` (below zero), or ahead/behind on the mean with what the interval allows."""
     if low > 0:
-        return "better (interval above 0)"
+        return "better (interval above zero)"
     if high < 0:
-        return "worse (interval below 0)"
+        return "worse (interval below zero)"
     if low == 0 and high == 0:
         return "same on every request"
     if diff > 0:
-        return ("ahead on the mean; interval reaches 0" if low == 0
+        return ("ahead on the mean; interval reaches zero" if low == 0
                 else "ahead on the mean; interval includes a loss")
     if diff < 0:
-        return ("behind on the mean; interval reaches 0" if high == 0
+        return ("behind on the mean; interval reaches zero" if high == 0
                 else "behind on the mean; interval includes a gain")
     return "same mean; interval both ways"
 
@@ -661,12 +682,26 @@ class ClaimLog:
         self.page = page or self.dir.name
         self.claims: list[Claim] = []
 
+    def fixed(self, text: str, source: str) -> str:
+        """Record text whose numbers describe a fixed source (the article, the bundled
+        recording), shown only on the bundled data; its digits are not checked against a
+        table, and ``claims.json`` marks it ``fixed`` so a test can require that no such
+        text appears on other data."""
+        claim = Claim(text, [], [], )
+        claim.fixed = source
+        if all(c.text != text for c in self.claims):
+            self.claims.append(claim)
+            self.write()
+        return text
+
     def add(self, claim: Claim | str, *extra: Claim | str) -> str:
         """Record ``claim`` (and ``extra`` parts joined with spaces); return its Markdown."""
         for part in extra:
             claim = claim + " " + part if isinstance(claim, Claim) else claim + " " + str(part)
         if not isinstance(claim, Claim):
             claim = Claim(str(claim))
+            if numbers_in(claim.text):
+                raise ValueError(f"a claim with numbers needs their sources: {claim.text!r}")
         if all(c.text != claim.text for c in self.claims):
             self.claims.append(claim)
             self.write()
@@ -679,11 +714,13 @@ class ClaimLog:
                           self.dir / CLAIMS_FILE)
 
 
-_NUMBER = re.compile(r"(?<![\w.\-/=@])[+\-−]?\d[\d,]*(?:\.\d+)?%?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.\-/=@,])[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?(?![\w])")
 _CODE = re.compile(r"<code>.*?</code>|`[^`]*`")
 # quoted data (a request, a tool's text): its digits are the data's, not a finding
 _QUOTED = re.compile(r'"[^"\n]*"|&quot;.*?&quot;|“[^”]*”|\*[^*\n]+\*(?!\*)')
 _LINK = re.compile(r"\]\([^)]*\)")
+# the level of an interval ("95% interval", "bootstrap 95% CI"): a setting, not a finding
+_LEVEL = re.compile(r"\b\d+% (?=(?:[\w-]+ )?(?:interval|CI|confidence))|\[95%\]|\(95%\)")
 
 
 def numbers_in(text: str, literals: Sequence[str] = ()) -> list[str]:
@@ -694,7 +731,7 @@ def numbers_in(text: str, literals: Sequence[str] = ()) -> list[str]:
         if lit:
             text = text.replace(lit, " ")
     text = _LINK.sub("]", _CODE.sub(" ", text))
-    text = _QUOTED.sub(" ", text.replace("**", ""))
+    text = _LEVEL.sub(" ", _QUOTED.sub(" ", text.replace("**", "")))
     return [m.group(0) for m in _NUMBER.finditer(text)]
 
 
@@ -751,6 +788,8 @@ def check_claims(page_dir: str | Path) -> list[str]:
     data = json.loads(path.read_text(encoding="utf-8"))
     problems = []
     for c in data["claims"]:
+        if c.get("fixed"):
+            continue
         shown = [n["text"] for n in c["numbers"]]
         tokens = [t for s in shown for t in numbers_in(s)]
         for tok in numbers_in(c["text"], c.get("literals", ())):
