@@ -36,7 +36,7 @@ __all__ = ["Ref", "Num", "Claim", "ClaimLog", "CLAIMS_FILE", "in_sample_words", 
            "one_request", "leader", "values", "real_differences", "mode_summary", "change",
            "escape_hatch", "verdict_label", "versus_best", "versus_rows", "variant_vs", "signal_alone",
            "policy_beats", "benchmark_counts", "interval_text", "rate_with_interval",
-           "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts"]
+           "latency", "which_scorer_verdicts", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts"]
 
 #: The file a page's claims are written to, beside its CSVs.
 CLAIMS_FILE = "claims.json"
@@ -526,7 +526,7 @@ def versus_rows(vs: pd.DataFrame, source: str, *, style: str, candidate: str = "
 
 def variant_vs(table: pd.DataFrame, a: str, b_name: str, source: str, *,
                metrics: Sequence[str] = ("R@5", "Complete@10", "MRR"), by: str = "style",
-               digits: int = 3) -> Claim:
+               digits: int = 3, label: str | None = None) -> Claim:
     """Per metric: on which groups variant ``a`` scores at least as well as ``b_name``, and
     the values where it scores lower (every metric of the table, MRR included)."""
     b = _Builder()
@@ -547,7 +547,7 @@ def variant_vs(table: pd.DataFrame, a: str, b_name: str, source: str, *,
             f" vs {b.num(t.loc[(g, b_name), m], Ref(source, m, {by: g, 'scorer': b_name}), 'dec', digits)})"
             for g in lo]))
     every = "every " + by if len(groups) > 1 else f"{b.lit(groups[0])}"
-    text = f"*{b.lit(a)}* against *{b.lit(b_name)}*: "
+    text = (label or f"*{b.lit(a)}* against *{b.lit(b_name)}*") + ": "
     if held:
         text += f"at least as well on {_and([b.lit(m) for m in held])} on {every}"
     if lower:
@@ -571,7 +571,7 @@ def signal_alone(table: pd.DataFrame, source: str, *, candidate: str = "default"
                 continue
             ms = [m for m in metrics if m in t.columns and t.loc[(g, v), m] > t.loc[(g, candidate), m]]
             if ms:
-                parts.append(f"on {b.lit(g)} the {b.lit(v)} signal ("
+                parts.append(f"on {b.lit(g)} ({b.lit(v)}: "
                              + ", ".join(
                                  f"{b.lit(m)} "
                                  f"{b.num(t.loc[(g, v), m], Ref(source, m, {by: g, 'scorer': v}), 'dec', digits)}"
@@ -582,6 +582,66 @@ def signal_alone(table: pd.DataFrame, source: str, *, candidate: str = "default"
         return b.claim(f"No signal alone scored above {cand} on "
                        f"{_and([b.lit(m) for m in metrics if m in t.columns])}.")
     return b.claim(f"A signal alone scored above {cand} " + "; ".join(parts) + ".")
+
+
+def latency(table: pd.DataFrame, source: str, *, candidate: str = "default",
+            tools: bool = True, p95_all: bool = False) -> Claim:
+    """Per-request latency from one benchmark table (``scorer, n_tools, p50_ms, p95_ms``):
+    the candidate's p50 and p95 first, then every other scorer of the same table."""
+    b = _Builder()
+    lat = table.set_index("scorer")
+    if candidate not in lat.index:
+        return b.claim(f"No {b.code(candidate)} row in the latency table.")
+
+    def ms(s, col):
+        v = float(lat.loc[s, col])
+        return b.num(v, Ref(source, col, {"scorer": s}), "dec", 1 if v >= 0.1 else 2)
+
+    d = lat.loc[candidate]
+    head = (f"at {b.num(d.n_tools, Ref(source, 'n_tools', {'scorer': candidate}))} tools"
+            if tools else "")
+    parts = [f"{b.code(candidate)} {ms(candidate, 'p50_ms')} ms p50 "
+             f"({ms(candidate, 'p95_ms')} ms p95)"]
+    parts += [f"{b.code(s)} {ms(s, 'p50_ms')} ms"
+              + (f" p50 ({ms(s, 'p95_ms')} ms p95)" if p95_all else "")
+              for s in lat.index if s != candidate]
+    return b.claim((head + ": " if head else "") + ", ".join(parts))
+
+
+def _lower_first(claim: Claim) -> Claim:
+    t = claim.text
+    return Claim(t[:1].lower() + t[1:], claim.numbers, claim.literals)
+
+
+def which_scorer_verdicts(versus: pd.DataFrame, *, versus_source: str,
+                          ablation: pd.DataFrame | None = None, ablation_source: str = "",
+                          latency_table: pd.DataFrame | None = None, latency_source: str = "",
+                          latency_long: pd.DataFrame | None = None,
+                          latency_long_source: str = "", candidate: str = "default",
+                          links: Mapping[str, str] | None = None) -> list[Claim]:
+    """The README's "Which scorer?" verdicts, one :class:`Claim` each, from the committed
+    tables (sources are paths relative to the README)."""
+    links = dict(links or {})
+    out = [Claim(f"Paired over the same test requests ({links.get('versus', '')}): ")
+           + _lower_first(versus_best(versus, versus_source, candidate=candidate, digits=2))]
+    if ablation is not None:
+        on = f"On the dev requests the design was chosen on ({links.get('ablation', '')}): "
+        out.append(Claim(on) + _lower_first(signal_alone(ablation, ablation_source,
+                                                         candidate=candidate, digits=2)))
+        if "clauses encoded apart" in set(ablation["scorer"]):
+            out.append(variant_vs(ablation, candidate, "clauses encoded apart",
+                                  ablation_source, digits=3,
+                                  label=f"Clauses read in context ({md.code(candidate)}) "
+                                        "against clauses encoded apart, on dev"))
+    if latency_table is not None and len(latency_table):
+        out.append(Claim("Per-request latency ") + latency(latency_table, latency_source,
+                                                          candidate=candidate) + ".")
+    if latency_long is not None and len(latency_long):
+        out.append(Claim("On requests of three to five sentences (the same benchmark script, "
+                         "its own run): ")
+                   + latency(latency_long, latency_long_source, candidate=candidate,
+                             tools=False, p95_all=True) + ".")
+    return out
 
 
 # --------------------------------------------------------------------------------------------
