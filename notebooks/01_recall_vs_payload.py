@@ -116,9 +116,10 @@ display(Markdown(
     + by_k("R@k", "{:.1%}")
     + "\n\n**Complete@k**, share of queries with every required tool sent:\n\n"
     + by_k("Complete@k", "{:.1%}")
-    + "\n\n**Payload reduction**, 1 − name + description characters sent / all tools':\n\n"
+    + "\n\n**Payload reduction**, one minus the name + description characters sent over all "
+    "tools':\n\n"
     + by_k("payload_reduction", "{:.1%}")
-    + "\n\nMRR (1 / rank of the first required tool, the same at every K): "
+    + "\n\nMRR (the reciprocal rank of the first required tool, the same at every K): "
     + log.add(claims.values(summary[summary.top_k == ks[0]], "MRR", "summary.csv",
                             where={"top_k": ks[0]}))
     + f". Every measure per scorer and K, with payload in characters and tokens and "
