@@ -107,7 +107,8 @@ else:
     if not has_split:
         split = "all"
     data = {name: (given_reg, filter_split(given_queries, split))}
-    display(Markdown(f"Evaluating the given registry (`{name}`: {len(given_reg)} tools) on "
+    display(Markdown(f"Evaluating the given registry (`{name}`: "
+                     f"{claims.plural(len(given_reg), 'tool')}) on "
                      + (f"its **{split}** requests." if has_split else
                         "**every** request (the file has no `split`).")))
 sizes = pd.DataFrame([{"style": s, "tools": len(reg), "requests": len(qs),

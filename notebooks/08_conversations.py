@@ -129,13 +129,12 @@ turns = replay_table(replays)
 summary = replay_summary(turns)
 write_table(turns, out / "turns.csv")
 write_table(summary, out / "replay_summary.csv")
-# intervals resample turns (turns of one conversation are not independent: if anything,
-# these intervals are too narrow)
+# intervals resample whole conversations: the turns of one conversation are not independent
 per_turn = turns.assign(scorer=turns["strategy"] + " " + turns["policy"].fillna(""),
                         top_k=0, query_id=turns["conversation_id"] + ":"
                         + turns["turn"].astype(str))
-ci = bootstrap_intervals(per_turn, metrics=["available_at_start", "available"]).set_index(
-    ["scorer", "metric"])
+ci = bootstrap_intervals(per_turn, metrics=["available_at_start", "available"],
+                         cluster="conversation_id").set_index(["scorer", "metric"])
 
 
 def rate(strategy, policy, metric):
@@ -153,8 +152,8 @@ shown = pd.DataFrame({
     "tool tokens": summary["tools_tokens"], "reduction": summary["reduction"]})
 n_need = int(ci.loc[(f"eager ", "available_at_start"), "n_queries"])
 display(Markdown(f"Over {len(convs)} conversations; rates over the {n_need} turns that need a "
-                 "filtered tool, with bootstrap 95% intervals that resample turns (turns of one "
-                 "conversation are not independent, so these are if anything too narrow):\n\n"
+                 "filtered tool, with bootstrap 95% intervals that resample whole "
+                 "conversations (the turns of one conversation are not independent):\n\n"
                  + md.table(shown, {"pins / conversation": "{:.2f}", "reduction": "{:.0%}"},
                             link=f"{out.name}/replay_summary.csv")))
 

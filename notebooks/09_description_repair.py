@@ -68,6 +68,7 @@ from toolsel.eval.discovery import filter_split, write_table
 from toolsel.eval.failure_modes import classify_misses, repair_hints
 from toolsel.eval.stats import paired_comparison
 from toolsel.report import markdown as md
+from toolsel.report.claims import plural
 
 pd.set_option("display.precision", 3)
 pd.set_option("display.max_colwidth", 90)
@@ -116,7 +117,7 @@ display(Markdown(" ".join(notes + [
               if patch is not None else ".")])))
 
 # %% [markdown]
-# ## 1. Misses on dev, and what the descriptions lack
+# ## Misses on dev, and what the descriptions lack
 
 # %%
 dev_run = sweep(reg, dev, [hint_scorer], [top_k], always_include=sorted(reg.always_include),
@@ -132,7 +133,7 @@ def first_terms(text, n=8):
 
 
 display(Markdown(
-    f"{len(classified)} required tools missed by `{hint_scorer}` at K={top_k} on the "
+    f"{plural(len(classified), 'required tool')} missed by `{hint_scorer}` at K={top_k} on the "
     f"{dev_name} requests, by tool (request words the tool's text lacks, most frequent "
     "first):\n\n"
     + md.table(hints[["expected", "misses", "query_ids", "missing_terms"]].rename(
@@ -141,7 +142,7 @@ display(Markdown(
         link=f"{out.name}/dev_repair_hints.csv")))
 
 # %% [markdown]
-# ## 2. The patch
+# ## The patch
 #
 # Each repair keeps the old description and appends a short sentence of the vocabulary the
 # dev misses asked for ("inbox", "cancel", "reschedule", "appointment", "ping"...).
@@ -166,7 +167,7 @@ else:
         assert leaks.empty, f"repairs use held-back vocabulary:\n{leaks}"
     else:
         if unmotivated:
-            display(Markdown(f"**Warning:** {len(unmotivated)} repaired tools had no miss "
+            display(Markdown(f"**Warning:** {plural(len(unmotivated), 'repaired tool')} had no miss "
                              f"among the {dev_name} requests at K={top_k}."))
         if not leaks.empty:
             display(Markdown(f"**Warning:** the patch adds {len(leaks)} words that occur only "
@@ -179,7 +180,7 @@ else:
                                                    link=f"{out.name}/patch.csv")))
 
 # %% [markdown]
-# ## 3. Dev (where the repairs were chosen) vs test (held back)
+# ## Dev (where the repairs were chosen) vs test (held back)
 
 # %%
 if patch is not None:
@@ -259,7 +260,7 @@ if patch is not None and bundled:
     assert t["found"] >= t["lost"] and r["lost"] == 0
     display(Markdown(
         f"**Reading ({hint_scorer}, Complete@{top_k}).** On dev, where the repairs were chosen, "
-        f"{d['v1']:.1%} → {d['v2']:.1%} ({100 * d['gain']:+.1f} points, {int(d['found'])} tools "
+        f"{d['v1']:.1%} → {d['v2']:.1%} ({100 * d['gain']:+.1f} points, {plural(int(d['found']), 'tool')} "
         f"found, {int(d['lost'])} lost, {int(d['queries_broken'])} requests broken). On the "
         f"held-back **test** split: {t['v1']:.1%} → {t['v2']:.1%} ({100 * t['gain']:+.1f} "
         f"points; {int(t['found'])} found, "
@@ -277,7 +278,7 @@ if patch is not None and bundled:
     display(Markdown(
         f"**The other scorers on test (Complete@{top_k}).** "
         + ("The repair made " + ", ".join(
-            f"`{s_}` worse ({100 * r['gain']:+.1f} points, {int(r['lost'])} tools lost, "
+            f"`{s_}` worse ({100 * r['gain']:+.1f} points, {plural(int(r['lost']), 'tool')} lost, "
             f"{int(r['queries_broken'])} requests broken)" for s_, r in worse_test.iterrows())
            + ". " if len(worse_test) else "No scorer got worse on test. ")
         + ("It helped " + ", ".join(f"`{s_}` ({100 * r['gain']:+.1f})"
@@ -292,6 +293,6 @@ elif patch is not None:
     g = table.xs(hint_scorer, level="scorer")
     display(Markdown(
         f"**Reading ({hint_scorer}, Complete@{top_k}).** "
-        + "; ".join(f"{name}: {r['v1']:.1%} → {r['v2']:.1%} ({int(r['found'])} tools found, "
+        + "; ".join(f"{name}: {r['v1']:.1%} → {r['v2']:.1%} ({plural(int(r['found']), 'tool')} found, "
                     f"{int(r['lost'])} lost)" for name, r in g.iterrows())
         + ". Judge a patch on requests it was not written from, and count its losses."))

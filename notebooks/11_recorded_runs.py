@@ -61,8 +61,8 @@ from IPython.display import Markdown, display
 from toolsel import load_registry
 from toolsel.report.plots import save_figure, setup_style
 from toolsel.eval.runs import evaluate_runs, load_runs, plot_cost_split
-from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import markdown as md
+from toolsel.report.claims import rate_with_interval
 
 setup_style()
 pd.set_option("display.max_colwidth", 160)
@@ -88,18 +88,13 @@ display(Markdown(f"{len(runset)} runs of {len(runset.tasks)} labeled tasks, "
 # tasks.
 
 # %%
-# bootstrap intervals over tasks: with 1-5 tasks per run they are very wide, and say so
-per_task = report.tasks.assign(scorer=report.tasks["run"], top_k=0,
-                               query_id=report.tasks["task_id"],
-                               all_available=report.tasks["all_available"].astype(float),
-                               success=report.tasks["success"].astype(float))
-ci = bootstrap_intervals(per_task, metrics=["all_available", "success"]).set_index(
-    ["scorer", "metric"])
+# Wilson intervals over tasks (each task 0 or 1): with 1-5 tasks per run a bootstrap
+# collapses to a point at 0% or 100%; Wilson's stays honest about how little n tells
 
 
 def rate(run, metric):
-    r = ci.loc[(run, metric)]
-    return md.interval(r["mean"], r["low"], r["high"])
+    values = report.tasks.loc[report.tasks["run"] == run, metric].astype(bool)
+    return rate_with_interval(int(values.sum()), len(values))
 
 
 st = report.stages
@@ -121,8 +116,8 @@ cost_cols = pd.DataFrame({
     "cache read": st["cache_read"], "input": st["input_total"],
     "input per task": st["input_per_task"], "output": st["output_tokens"]})
 display(Markdown(
-    "**Discovery and selection** (rates over tasks; intervals resample the tasks, so with "
-    "1–5 tasks per run they span most of 0–100%):\n\n"
+    "**Discovery and selection** (rates over tasks, as tasks/all with the Wilson 95% "
+    "interval: with a few tasks per run they span much of the range):\n\n"
     + md.table(discovery, {c: "{:.0%}" for c in ("discovery recall",
                                                  "selection given discovery",
                                                  "wrong operation")})

@@ -112,7 +112,8 @@ else:
     styles = [name]
     data = {name: (given_reg, given_queries)}
     display(Markdown(
-        f"Evaluating the given registry ({md.code(name)}: {len(given_reg)} tools) "
+        f"Evaluating the given registry ({md.code(name)}: "
+        f"{claims.plural(len(given_reg), 'tool')}) "
         + ("on its **test** requests, settings chosen on its **dev** requests." if has_split
            else "on **every** request: the file has no `split`, so the policies' settings "
                 "are chosen and reported on the same requests (a description of this set, "

@@ -273,6 +273,7 @@ def _run(nb: str, out: Path, params: dict) -> tuple[Path, Path]:
     src = ROOT / "notebooks" / f"{nb}.ipynb"
     page = out / nb
     executed = out / f"{nb}.ipynb"
+    out.mkdir(parents=True, exist_ok=True)
     pm.execute_notebook(str(src), str(executed), parameters={"out_dir": str(page), **params},
                         kernel_name="python3", cwd=str(ROOT / "notebooks"), progress_bar=False)
     return executed, page

@@ -103,7 +103,8 @@ def table(df: pd.DataFrame, formats: Mapping[str, Format] | None = None, *,
         Show at most this many rows, followed by a line saying how many there are and, when
         ``link`` is given, where the CSV with all of them is.
     link : str, optional
-        Relative URL of the CSV holding the whole table.
+        Relative URL of the file holding the whole table (named "As CSV", "As JSON"... by
+        its extension).
     align : mapping column → ``"left"`` / ``"right"``
         Default: numbers right, everything else left.
     code : columns shown as inline code (:func:`code`).
@@ -146,5 +147,7 @@ def table(df: pd.DataFrame, formats: Mapping[str, Format] | None = None, *,
         text += f"\n\nThe first {len(shown)} of {n:,} rows"
         text += f"; all of them in [{escape(link.rsplit('/', 1)[-1])}]({link})." if link else "."
     elif link:
-        text += f"\n\nAs CSV: [{escape(link.rsplit('/', 1)[-1])}]({link})."
+        kind = {"csv": "As CSV", "json": "As JSON", "jsonl": "As JSON Lines"}.get(
+            link.rsplit(".", 1)[-1].lower(), "The file")
+        text += f"\n\n{kind}: [{escape(link.rsplit('/', 1)[-1])}]({link})."
     return text
