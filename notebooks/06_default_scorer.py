@@ -89,7 +89,7 @@ bundled = not registry
 has_split = True
 if bundled:
     data = load_styles(styles, styles_root, split=split)
-    display(Markdown(
+    display(Markdown(log.fixed(
         "The bundled registry styles, all written for toolsel (`data/styles`; no public "
         "registry was measured): `api` (camelCase endpoints with parameter schemas, terse "
         "descriptions), `plugin` (brand names and marketing blurbs, no parameters), `pooled` "
@@ -100,15 +100,15 @@ if bundled:
         "`data/styles/*/build.py` from specs and requests written by hand, see "
         "`data/README.md`). Every design choice of the default was made on their **dev** "
         "requests; this page reports their **test** requests. That it holds up on a registry "
-        "of another kind is a hope these styles were chosen to test, not a result."))
+        "of another kind is a hope these styles were chosen to test, not a result.",
+        "the bundled styles' description (data/README.md)")))
 else:
     name, (given_reg, given_queries), has_split = given_style(registry, queries)
     styles = [name]
     if not has_split:
         split = "all"
     data = {name: (given_reg, filter_split(given_queries, split))}
-    display(Markdown(f"Evaluating the given registry (`{name}`: "
-                     f"{claims.plural(len(given_reg), 'tool')}) on "
+    display(Markdown(f"Evaluating the given registry (`{name}`, sizes below) on "
                      + (f"its **{split}** requests." if has_split else
                         "**every** request (the file has no `split`).")))
 sizes = pd.DataFrame([{"style": s, "tools": len(reg), "requests": len(qs),
@@ -141,8 +141,10 @@ display(Markdown("One tool and one request of each:\n\n" + md.table(pd.DataFrame
 example = ("Plan a Barcelona trip for me: flights from London on July 8 back on July 15, "
            "a hotel for those dates, and a rental car at the airport.")
 clauses = split_clauses(example)
-display(Markdown(f"*{md.escape(example)}* is scored whole and as {len(clauses)} clauses:\n\n"
-                 + "\n".join(f"{i}. {md.escape(c)}" for i, c in enumerate(clauses, 1))))
+display(Markdown(log.fixed(
+    f"*{md.escape(example)}* is scored whole and as {len(clauses)} clauses:\n\n"
+    + "\n".join(f"{i}. {md.escape(c)}" for i, c in enumerate(clauses, 1)),
+    "a fixed example of clause splitting (checked below)")))
 
 # %%
 assert len(split_clauses(example)) == 3 and split_clauses("rock and roll music") == [
@@ -159,8 +161,8 @@ shown = pd.DataFrame({"style": table["style"], "scorer": table["scorer"],
                          for m in ("R@5", "Complete@10", "MRR")},
                       "requests": table["n_queries"]})
 display(Markdown(f"Mean over {'the ' if has_split else ''}{reported.split(':')[0]} [95% "
-                 "interval: bootstrap for R@5 and MRR, Wilson for Complete@10, a 0/1 outcome "
-                 "per request]:\n\n"
+                 "interval: bootstrap for R@5 and MRR, Wilson for Complete@10, a yes-or-no "
+                 "outcome per request]:\n\n"
                  + md.table(shown, link=f"{out.name}/style_table.csv", max_rows=None)))
 
 # %%
@@ -217,7 +219,7 @@ if vs is not None:
 names = {"n_tools": "tools", "n_queries": "requests", "fit_s": "fit (s)", "mean_ms": "mean (ms)",
          "p50_ms": "p50 (ms)", "p95_ms": "p95 (ms)", "max_ms": "max (ms)"}
 for path, label, limit in ((latency_csv, "all requests", "p50_ms"),
-                           (latency_long_csv, "3-5-sentence requests", "p95_ms")):
+                           (latency_long_csv, "requests of three to five sentences", "p95_ms")):
     if not Path(path).exists():
         display(Markdown(f"No benchmark table at {md.code(path)}: run `make benchmark`."))
         continue
