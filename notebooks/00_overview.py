@@ -82,6 +82,9 @@ payload = log.add(claims.counts(
 if article:
     payload += " " + log.fixed(f"The article's registry: {ARTICLE['unfiltered_chars']:,}.",
                                "the article (toolsel.eval.replication.ARTICLE)")
+display(Markdown("**This run:** " + log.summary(claims.counts(
+    data, "data.csv", "{t} tools and {q} labeled queries, every scorer at the headline cut-off.",
+    t="n_tools", q="n_queries"))))
 display(Markdown("## The benchmark\n\n- " + registry_line + " " + payload + "\n- "
                  + log.add(claims.benchmark_counts(data, "data.csv"))
                  + (' Direct: "send a direct message to alice on slack"; indirect: "let the '

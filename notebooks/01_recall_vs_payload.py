@@ -72,6 +72,9 @@ article = is_article_benchmark(reg, qs)  # the bundled data: the replication pan
 log = claims.ClaimLog(out)
 data = claims.data_table(reg, qs)
 data.to_csv(out / "data.csv", index=False, lineterminator="\n")
+display(Markdown("**This run:** " + log.summary(claims.counts(
+    data, "data.csv", "{q} labeled queries over {t} tools, every scorer at each cut-off K.",
+    q="n_queries", t="n_tools"))))
 display(Markdown(log.add(claims.counts(
     data, "data.csv", "**{t} tools** ({a} marked always-include), **{q} labeled queries** ({m} "
     "needing several tools); sending every tool costs {c} characters of name + description "

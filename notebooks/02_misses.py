@@ -75,7 +75,7 @@ data = claims.data_table(reg, qs)
 data.to_csv(out / "data.csv", index=False, lineterminator="\n")
 sizes = pd.DataFrame([{"top_k": k, "n_scorers": len(scorers), "n_misses": len(classified)}])
 sizes.to_csv(out / "run.csv", index=False, lineterminator="\n")
-display(Markdown(log.add(claims.counts(
+display(Markdown(log.summary(claims.counts(
     sizes.join(data), "run.csv", "At K={k}: **{n} miss" + ("" if len(classified) == 1 else "es")
     + "** (required tools not sent) over {s} scorer" + ("" if len(scorers) == 1 else "s"),
     k="top_k", n="n_misses", s="n_scorers"), claims.counts(

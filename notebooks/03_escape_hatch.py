@@ -68,6 +68,9 @@ log = claims.ClaimLog(out)
 data = claims.data_table(reg, qs)
 data.to_csv(out / "data.csv", index=False, lineterminator="\n")
 n_queries = log.add(claims.counts(data, "data.csv", "{q} queries", q="n_queries"))
+display(Markdown("**This run:** " + log.summary(claims.counts(
+    data, "data.csv", "What one discover call recovers of the misses at K=" + str(k)
+    + " over {q} labeled queries, per scorer.", q="n_queries"))))
 
 # %% [markdown]
 # ## The article's conversation

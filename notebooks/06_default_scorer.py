@@ -119,6 +119,10 @@ sizes.to_csv(out / "sizes.csv", index=False, lineterminator="\n")
 display(Markdown(md.table(sizes, link=f"{out.name}/sizes.csv")))
 reported = (f"{split} requests" if has_split
             else "every request: the file has no split")
+display(Markdown("**This run:** " + log.summary(claims.count_rows(
+    sizes, "sizes.csv", "every scorer and the default against the best single one, on {n} "
+    "registr" + ("y" if len(sizes) == 1 else "ies") + f" ({reported.split(':')[0]}"
+    + ("" if has_split else ", in-sample") + ")."))))
 
 # %%
 if bundled:

@@ -279,10 +279,27 @@ def _run(nb: str, out: Path, params: dict) -> tuple[Path, Path]:
     return executed, page
 
 
-def _assert_page(executed: Path, page: Path) -> None:
+def _shown(executed: Path) -> str:
+    nb = json.loads(executed.read_text(encoding="utf-8"))
+    return "\n".join("".join(o["data"]["text/markdown"]) for c in nb["cells"]
+                     for o in c.get("outputs", []) if "text/markdown" in o.get("data", {}))
+
+
+def _assert_page(executed: Path, page: Path, *, bundled: bool, has_split: bool) -> None:
     problems = claims.check_claims(page) + claims.uncovered_numbers(executed, page)
     assert not problems, "\n".join(problems)
-    assert json.loads((page / claims.CLAIMS_FILE).read_text())["claims"]
+    recorded = json.loads((page / claims.CLAIMS_FILE).read_text())["claims"]
+    assert recorded
+    fixed = [c["text"][:80] for c in recorded if c.get("fixed")]
+    if not bundled:  # text about the bundled data never shows on other data
+        assert not fixed, fixed
+    shown = _shown(executed)
+    if not has_split:  # no split: no dev/test words, and the in-sample caveat is said
+        for words in ("test requests, settings chosen on dev", "on the test requests",
+                      "dev requests"):
+            assert words not in shown, words
+        if page.name in ("06_default_scorer", "12_selection_policies"):
+            assert "in-sample" in shown.lower()
 
 
 def _nosplit_style(tmp: Path) -> dict:
@@ -323,7 +340,7 @@ def test_every_number_on_the_page_comes_from_its_tables(nb, dataset, tmp_path):
     if nb in ("06_default_scorer", "12_selection_policies") and dataset == "bundled":
         params = dict(_BUNDLED_STYLE)
     executed, page = _run(nb, tmp_path / "out", params)
-    _assert_page(executed, page)
+    _assert_page(executed, page, bundled=dataset == "bundled", has_split=dataset == "bundled")
 
 
 def _check_block(block: str, found: list) -> None:

@@ -36,7 +36,7 @@ __all__ = ["Ref", "Num", "Claim", "ClaimLog", "CLAIMS_FILE", "in_sample_words", 
            "one_request", "leader", "values", "real_differences", "mode_summary", "change",
            "escape_hatch", "verdict_label", "versus_best", "versus_rows", "variant_vs", "signal_alone",
            "policy_beats", "benchmark_counts", "interval_text", "rate_with_interval",
-           "latency", "which_scorer_verdicts", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts"]
+           "latency", "which_scorer_verdicts", "page_summary", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows"]
 
 #: The file a page's claims are written to, beside its CSVs.
 CLAIMS_FILE = "claims.json"
@@ -708,6 +708,15 @@ def counts(frame: pd.DataFrame, source: str, template: str, *,
     return b.claim(template.format(**values))
 
 
+def count_rows(frame: pd.DataFrame, source: str, template: str, *,
+               where: Mapping[str, object] | None = None) -> Claim:
+    """``template`` with ``{n}`` the number of rows of ``frame`` (matching ``where``)."""
+    b = _Builder()
+    where = dict(where or {})
+    part = _rows(frame, where) if where else frame
+    return b.claim(template.format(n=b.num(len(part), Ref(source, None, where, "count"))))
+
+
 def benchmark_counts(facts: pd.DataFrame, source: str) -> Claim:
     """The labeled set in one sentence, naming only what the data has (no "0 domains")."""
     b = _Builder()
@@ -741,6 +750,15 @@ class ClaimLog:
         self.dir = Path(out_dir)
         self.page = page or self.dir.name
         self.claims: list[Claim] = []
+        self._summary: str | None = None
+
+    def summary(self, claim: Claim | str) -> str:
+        """Record the page's one-line summary of what ran on this data (the index card's
+        text, :func:`page_summary`); the claim is checked like any other."""
+        text = self.add(claim)
+        self._summary = _plain(text)
+        self.write()
+        return text
 
     def fixed(self, text: str, source: str) -> str:
         """Record text whose numbers describe a fixed source (the article, the bundled
@@ -770,8 +788,30 @@ class ClaimLog:
     def write(self) -> Path:
         from ..io import write_json
         self.dir.mkdir(parents=True, exist_ok=True)
-        return write_json({"page": self.page, "claims": [c.to_dict() for c in self.claims]},
-                          self.dir / CLAIMS_FILE)
+        data = {"page": self.page, "claims": [c.to_dict() for c in self.claims]}
+        if self._summary:
+            data["summary"] = self._summary
+        return write_json(data, self.dir / CLAIMS_FILE)
+
+
+def _plain(markdown_text: str) -> str:
+    """Markdown inline text as plain text (emphasis, code, escapes and tags dropped)."""
+    import html as _html
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", markdown_text)
+    text = re.sub(r"<[^>]*>", "", text)
+    text = re.sub(r"[`*]|\\(?=[^\w\s])", "", text)
+    return re.sub(r"\s+", " ", _html.unescape(text)).strip()
+
+
+def page_summary(page_dir: str | Path) -> str | None:
+    """The one-line summary a page recorded of what ran (``claims.json``), or ``None``."""
+    path = Path(page_dir) / CLAIMS_FILE
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("summary") or None
+    except (OSError, ValueError):
+        return None
 
 
 _NUMBER = re.compile(r"(?<![\w.\-/=@,])[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?(?![\w])")

@@ -1017,7 +1017,7 @@ def render_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
         if (rep / f"{stem}.html").exists():
             heading = f'<a href="{escape(stem)}.html">{heading}</a>'
         card = [f'<div class="card{"" if links else " missing"}"><h3>{heading}</h3>',
-                f"<p>{escape(notebook_summary(nb))}</p>"]
+                f"<p>{escape(_card_summary(rep / stem, nb))}</p>"]
         if failed:
             card.append(f'<p class="failed">This run failed: {escape(run.error)} (the '
                         "previous outputs, if any, are kept).</p>")
@@ -1036,6 +1036,13 @@ def render_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
                    "with every figure and table listed.</p>")
     out += ["</body>", "</html>"]
     return "\n".join(out) + "\n"
+
+
+def _card_summary(page_dir: Path, nb: Path) -> str:
+    """What the page says ran on this data (:func:`toolsel.report.claims.page_summary`),
+    else the notebook's own one-line summary."""
+    from .claims import page_summary
+    return page_summary(page_dir) or notebook_summary(nb)
 
 
 def write_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
