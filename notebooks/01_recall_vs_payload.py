@@ -234,7 +234,7 @@ if replicate:
 | | article | ours |
 | --- | --- | --- |
 | unfiltered payload (61 tools) | {ARTICLE['unfiltered_chars']:,} chars | {int(r['unfiltered_chars']):,} chars |
-| R@10 | {100 * ARTICLE['R@10']:.0f}% | {100 * r['R@10']:.1f}% (95% CI {100 * lo:.1f}–{100 * hi:.1f}%) |
+| R@10 | {100 * ARTICLE['R@10']:.0f}% | {100 * r['R@10']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] |
 | payload reduction at K=10 | {100 * ARTICLE['payload_reduction@10']:.0f}% | {100 * r['payload_reduction@10']:.1f}% |
 | R@30 − R@10 | +{100 * ARTICLE['R@30 - R@10']:.0f} points | +{100 * r['R@30 - R@10']:.1f} points |
 

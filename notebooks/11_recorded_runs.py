@@ -165,11 +165,15 @@ if bundled:
 # %% [markdown]
 # ## Every search
 #
-# (The examples named in this notebook's text are from the bundled recording.) What each
-# search asked for, what it loaded, which required tools it found first, and what
-# it loaded that the task did not need (noise). The first search of r04 ("divide numbers")
-# shares no word with the calculator's definition: an empty result, counted as a miss because
-# a relevant tool existed; the model recovered with a second search.
+# What each search asked for, what it loaded, which required tools it found first, and what
+# it loaded that the task did not need (noise). An empty result while a relevant tool existed
+# counts as a miss.
+
+# %%
+if bundled:
+    display(Markdown("In the bundled recording, the first search of r04 (\"divide numbers\") "
+                     "shares no word with the calculator's definition: an empty result, counted "
+                     "as a miss; the model recovered with a second search."))
 
 # %%
 display(Markdown(md.table(
@@ -183,10 +187,15 @@ display(Markdown(md.table(
 # %% [markdown]
 # ## Eager vs deferred, the same tasks side by side
 #
-# Deferral cuts the input of every request, but not for free: the eager runs read one large
-# cached prefix, the deferred runs pay uncached tokens for what the searches load, and two of
-# the three deferred runs end worse (a missed Slack tool, a wrong Jira operation). (On the
-# bundled recording, the token split is the project's cache model, not a measurement.)
+# Per task, the eager run against the deferred one: requests, input, uncached input, and the
+# diagnosis of each. Eager runs read one large cached prefix; deferred runs pay uncached tokens
+# for what their searches load.
+
+# %%
+if bundled:
+    display(Markdown("In the bundled recording two of the three deferred runs end worse than "
+                     "eager (a missed Slack tool, a wrong Jira operation), and the token split "
+                     "is the project's cache model, not a measurement."))
 
 # %%
 cmp = report.compare

@@ -924,7 +924,8 @@ def _headline_parts(reports_dir: str | Path, top_k: int = 10):
         if iv is None:
             return ""
         r = iv[(iv.scorer == scorer) & (iv.top_k == k) & (iv.metric == metric)]
-        return "" if r.empty else f" [{_pct(r['low'].iloc[0])}, {_pct(r['high'].iloc[0])}]"
+        return "" if r.empty else (f" [{100 * r['low'].iloc[0]:.1f}, "
+                                   f"{100 * r['high'].iloc[0]:.1f}]")
 
     header = ["scorer", f"R@{k} [95% CI]", f"Complete@{k} [95% CI]", "MRR",
               f"payload chars @{k}", f"payload reduction @{k}", f"R@{k_max}"]
