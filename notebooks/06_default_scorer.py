@@ -145,10 +145,8 @@ display(Markdown("One tool and one request of each:\n\n" + md.table(pd.DataFrame
 example = ("Plan a Barcelona trip for me: flights from London on July 8 back on July 15, "
            "a hotel for those dates, and a rental car at the airport.")
 clauses = split_clauses(example)
-display(Markdown(log.fixed(
-    f"*{md.escape(example)}* is scored whole and as {len(clauses)} clauses:\n\n"
-    + "\n".join(f"{i}. {md.escape(c)}" for i, c in enumerate(clauses, 1)),
-    "a fixed example of clause splitting (checked below)")))
+display(Markdown(f"*{md.escape(example)}* is scored whole and as these clauses:\n\n"
+                 + md.table(pd.DataFrame({"clause": clauses}), max_rows=None)))
 
 # %%
 assert len(split_clauses(example)) == 3 and split_clauses("rock and roll music") == [

@@ -752,10 +752,10 @@ class ClaimLog:
         self.claims: list[Claim] = []
         self._summary: str | None = None
 
-    def summary(self, claim: Claim | str) -> str:
+    def summary(self, claim: Claim | str, *extra: Claim | str) -> str:
         """Record the page's one-line summary of what ran on this data (the index card's
         text, :func:`page_summary`); the claim is checked like any other."""
-        text = self.add(claim)
+        text = self.add(claim, *extra)
         self._summary = _plain(text)
         self.write()
         return text
