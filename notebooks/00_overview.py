@@ -51,7 +51,7 @@ from toolsel import load_queries, load_registry, sweep
 from toolsel.eval.replication import ARTICLE, benchmark_facts, headline_frame, is_article_benchmark
 from toolsel.eval.scenario import (ARTICLE_TOOLS, article_scenario, scenario_table,
                                    scenario_tools_present)
-from toolsel.eval.stats import bootstrap_intervals
+from toolsel.eval.stats import bootstrap_intervals, with_wilson
 from toolsel.report import claims, find_notebooks, notebook_title
 from toolsel.report import markdown as md
 from toolsel.report.html import escape_md, md_code
@@ -94,15 +94,16 @@ display(Markdown("## The benchmark\n\n- " + registry_line + " " + payload + "\n-
 # ## Headline
 #
 # At the headline cut-off, each scorer's share of required tools sent (R@k) and of queries
-# with every required tool sent (Complete@k), with bootstrap 95% intervals over queries; MRR;
-# and the payload sent.
+# with every required tool sent (Complete@k), with 95% intervals (a bootstrap over queries for
+# R@k; Wilson's for Complete@k, a yes-or-no outcome per query); MRR; and the payload sent.
 
 # %%
 n_candidates = len(reg) - len(set(always_include))
 ks, dropped = distinct_top_k(top_k, n_candidates)
 k = headline_k(ks, n_candidates)
 result = sweep(reg, qs, scorers, ks, always_include=always_include, progress=False)
-intervals = bootstrap_intervals(result.query_metrics, n_boot=n_boot, seed=seed)
+intervals = with_wilson(bootstrap_intervals(result.query_metrics, n_boot=n_boot, seed=seed),
+                        result.query_metrics)
 headline = headline_frame(result.summary, intervals, top_k=k)
 headline.to_csv(out / "headline.csv", index=False, float_format="%.6f", lineterminator="\n")
 

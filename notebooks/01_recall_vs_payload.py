@@ -30,9 +30,10 @@
 # - **payload reduction**: 1 − characters sent / characters of the whole registry
 #   (name + description, the article's measure).
 #
-# With few queries one miss moves R@k by several points (3.3 with the bundled 30): every mean
-# carries a bootstrap 95% interval, and a paired test says which differences between scorers
-# are real.
+# With few queries one miss moves R@k by several points (the sweep below says how many on
+# this data): every mean carries a 95% interval (a bootstrap over queries; Wilson's for
+# Complete@k, a yes-or-no outcome per query), and a paired test says which differences between
+# scorers are real.
 
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
@@ -53,7 +54,7 @@ from IPython.display import Markdown, display
 from toolsel import load_queries, load_registry, sweep
 from toolsel.eval.replication import (ARTICLE, benchmark_facts, is_article_benchmark,
                                       miss_rank_bands, replication_table)
-from toolsel.eval.stats import bootstrap_intervals, paired_comparison
+from toolsel.eval.stats import bootstrap_intervals, paired_comparison, with_wilson
 from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import (plot_complete_vs_payload, plot_recall_vs_payload, save_figure,
@@ -75,6 +76,8 @@ data.to_csv(out / "data.csv", index=False, lineterminator="\n")
 display(Markdown("**This run:** " + log.summary(claims.counts(
     data, "data.csv", "{q} labeled queries over {t} tools, every scorer at each cut-off K.",
     q="n_queries", t="n_tools"))))
+display(Markdown(log.add(claims.one_request(len(qs), "data.csv", column="n_queries",
+                                             unit="query", what="R@k"))))
 display(Markdown(log.add(claims.counts(
     data, "data.csv", "**{t} tools** ({a} marked always-include), **{q} labeled queries** ({m} "
     "needing several tools); sending every tool costs {c} characters of name + description "
@@ -97,8 +100,8 @@ if note:
     display(Markdown(f"*{md.escape(note)}*"))
 result = sweep(reg, qs, scorers, ks, always_include=always_include, progress=False)
 summary = result.summary
-intervals = bootstrap_intervals(result.query_metrics, ("R@k", "Complete@k"), n_boot=n_boot,
-                                seed=seed)
+intervals = with_wilson(bootstrap_intervals(result.query_metrics, ("R@k", "Complete@k"),
+                                            n_boot=n_boot, seed=seed), result.query_metrics)
 summary.to_csv(out / "summary.csv", index=False, float_format="%.6f", lineterminator="\n")
 result.query_metrics.to_csv(out / "query_metrics.csv", index=False, float_format="%.6f",
                             lineterminator="\n")
@@ -156,9 +159,11 @@ save_figure(fig, out, "complete_vs_payload",
                 "point a cut-off K, with bootstrap 95% intervals");
 
 # %% [markdown]
-# ## Bootstrap 95% intervals at each cut-off
+# ## 95% intervals at each cut-off
 #
-# Percentile bootstrap over queries (the same resampled query sets for every scorer and K).
+# R@k: percentile bootstrap over queries (the same resampled query sets for every scorer and
+# K). Complete@k, a yes-or-no outcome per query: the Wilson score interval, which does not
+# collapse to a point at 0% or 100%.
 
 # %%
 wide = intervals.assign(ci=[md.interval(r.mean, r.low, r.high, digits=1)

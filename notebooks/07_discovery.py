@@ -65,7 +65,7 @@ from toolsel import load_queries, load_registry
 from toolsel.eval.discovery import (assign_splits, filter_split, multi_tool_metrics, noise_curve,
                                plot_multi_tool, plot_noise_curve, summarize_noise,
                                summarize_requests, write_table)
-from toolsel.eval.stats import bootstrap_intervals
+from toolsel.eval.stats import bootstrap_intervals, with_wilson
 from toolsel.report import markdown as md
 from toolsel.report.plots import save_figure, setup_style
 from toolsel.text import content_words
@@ -114,9 +114,10 @@ display(Markdown(f"{len(all_requests)} labeled requests, "
 
 
 def intervals(frame, by, metrics=("R@k", "Complete@k")):
-    """Bootstrap 95% intervals of the per-request means, per scorer × top_k × group."""
+    """95% intervals of the per-request means, per scorer × top_k × group: bootstrap for
+    R@k, Wilson for Complete@k (yes or no per request; honest on the small groups)."""
     frame = frame[frame["n_required"] > 0]
-    parts = [bootstrap_intervals(g, metrics=list(metrics)).assign(**{by: key})
+    parts = [with_wilson(bootstrap_intervals(g, metrics=list(metrics)), g).assign(**{by: key})
              for key, g in frame.groupby(by, sort=False)]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["scorer", "top_k", "metric", "mean", "low", "high", "n_queries", by])
@@ -153,7 +154,7 @@ k = 5 if 5 in top_k else top_k[len(top_k) // 2]
 ci_n = intervals(per_request, "n_required").sort_values("n_required", kind="stable")
 for metric in ("R@k", "Complete@k"):
     display(Markdown(f"**{metric.replace('@k', f'@{k}')} by number of filtered required tools** "
-                     "(mean over requests [bootstrap 95% interval]; n = requests):\n\n"
+                     "(mean over requests [95% interval: bootstrap for R@k, Wilson for Complete@k]; n = requests):\n\n"
                      + md.table(ci_table(ci_n, "n_required", metric, k, "required tools"),
                                 link=f"{out.name}/by_n_required.csv")))
 
@@ -171,8 +172,8 @@ else:
         f"apart — {int(complete_multi['n_always_required'].iloc[0])} of them): "
         + ", ".join(f"{s} {r['Complete@k']:.1%} (R@{k} {r['R@k']:.1%})"
                     for s, r in complete_multi.iterrows())))
-    ci_multi = bootstrap_intervals(multi[(multi.top_k == k) & (multi.n_required > 0)],
-                                   metrics=["R@k", "Complete@k"])
+    multi_k = multi[(multi.top_k == k) & (multi.n_required > 0)]
+    ci_multi = with_wilson(bootstrap_intervals(multi_k, metrics=["R@k", "Complete@k"]), multi_k)
     rows = []
     for s_, g in ci_multi.groupby("scorer", sort=False):
         g = g.set_index("metric")
@@ -205,7 +206,7 @@ _ = save_figure(fig, out, "multi_tool_by_category",
                     "with 95% intervals of Complete")
 
 # %%
-display(Markdown(f"**Complete@{k} by category** (mean [bootstrap 95% interval]; n = requests: "
+display(Markdown(f"**Complete@{k} by category** (mean [Wilson 95% interval]; n = requests: "
                  "with so few requests per category, differences under about 20 points are "
                  "within the noise):\n\n"
                  + md.table(ci_table(ci_cat, "category", "Complete@k", k, "category"),

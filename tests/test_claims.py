@@ -379,3 +379,17 @@ def test_readme_generated_blocks_match_the_committed_tables():
     verdict = pd.read_csv(ROOT / "reports/12_selection_policies/policy_verdict.csv")
     won = list(verdict[(verdict.policy == "two_stage") & verdict.beats]["style"])
     assert ("<code>two_stage</code> on " + str(len(won))) in policy
+
+
+def test_with_wilson_replaces_only_the_binary_rows():
+    from toolsel.eval.stats import bootstrap_intervals, with_wilson
+    qm = pd.DataFrame({"scorer": "s", "top_k": 1, "query_id": list("abcd"),
+                       "Complete@k": [1.0, 1.0, 1.0, 1.0], "R@k": [1.0, 1.0, 1.0, 1.0]})
+    ci = with_wilson(bootstrap_intervals(qm), qm).set_index("metric")
+    assert ci.loc["R@k", "low"] == 1.0  # the bootstrap's point at 100%
+    # 4 of 4: the Wilson interval n / (n + z²) = 4 / 7.841459
+    assert ci.loc["Complete@k", "low"] == pytest.approx(0.510109, abs=1e-6)
+    assert ci.loc["Complete@k", "high"] == 1.0
+    with pytest.raises(ValueError, match="not 0/1"):
+        with_wilson(bootstrap_intervals(qm.assign(**{"Complete@k": 0.5})), qm.assign(
+            **{"Complete@k": 0.5}))

@@ -30,7 +30,7 @@ import pandas as pd
 from ..data import Query, Registry, load_queries, load_registry
 from ..scorers.base import Scorer
 from ..selection import fitted_scorer
-from .stats import bootstrap_intervals, paired_comparison, wilson_interval
+from .stats import bootstrap_intervals, paired_comparison, with_wilson
 from .sweep import sweep
 
 __all__ = ["STYLES", "NEW_STYLES", "SINGLE_SCORERS", "METRICS", "style_dir", "load_style",
@@ -178,13 +178,7 @@ BINARY_METRICS = ("Complete@10",)
 
 def _wilson_for_binary(ci: pd.DataFrame, per_query: pd.DataFrame) -> pd.DataFrame:
     """Replace the bootstrap interval of each 0/1 metric by the Wilson score interval."""
-    ci = ci.copy()
-    for i, r in ci.iterrows():
-        if r["metric"] not in BINARY_METRICS:
-            continue
-        values = per_query.loc[per_query["scorer"] == r["scorer"], r["metric"]].dropna()
-        ci.loc[i, ["low", "high"]] = wilson_interval(int(round(values.sum())), len(values))
-    return ci
+    return with_wilson(ci, per_query, BINARY_METRICS, keys=("scorer",))
 
 
 def compare_styles(styles: Mapping[str, tuple[Sequence, Sequence[Query]]],

@@ -27,7 +27,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-__all__ = ["bootstrap_intervals", "paired_comparison", "sign_test", "holm", "wilson_interval"]
+__all__ = ["bootstrap_intervals", "paired_comparison", "sign_test", "holm", "wilson_interval",
+           "with_wilson"]
 
 _KEYS = ["scorer", "top_k", "query_id"]
 
@@ -82,6 +83,27 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float,
     low, high = max(0.0, center - half), min(1.0, center + half)
     # exact ends: 0 successes reach 0, n successes reach 1 (no rounding just above/below)
     return (0.0 if successes == 0 else float(low)), (1.0 if successes == n else float(high))
+
+
+def with_wilson(intervals: pd.DataFrame, query_metrics: pd.DataFrame,
+                metrics: Sequence[str] = ("Complete@k",),
+                keys: Sequence[str] = ("scorer", "top_k")) -> pd.DataFrame:
+    """``intervals`` (:func:`bootstrap_intervals`) with the rows of the 0/1 ``metrics``
+    given the Wilson score interval of their rate instead (successes and n counted from
+    ``query_metrics``, ``nan`` left out). Other rows are unchanged."""
+    out = intervals.copy()
+    keys = [k for k in keys if k in intervals.columns and k in query_metrics.columns]
+    for i, r in out.iterrows():
+        if r["metric"] not in metrics:
+            continue
+        mask = pd.Series(True, index=query_metrics.index)
+        for k in keys:
+            mask &= query_metrics[k] == r[k]
+        values = query_metrics.loc[mask, r["metric"]].dropna()
+        if len(values) and not values.isin([0, 1]).all():
+            raise ValueError(f"with_wilson: {r['metric']} is not 0/1 per query")
+        out.loc[i, ["low", "high"]] = wilson_interval(int(values.sum()), len(values))
+    return out
 
 
 def bootstrap_intervals(query_metrics: pd.DataFrame,

@@ -971,8 +971,9 @@ def render_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
         out += ["<h2>Headline</h2>",
                 f'<p class="source">From <a href="{escape(src)}">{escape(src)}</a>, {n} '
                 "queries: share of required tools sent (R@k) and of queries with every "
-                "required tool sent (Complete@k), with bootstrap 95% intervals over queries "
-                "where computed; MRR; payload = name + description characters sent per "
+                "required tool sent (Complete@k), with 95% intervals where computed (as the "
+                "report's intervals.csv says: a bootstrap over queries, Wilson's for "
+                "Complete@k); MRR; payload = name + description characters sent per "
                 "query, reduction against sending every tool.</p>", "<table><thead><tr>"
                 + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr></thead><tbody>"]
         for row in rows:
