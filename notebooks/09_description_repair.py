@@ -68,12 +68,14 @@ from toolsel.eval.discovery import filter_split, write_table
 from toolsel.eval.failure_modes import classify_misses, repair_hints
 from toolsel.eval.stats import paired_comparison
 from toolsel.report import markdown as md
+from toolsel.report import claims
 from toolsel.report.claims import plural
 
 pd.set_option("display.precision", 3)
 pd.set_option("display.max_colwidth", 90)
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
+log = claims.ClaimLog(out)
 
 
 def _same(a: str, b: str) -> bool:
@@ -258,41 +260,36 @@ if patch is not None and bundled:
     assert d["gain"] > 0.15 and d["queries_broken"] == 0
     # the held-back sets are the evidence; they must be reported whatever they show
     assert t["found"] >= t["lost"] and r["lost"] == 0
+    gain_csv = table.reset_index()
+
+    def said(suite, scorer_name=hint_scorer):
+        return log.add(claims.repair_change(gain_csv, "gain_by_suite.csv", suite=suite,
+                                            scorer=scorer_name, metric=f"Complete@{top_k}"))
+
     display(Markdown(
-        f"**Reading ({hint_scorer}, Complete@{top_k}).** On dev, where the repairs were chosen, "
-        f"{d['v1']:.1%} → {d['v2']:.1%} ({100 * d['gain']:+.1f} points, {plural(int(d['found']), 'tool')} "
-        f"found, {int(d['lost'])} lost, {int(d['queries_broken'])} requests broken). On the "
-        f"held-back **test** split: {t['v1']:.1%} → {t['v2']:.1%} ({100 * t['gain']:+.1f} "
-        f"points; {int(t['found'])} found, "
-        f"{int(t['lost'])} lost, {int(t['queries_fixed'])} requests fixed, "
-        f"{int(t['queries_broken'])} broken; {int(t['n'])} requests). On the {int(r['n'])} "
-        f"replication queries with a filtered required tool: {r['v1']:.1%} → "
-        f"{r['v2']:.1%} ({int(r['found'])} found, {int(r['lost'])} lost). "
+        f"**Reading ({hint_scorer}).** Where the repairs were chosen, {said('dev')}. On the "
+        f"held-back **test** split, {said('test')}. On the replication queries with a filtered "
+        f"required tool, {said('replication')}. "
         + ("Most of the dev gain did not carry over: repairs written from a few dozen dev "
            "misses fit those requests' words. " if t["gain"] < d["gain"] / 2 else
            "The gain carries over to the held-back requests. ")
         + "This is what the held-back split is for: judge a patch on test, count its losses as "
         "well as its gains, and repair from *kinds* of misses rather than single requests."))
-    worse_test = table.loc["test"][table.loc["test"]["gain"] < 0]
-    better_test = table.loc["test"][table.loc["test"]["gain"] > 0]
+    tests_ = table.loc["test"]
     display(Markdown(
-        f"**The other scorers on test (Complete@{top_k}).** "
-        + ("The repair made " + ", ".join(
-            f"`{s_}` worse ({100 * r['gain']:+.1f} points, {plural(int(r['lost']), 'tool')} lost, "
-            f"{int(r['queries_broken'])} requests broken)" for s_, r in worse_test.iterrows())
-           + ". " if len(worse_test) else "No scorer got worse on test. ")
-        + ("It helped " + ", ".join(f"`{s_}` ({100 * r['gain']:+.1f})"
-                                   for s_, r in better_test.iterrows()) + ". "
-           if len(better_test) else "")
-        + ("Every paired interval of a test change includes zero: on "
-           f"{int(table.loc['test']['n'].iloc[0])} requests these changes are within the noise."
-           if ((table.loc["test"]["gain_low"] <= 0)
-               & (table.loc["test"]["gain_high"] >= 0)).all()
-           else "Some test changes have intervals that exclude zero (see the table).")))
+        f"**Every scorer on test.** "
+        + "; ".join(f"`{md.escape(s_)}`: " + said("test", s_) for s_ in tests_.index) + ". "
+        + ("Every paired interval of a test change includes zero: these changes are within "
+           "the noise." if ((tests_["gain_low"] <= 0) & (tests_["gain_high"] >= 0)).all()
+           else "Some test changes have intervals that exclude zero.")))
 elif patch is not None:
-    g = table.xs(hint_scorer, level="scorer")
+    gain_csv = table.reset_index()
     display(Markdown(
-        f"**Reading ({hint_scorer}, Complete@{top_k}).** "
-        + "; ".join(f"{name}: {r['v1']:.1%} → {r['v2']:.1%} ({plural(int(r['found']), 'tool')} found, "
-                    f"{int(r['lost'])} lost)" for name, r in g.iterrows())
+        f"**Reading ({hint_scorer}"
+        + ("" if has_split else ", in-sample: the misses and the repair's effect on the same "
+           "requests") + ").** "
+        + "; ".join(log.add(claims.repair_change(gain_csv, "gain_by_suite.csv", suite=name,
+                                                 scorer=hint_scorer,
+                                                 metric=f"Complete@{top_k}"))
+                    for name in table.index.get_level_values("suite").unique())
         + ". Judge a patch on requests it was not written from, and count its losses."))

@@ -36,7 +36,7 @@ __all__ = ["Ref", "Num", "Claim", "ClaimLog", "CLAIMS_FILE", "in_sample_words", 
            "one_request", "leader", "values", "real_differences", "mode_summary", "change",
            "escape_hatch", "verdict_label", "versus_best", "versus_rows", "variant_vs", "signal_alone",
            "policy_beats", "benchmark_counts", "interval_text", "rate_with_interval",
-           "latency", "which_scorer_verdicts", "page_summary", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows"]
+           "latency", "which_scorer_verdicts", "repair_change", "page_summary", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows"]
 
 #: The file a page's claims are written to, beside its CSVs.
 CLAIMS_FILE = "claims.json"
@@ -642,6 +642,31 @@ def which_scorer_verdicts(versus: pd.DataFrame, *, versus_source: str,
                    + latency(latency_long, latency_long_source, candidate=candidate,
                              tools=False, p95_all=True) + ".")
     return out
+
+
+def repair_change(table: pd.DataFrame, source: str, *, suite: str, scorer: str,
+                  metric: str = "Complete@k") -> Claim:
+    """What a description repair changed on one suite for one scorer, from
+    ``gain_by_suite.csv`` (``suite, scorer, v1, v2, gain, gain_low, gain_high, found, lost,
+    queries_fixed, queries_broken, n``): before → after, the change with its paired
+    interval, tools found and lost, requests fixed and broken, and n."""
+    b = _Builder()
+    w = {"suite": suite, "scorer": scorer}
+    part = _rows(table, w)
+    if len(part) != 1:
+        return b.claim(f"No {b.lit(suite)} result for {b.code(scorer)}.")
+    r = part.iloc[0]
+
+    def n(col, kind="int", digits=0):
+        return b.num(r[col], Ref(source, col, w), kind, digits)
+
+    return b.claim(
+        f"{b.lit(suite)}: {b.lit(metric)} {n('v1', 'pct', 1)} → {n('v2', 'pct', 1)} "
+        f"({n('gain', 'spoints', 1)} points [{n('gain_low', 'spoints', 1)}, "
+        f"{n('gain_high', 'spoints', 1)}]; {n('found')} "
+        f"tool{'s' if int(r['found']) != 1 else ''} found, {n('lost')} lost, "
+        f"{n('queries_fixed')} request{'s' if int(r['queries_fixed']) != 1 else ''} fixed, "
+        f"{n('queries_broken')} broken; {n('n')} request{'s' if int(r['n']) != 1 else ''})")
 
 
 # --------------------------------------------------------------------------------------------
