@@ -60,6 +60,7 @@ from toolsel import load_queries, load_registry
 from toolsel.eval.replication import is_article_registry
 from toolsel.eval.benchmark import (measure_scale, plot_latency_vs_tools, scale_table,
                                targets_table)
+from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import save_figure
 from toolsel.synthetic import synthetic_queries, synthetic_registry
@@ -239,6 +240,10 @@ else:
                            chars.mean(), "longest tool text (chars)": chars.max(),
                            "timed texts": "queries" if queries else "tool descriptions",
                            "mean words per timed text": words.mean()}])
+    sizes.to_csv(out / "given_registry.csv", index=False, lineterminator="\n")
+    display(Markdown("**This run:** " + claims.ClaimLog(out).summary(claims.counts(
+        sizes, "given_registry.csv", "Selection latency measured on this registry ({n} tools), "
+        "beside the committed benchmark.", n="tools"))))
     display(Markdown(md.table(sizes, {"mean chars per tool (name + description)": "{:,.0f}",
                                       "longest tool text (chars)": "{:,.0f}",
                                       "mean words per timed text": "{:.1f}"})))

@@ -120,7 +120,7 @@ display(Markdown(md.table(sizes, link=f"{out.name}/sizes.csv")))
 reported = (f"{split} requests" if has_split
             else "every request: the file has no split")
 display(Markdown("**This run:** " + log.summary(claims.count_rows(
-    sizes, "sizes.csv", "every scorer and the default against the best single one, on {n} "
+    sizes, "sizes.csv", "Every scorer and the default against the best single one, on {n} "
     "registr" + ("y" if len(sizes) == 1 else "ies") + f" ({reported.split(':')[0]}"
     + ("" if has_split else ", in-sample") + ")."))))
 

@@ -131,7 +131,7 @@ shown_sizes = sizes if has_split else sizes.drop(columns=["dev requests"]).renam
     "test requests": "requests (in-sample)", "multi-tool (test)": "multi-tool"})
 display(Markdown(md.table(shown_sizes, link=f"{out.name}/sizes.csv")))
 display(Markdown("**This run:** " + log.summary(claims.count_rows(
-    sizes, "sizes.csv", "selection policies against fixed top-K on {n} registr"
+    sizes, "sizes.csv", "Selection policies against fixed top-K on {n} registr"
     + ("y" if len(sizes) == 1 else "ies") + f" ({words['heading']})."))))
 
 # %% [markdown]

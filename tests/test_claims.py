@@ -393,3 +393,15 @@ def test_with_wilson_replaces_only_the_binary_rows():
     with pytest.raises(ValueError, match="not 0/1"):
         with_wilson(bootstrap_intervals(qm.assign(**{"Complete@k": 0.5})), qm.assign(
             **{"Complete@k": 0.5}))
+
+
+def test_figures_keep_their_alt_text_in_the_html_page():
+    from toolsel.report.html import NO_ALT, fill_image_alt
+    nb = {"cells": [{"outputs": [
+        {"data": {"image/png": "x"}, "metadata": {"image/png": {"alt": 'R@k "vs" payload'}}},
+        {"data": {"image/png": "y"}, "metadata": {}}]}]}
+    page = f'<img src="a" alt="{NO_ALT}"/><img src="b" alt="{NO_ALT}"/>'
+    assert fill_image_alt(page, nb) == \
+        f'<img src="a" alt="R@k &quot;vs&quot; payload"/><img src="b" alt="{NO_ALT}"/>'
+    # counts that do not match: left alone rather than mislabelled
+    assert fill_image_alt(page[: page.index("<img", 1)], nb) == page[: page.index("<img", 1)]

@@ -781,7 +781,8 @@ class ClaimLog:
         """Record the page's one-line summary of what ran on this data (the index card's
         text, :func:`page_summary`); the claim is checked like any other."""
         text = self.add(claim, *extra)
-        self._summary = _plain(text)
+        plain = _plain(text)
+        self._summary = plain[:1].upper() + plain[1:]
         self.write()
         return text
 

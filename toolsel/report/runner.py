@@ -394,7 +394,7 @@ def export_html(executed: str | Path, html: str | Path) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
 
-    from .html import sanitize_html
+    from .html import fill_image_alt, sanitize_html
     from html import escape
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True, sanitize_html=True,
@@ -403,6 +403,7 @@ def export_html(executed: str | Path, html: str | Path) -> Path:
     nb.metadata.pop("title", None)  # the page title is the notebook's first heading
     title = page_title(executed)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    body = fill_image_alt(body, nb)  # the figures' own alt text (save_figure(alt=...))
     # nbconvert draws a uuid4 per widget output element: number them for identical reruns
     seen: dict[str, str] = {}
     body = _UUID.sub(lambda m: seen.setdefault(m.group(0), f"widget-output-{len(seen) + 1}"),
