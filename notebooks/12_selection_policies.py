@@ -315,7 +315,8 @@ display(Markdown(md.table(style_verdict.rename(columns={
 n_styles = int(style_verdict["beats_top_k"].sum())
 display(Markdown(f"**Verdict ({words['heading']}).** " + log.add(claims.policy_beats(
     style_verdict, verdict, "style_verdict.csv", "policy_verdict.csv",
-    in_sample=not has_split))))
+    in_sample=not has_split,
+    unit=("style", "styles") if bundled else ("registry", "registries")))))
 if bundled and len(style_verdict) >= 5:
     # the target: at least one adaptive policy beats fixed top-K on two styles or more
     assert n_styles >= 2, style_verdict

@@ -674,7 +674,8 @@ def repair_change(table: pd.DataFrame, source: str, *, suite: str, scorer: str,
 
 
 def policy_beats(style_verdict: pd.DataFrame, policy_verdict: pd.DataFrame, source: str,
-                 policy_source: str, *, in_sample: bool) -> Claim:
+                 policy_source: str, *, in_sample: bool,
+                 unit: tuple[str, str] = ("style", "styles")) -> Claim:
     """How many styles a policy other than fixed top-K beats it on, and, per policy, on
     which styles (from ``style_verdict.csv`` and ``policy_verdict.csv``)."""
     b = _Builder()
@@ -684,7 +685,7 @@ def policy_beats(style_verdict: pd.DataFrame, policy_verdict: pd.DataFrame, sour
     beats = style_verdict[style_verdict["beats_top_k"].astype(bool)]
     nb = b.num(len(beats), Ref(source, "beats_top_k", {}, "count_true"))
     nn = b.num(n, Ref(source, "style", {}, "count"))
-    unit = "style" if n == 1 else "styles"
+    unit = unit[0] if n == 1 else unit[1]
     text = (f"A policy other than fixed top-K beats it on the frontier on **{nb} of {nn}** "
             f"{unit}")
     pv = policy_verdict.copy()
