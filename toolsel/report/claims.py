@@ -807,7 +807,8 @@ class ClaimLog:
             claim = Claim(str(claim))
             if numbers_in(claim.text):
                 raise ValueError(f"a claim with numbers needs their sources: {claim.text!r}")
-        if all(c.text != claim.text for c in self.claims):
+        # the same sentence read from other rows ("(4 misses)" for two scorers) is kept twice
+        if all(c.to_dict() != claim.to_dict() for c in self.claims):
             self.claims.append(claim)
             self.write()
         return claim.text
