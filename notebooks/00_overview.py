@@ -49,9 +49,10 @@ from IPython.display import Markdown, display
 from toolsel import load_queries, load_registry
 from toolsel.eval.sweep import sweep
 from toolsel.tables.replication import ARTICLE, benchmark_facts, headline_frame, is_article_benchmark
-from toolsel.tables.scenario import ARTICLE_TOOLS, article_scenario, scenario_tools_present
-from toolsel.eval.stats import bootstrap_intervals
-from toolsel.report import find_notebooks, notebook_title
+from toolsel.tables.scenario import (ARTICLE_TOOLS, article_scenario, scenario_table,
+                                     scenario_tools_present)
+from toolsel.eval.stats import bootstrap_intervals, with_wilson
+from toolsel.report import claims, find_notebooks, notebook_title
 from toolsel.report import markdown as md
 from toolsel.report.runner import distinct_top_k, headline_k, top_k_note
 from toolsel.io import write_table
@@ -62,44 +63,47 @@ reg = load_registry(registry)
 qs = load_queries(queries, reg)
 facts = benchmark_facts(reg, qs)
 article = is_article_benchmark(reg, qs)  # the bundled data: article-specific text and checks
+log = claims.ClaimLog(out)
+data = claims.data_table(reg, qs)
+write_table(data, out / "data.csv", float_format=None)
 
+domains = " over {d} domains" if facts["n_domains"] else ""
+registry_line = log.add(claims.counts(
+    data, "data.csv", "**{n} tools**" + domains + "; {a} marked always-include.",
+    n="n_tools", a="n_always_include", **({"d": "n_domains"} if facts["n_domains"] else {})))
 if article:
-    registry_line = (
-        f"- **{facts['n_tools']} tools** over {facts['n_domains']} domains, modeled on what 4–5 "
-        "MCP servers expose (Slack, GitHub, Linear, Jira, Gmail, Calendar, Drive, Notion, a "
-        f"CRM, web, weather, finance...); {facts['n_always_include']} are marked "
-        "always-include (the filesystem/task core).")
-    query_examples = (' ("send a direct message to alice on slack")',
-                      ' ("let the team know in the channel that the deploy finished")')
-else:
-    registry_line = (f"- **{facts['n_tools']} tools** over {facts['n_domains']} domains; "
-                     f"{facts['n_always_include']} marked always-include.")
-    query_examples = ("", "")
-unlabeled = facts["n_queries"] - facts["n_direct"] - facts["n_indirect"]
-display(Markdown(f"""
-## The benchmark
-
-{registry_line} Sending them all costs **{facts['unfiltered_chars']:,} characters** of name +
-  description ({facts['unfiltered_tokens']:,} `cl100k_base` tokens)"""
-    + (f"; the article's registry: {ARTICLE['unfiltered_chars']:,}." if article else ".") + f"""
-- **{facts['n_queries']} labeled queries** over {facts['n_query_domains']} domains:
-  {facts['n_direct']} direct{query_examples[0]}, {facts['n_indirect']} indirect{query_examples[1]}"""
-    + (f" ({unlabeled} without a phrasing label)" if unlabeled else "")
-    + f"; {facts['n_multi_tool']} need several tools."))
+    registry_line += " " + log.fixed(
+        "Modeled on what 4–5 MCP servers expose (Slack, GitHub, Linear, Jira, Gmail, "
+        "Calendar, Drive, Notion, a CRM, web, weather, finance...); the always-include ones "
+        "are the filesystem/task core.", "the article's benchmark (BRIEF.md)")
+payload = log.add(claims.counts(
+    data, "data.csv", "Sending them all costs **{c} characters** of name + description ({t} "
+    "`cl100k_base` tokens).", c="unfiltered_chars", t="unfiltered_tokens"))
+if article:
+    payload += " " + log.fixed(f"The article's registry: {ARTICLE['unfiltered_chars']:,}.",
+                               "the article (toolsel.tables.replication.ARTICLE)")
+display(Markdown("**This run:** " + log.summary(claims.counts(
+    data, "data.csv", "{t} tools and {q} labeled queries, every scorer at the headline cut-off.",
+    t="n_tools", q="n_queries"))))
+display(Markdown("## The benchmark\n\n- " + registry_line + " " + payload + "\n- "
+                 + log.add(claims.benchmark_counts(data, "data.csv"))
+                 + (' Direct: "send a direct message to alice on slack"; indirect: "let the '
+                    'team know in the channel that the deploy finished".' if article else "")))
 
 # %% [markdown]
 # ## Headline
 #
 # At the headline cut-off, each scorer's share of required tools sent (R@k) and of queries
-# with every required tool sent (Complete@k), with bootstrap 95% intervals over queries; MRR;
-# and the payload sent.
+# with every required tool sent (Complete@k), with 95% intervals (a bootstrap over queries for
+# R@k; Wilson's for Complete@k, a yes-or-no outcome per query); MRR; and the payload sent.
 
 # %%
 n_candidates = len(reg) - len(set(always_include))
 ks, dropped = distinct_top_k(top_k, n_candidates)
 k = headline_k(ks, n_candidates)
 result = sweep(reg, qs, scorers, ks, always_include=always_include, progress=False)
-intervals = bootstrap_intervals(result.query_metrics, n_boot=n_boot, seed=seed)
+intervals = with_wilson(bootstrap_intervals(result.query_metrics, n_boot=n_boot, seed=seed),
+                        result.query_metrics)
 headline = headline_frame(result.summary, intervals, top_k=k)
 write_table(headline, out / "headline.csv")
 
@@ -117,16 +121,28 @@ table = pd.DataFrame({
     "payload reduction": [f"{100 * v:.1f}%" for v in headline["payload_reduction"]]})
 note = top_k_note(ks, dropped, n_candidates)
 display(Markdown(md.table(table, max_rows=None, align={c: "right" for c in table.columns[1:]})
-                 + f"\n\n{len(qs)} queries; as CSV: "
-                 f"[headline.csv]({out.name}/headline.csv)."
+                 + "\n\n" + log.add(claims.counts(data, "data.csv", "{n} quer"
+                                                    + ("y" if len(qs) == 1 else "ies") + ".",
+                                                    n="n_queries"))
+                 + f" As CSV: [headline.csv]({out.name}/headline.csv)."
                  + (f"\n\n*{md.escape(note)}*" if note else "")))
+display(Markdown(log.add(claims.leader(headline, "R@k", "headline.csv", label=f"R@{k}"))
+                 + " " + log.add(claims.one_request(len(qs), "data.csv", column="n_queries",
+                                                    unit="query", what="R@k"))))
 
 # %%
 if scenario_tools_present(reg):
     turns = article_scenario(reg)
+    scen = scenario_table(turns)
+    write_table(scen, out / "scenario.csv", float_format=None)
+    seen = claims.Claim("")
+    for t in scen.itertuples():
+        seen = seen + claims.counts(scen, "scenario.csv", "{n}", where={"turn": t.turn},
+                                    n="n_tools_seen") + (", " if t.Index < len(scen) - 1 else "")
     display(Markdown(
-        "**Escape hatch, the article's 3-turn scenario** (K=1, Jaccard): the model sees "
-        + ", ".join(str(len(t.sent)) for t in turns) + " tools on the three turns; after its "
+        log.fixed("**Escape hatch, the article's 3-turn scenario** (K=1, Jaccard):",
+                  "the article's scenario (BRIEF.md)") + " the model sees "
+        + log.add(seen + " tools on the successive turns") + "; after its "
         "one `discover_tools` call the conversation's pins are "
         + ", ".join(md.code(p) for p in turns[-1].pinned) + "."))
 else:
@@ -146,7 +162,9 @@ else:
 nbs = find_notebooks(notebooks_dir)
 # titles only: which pages exist depends on the run (a report on other data skips some);
 # the index links every page this run wrote
-display(Markdown("\n".join(f"- **{p.stem[:2]}** {notebook_title(p)}" for p in nbs)
+display(Markdown(md.table(pd.DataFrame({"notebook": [p.stem[:2] for p in nbs],
+                                         "title": [notebook_title(p) for p in nbs]}),
+                          max_rows=None, raw=["title"])
                  + "\n\nThe pages of this report: [the index](index.html)."))
 
 # %%

@@ -30,9 +30,10 @@
 # - **payload reduction**: 1 − characters sent / characters of the whole registry
 #   (name + description, the article's measure).
 #
-# With few queries one miss moves R@k by several points (3.3 with the bundled 30): every mean
-# carries a bootstrap 95% interval, and a paired test says which differences between scorers
-# are real.
+# With few queries one miss moves R@k by several points (the sweep below says how many on
+# this data): every mean carries a 95% interval (a bootstrap over queries; Wilson's for
+# Complete@k, a yes-or-no outcome per query), and a paired test says which differences between
+# scorers are real.
 
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
@@ -53,7 +54,8 @@ from toolsel import load_queries, load_registry
 from toolsel.eval.sweep import sweep
 from toolsel.tables.replication import (ARTICLE, benchmark_facts, is_article_benchmark,
                                       miss_rank_bands, replication_table)
-from toolsel.eval.stats import bootstrap_intervals, paired_comparison
+from toolsel.eval.stats import bootstrap_intervals, paired_comparison, with_wilson
+from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_complete_vs_payload, plot_recall_vs_payload, save_figure
 from toolsel.report.runner import distinct_top_k, top_k_note
@@ -66,11 +68,19 @@ reg = load_registry(registry)
 qs = load_queries(queries, reg)
 facts = benchmark_facts(reg, qs)
 article = is_article_benchmark(reg, qs)  # the bundled data: the replication panel and its checks
-display(Markdown(
-    f"**{facts['n_tools']} tools** ({facts['n_always_include']} marked always-include), "
-    f"**{facts['n_queries']} labeled queries** ({facts['n_multi_tool']} needing several "
-    f"tools); sending every tool costs {facts['unfiltered_chars']:,} characters of name + "
-    f"description ({facts['unfiltered_tokens']:,} `cl100k_base` tokens)."))
+log = claims.ClaimLog(out)
+data = claims.data_table(reg, qs)
+write_table(data, out / "data.csv", float_format=None)
+display(Markdown("**This run:** " + log.summary(claims.counts(
+    data, "data.csv", "{q} labeled queries over {t} tools, every scorer at each cut-off K.",
+    q="n_queries", t="n_tools"))))
+display(Markdown(log.add(claims.one_request(len(qs), "data.csv", column="n_queries",
+                                             unit="query", what="R@k"))))
+display(Markdown(log.add(claims.counts(
+    data, "data.csv", "**{t} tools** ({a} marked always-include), **{q} labeled queries** ({m} "
+    "needing several tools); sending every tool costs {c} characters of name + description "
+    "({k} `cl100k_base` tokens).", t="n_tools", a="n_always_include", q="n_queries",
+    m="n_multi_tool", c="unfiltered_chars", k="unfiltered_tokens"))))
 
 # %% [markdown]
 # ## The sweep
@@ -88,8 +98,8 @@ if note:
     display(Markdown(f"*{md.escape(note)}*"))
 result = sweep(reg, qs, scorers, ks, always_include=always_include, progress=False)
 summary = result.summary
-intervals = bootstrap_intervals(result.query_metrics, ("R@k", "Complete@k"), n_boot=n_boot,
-                                seed=seed)
+intervals = with_wilson(bootstrap_intervals(result.query_metrics, ("R@k", "Complete@k"),
+                                            n_boot=n_boot, seed=seed), result.query_metrics)
 write_table(summary, out / "summary.csv")
 write_table(result.query_metrics, out / "query_metrics.csv")
 write_table(intervals, out / "intervals.csv")
@@ -104,15 +114,17 @@ def by_k(value, fmt):
 
 
 display(Markdown(
-    f"**R@k**, share of required tools sent ({len(qs)} queries):\n\n"
+    "**R@k**, share of required tools sent ("
+    + log.add(claims.counts(data, "data.csv", "{q} queries", q="n_queries")) + "):\n\n"
     + by_k("R@k", "{:.1%}")
     + "\n\n**Complete@k**, share of queries with every required tool sent:\n\n"
     + by_k("Complete@k", "{:.1%}")
-    + "\n\n**Payload reduction**, 1 − name + description characters sent / all tools':\n\n"
+    + "\n\n**Payload reduction**, one minus the name + description characters sent over all "
+    "tools':\n\n"
     + by_k("payload_reduction", "{:.1%}")
-    + "\n\nMRR (1 / rank of the first required tool, the same at every K): "
-    + ", ".join(f"{md.escape(s)} {summary.loc[summary.scorer == s, 'MRR'].iloc[0]:.3f}"
-                for s in order)
+    + "\n\nMRR (the reciprocal rank of the first required tool, the same at every K): "
+    + log.add(claims.values(summary[summary.top_k == ks[0]], "MRR", "summary.csv",
+                            where={"top_k": ks[0]}))
     + f". Every measure per scorer and K, with payload in characters and tokens and "
     f"Success@k: [summary.csv]({out.name}/summary.csv); per query: "
     f"[query_metrics.csv]({out.name}/query_metrics.csv)."))
@@ -127,7 +139,9 @@ display(Markdown(
 
 # %%
 fig = plot_recall_vs_payload(summary, intervals=intervals)
-save_figure(fig, out, "recall_vs_payload");
+save_figure(fig, out, "recall_vs_payload",
+            alt="R@k (%) against payload reduction (%), one curve per scorer, each point a "
+                "cut-off K, with bootstrap 95% intervals");
 
 # %% [markdown]
 # ## Complete@k: every required tool sent
@@ -137,12 +151,16 @@ save_figure(fig, out, "recall_vs_payload");
 
 # %%
 fig = plot_complete_vs_payload(summary, intervals=intervals)
-save_figure(fig, out, "complete_vs_payload");
+save_figure(fig, out, "complete_vs_payload",
+            alt="Complete@k (%) against payload reduction (%), one curve per scorer, each "
+                "point a cut-off K, with bootstrap 95% intervals");
 
 # %% [markdown]
-# ## Bootstrap 95% intervals at each cut-off
+# ## 95% intervals at each cut-off
 #
-# Percentile bootstrap over queries (the same resampled query sets for every scorer and K).
+# R@k: percentile bootstrap over queries (the same resampled query sets for every scorer and
+# K). Complete@k, a yes-or-no outcome per query: the Wilson score interval, which does not
+# collapse to a point at 0% or 100%.
 
 # %%
 wide = intervals.assign(ci=[md.interval(r.mean, r.low, r.high, digits=1)
@@ -159,8 +177,8 @@ display(Markdown("Mean [95% interval], in %:\n\n"
 #
 # Paired over the same queries: the mean difference (a − b) with a paired bootstrap interval,
 # the queries each scorer wins, and an exact sign test on the queries where they differ
-# (McNemar's exact test for 0/1 outcomes), Holm-adjusted over the six pairs at each K.
-# `real` means the adjusted p-value is below 0.05.
+# (McNemar's exact test for 0/1 outcomes), Holm-adjusted over every pair of scorers compared
+# at each K (five scorers make ten pairs). `real` means the adjusted p-value is below 0.05.
 
 # %%
 paired_r = paired_comparison(result.query_metrics, "R@k", n_boot=n_boot, seed=seed)
@@ -184,12 +202,9 @@ display(Markdown("R@k, paired over queries (a − b in points, with its 95% inte
                  f"[paired_complete.csv]({out.name}/paired_complete.csv)."))
 
 # %%
-real = paired_r[paired_r.real]
-display(Markdown(
-    "**Real R@k differences (Holm-adjusted sign test, p < 0.05):** "
-    + ("; ".join(f"K={r.top_k}: {md.escape(r.a)} vs {md.escape(r.b)} "
-                 f"({100 * r['diff']:+.1f} points)" for _, r in real.iterrows()) or "none")
-    + f". Every other pair's difference is within what {len(qs)} queries can tell apart."))
+display(Markdown("**Which R@k differences are real.** " + log.add(claims.real_differences(
+    paired_r, "paired_recall.csv", n_queries=int(summary["n_queries"].max()),
+    n_source="summary.csv"))))
 
 # %% [markdown]
 # ## Replication panel: our Jaccard beside the article's
@@ -215,11 +230,11 @@ else:
 if replicate:
     r = repl.set_index("measure")["ours"]
     lo, hi = repl.set_index("measure").loc["R@10", ["ours_low", "ours_high"]]
-    display(Markdown(f"""
+    display(Markdown(log.fixed(f"""
 | | article | ours |
 | --- | --- | --- |
 | unfiltered payload (61 tools) | {ARTICLE['unfiltered_chars']:,} chars | {int(r['unfiltered_chars']):,} chars |
-| R@10 | {100 * ARTICLE['R@10']:.0f}% | {100 * r['R@10']:.1f}% (95% CI {100 * lo:.1f}–{100 * hi:.1f}%) |
+| R@10 | {100 * ARTICLE['R@10']:.0f}% | {100 * r['R@10']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] |
 | payload reduction at K=10 | {100 * ARTICLE['payload_reduction@10']:.0f}% | {100 * r['payload_reduction@10']:.1f}% |
 | R@30 − R@10 | +{100 * ARTICLE['R@30 - R@10']:.0f} points | +{100 * r['R@30 - R@10']:.1f} points |
 
@@ -241,7 +256,8 @@ if replicate:
   query is ordered by its function words, often mid-table, and comes in at K=20 or 30. For
   K=30 to buy only 13 points, more of the article's misses must have ranked beyond 30.
 - The same-domain misses the article lists do reproduce (notebook 02).
-"""))
+""", "the article (toolsel.tables.replication.ARTICLE), replication.csv and "
+     "jaccard_miss_ranks.csv; bundled data only")))
 
 # %%
 # checks (they stop the report when a number is off; nothing is shown)

@@ -52,6 +52,7 @@ from toolsel import load_queries, load_registry
 from toolsel.eval.sweep import sweep
 from toolsel.tables.failure_modes import MODES, classify_misses, mode_counts, repair_hints
 from toolsel.tables.replication import ARTICLE_MISSES, is_article_benchmark
+from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.html import md_table
 from toolsel.report.plots import plot_failure_modes, save_figure
@@ -68,12 +69,20 @@ k = headline_k(top_k, len(reg) - len(set(always_include)))
 result = sweep(reg, qs, scorers, [k], always_include=always_include, progress=False)
 classified = classify_misses(result.misses, reg)
 write_table(classified, out / "misses.csv", float_format=None)
-display(Markdown(f"At K={k}: **{len(classified)} misses** (required tools not sent) over "
-                 f"{len(scorers)} scorers and {len(qs)} queries; every one is in "
-                 f"[misses.csv]({out.name}/misses.csv)."))
+log = claims.ClaimLog(out)
+data = claims.data_table(reg, qs)
+write_table(data, out / "data.csv", float_format=None)
+sizes = pd.DataFrame([{"top_k": k, "n_scorers": len(scorers), "n_misses": len(classified)}])
+write_table(sizes, out / "run.csv", float_format=None)
+display(Markdown(log.summary(claims.counts(
+    sizes.join(data), "run.csv", "At K={k}: **{n} miss" + ("" if len(classified) == 1 else "es")
+    + "** (required tools not sent) over {s} scorer" + ("" if len(scorers) == 1 else "s"),
+    k="top_k", n="n_misses", s="n_scorers"), claims.counts(
+    data, "data.csv", "and {q} quer" + ("y" if len(qs) == 1 else "ies") + ".", q="n_queries"))
+    + f" Every miss is in [misses.csv]({out.name}/misses.csv)."))
 
 # %% [markdown]
-# ## Every miss of the first scorer (the article's, Jaccard, by default)
+# ## Every miss of the first scorer listed (Jaccard, the article's, by default)
 #
 # `sent instead` lists the K tools sent, best first; a sibling of the expected tool is in
 # **bold**.
@@ -91,15 +100,15 @@ table = pd.DataFrame({"query": rows["query"], "expected": rows["expected"],
                       "rank": rows["rank"],
                       "sent instead (best first)": [_sent(r) for _, r in rows.iterrows()],
                       "failure mode": rows["mode"]})
-display(Markdown(f"**{md.escape(first)}** at K={k}: "
+display(Markdown(f"**{md.escape(first)}** at K={k}:\n\n"
                  + (md_table(table, code=["expected"], raw=["sent instead (best first)"])
                     if len(rows) else "no misses.")))
 
 # %% [markdown]
 # ### The article's three misses
 #
-# The article lists three Jaccard misses at K=10. On the bundled data they reproduce: the
-# required tool is not sent, and for the first two a sibling is. (Other data: skipped.)
+# The article lists three Jaccard misses at K=10. On the bundled data this section lists them
+# as this run ranks them (other data: skipped).
 
 # %%
 show_article = article and first == "jaccard" and k == 10
@@ -114,6 +123,10 @@ if show_article:
                        "failure mode": r["mode"], "sibling sent": sibling or "",
                        "first 5 sent (best first)": ", ".join(r.sent_instead.split(";")[:5])})
     display(Markdown(md.table(pd.DataFrame(listed), code=["wanted"])))
+    display(Markdown("They reproduce here: the required tool is not sent"
+                     + (", and for the first two a sibling is." if all(
+                         sib in article_rows[text]["sent_instead"].split(";")
+                         for text, _, sib in ARTICLE_MISSES[:2]) else ".")))
     display(Markdown(
         "The third one differs in detail: the article's run sent file and Slack tools for "
         "\"what's 340 divided by 12\"; ours sends tools whose descriptions share the query's "
@@ -132,26 +145,42 @@ else:
 counts = mode_counts(classified, scorers=scorers)
 write_table(counts, out / "mode_counts.csv", float_format=None, index=True)
 fig = plot_failure_modes(counts, top_k=k)
-save_figure(fig, out, "failure_modes");
+save_figure(fig, out, "failure_modes",
+            alt=f"Misses at K={k} per scorer, stacked by failure mode (counts of required tools)");
 display(Markdown(f"Misses at K={k} per scorer and failure mode (counts of required tools):\n\n"
                  + md.table(counts, index=True, link=f"{out.name}/mode_counts.csv")))
 
 # %% [markdown]
-# Better lexical scorers remove most same-domain confusions (BM25 and TF-IDF down-weight words
-# many tools share, like "github", "create" or "jira", and ignore function words), but short
-# generic queries and vocabulary gaps survive every lexical scorer: there is no word to
-# match. The embedding scorer, which matches meaning rather than words, closes most of them.
+# What to expect from the scorers' design (the counts above say what happened on this data):
+# BM25 and TF-IDF down-weight words many tools share and ignore function words, which is
+# what same-domain confusions turn on; a short generic query or a vocabulary gap leaves a
+# lexical scorer no word to match; the embedding scorer matches meaning rather than words.
+
+# %%
+display(Markdown(log.add(claims.mode_summary(counts, "mode_counts.csv", k=k))))
 
 # %% [markdown]
 # ## Every miss, every scorer
+#
+# One table per scorer (at most 15 rows each; every row in the CSV).
 
 # %%
 every = classified.assign(missing=classified["missing_terms"].fillna("").str.replace(" ", ", "))
-display(Markdown(md.table(
-    every[["scorer", "query", "expected", "rank", "mode", "missing"]].rename(
-        columns={"expected": "required tool", "rank": "its rank", "mode": "failure mode",
-                 "missing": "query words missing from the tool"}),
-    code=["required tool"], link=f"{out.name}/misses.csv")))
+parts = []
+for name in scorers:
+    mine = every[every.scorer == name]
+    n_text = log.add(claims.counts(
+        counts.reset_index(), "mode_counts.csv",
+        "({n} miss" + ("" if len(mine) == 1 else "es") + ")", where={"scorer": name}, n="total"))
+    parts.append(f"**{md.escape(name)}** {n_text}"
+                 + (":\n\n" + md.table(
+                     mine[["query", "expected", "rank", "mode", "missing"]].rename(
+                         columns={"expected": "required tool", "rank": "its rank",
+                                  "mode": "failure mode",
+                                  "missing": "query words missing from the tool"}),
+                     code=["required tool"], link=f"{out.name}/misses.csv")
+                    if len(mine) else "."))
+display(Markdown("\n\n".join(parts)))
 
 # %% [markdown]
 # ## Repair hints

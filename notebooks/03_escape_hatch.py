@@ -48,6 +48,7 @@ from toolsel import Selector, load_queries, load_registry
 from toolsel.tables.replication import is_article_benchmark
 from toolsel.tables.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scenario, escape_hatch,
                                    scenario_table, scenario_tools_present)
+from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_escape_hatch, save_figure
 from toolsel.report.runner import headline_k
@@ -60,6 +61,13 @@ reg = load_registry(registry)
 qs = load_queries(queries, reg)
 article = is_article_benchmark(reg, qs)  # the bundled data: its numbers are checked
 k = headline_k(top_k, len(reg) - len(set(always_include)))
+log = claims.ClaimLog(out)
+data = claims.data_table(reg, qs)
+write_table(data, out / "data.csv", float_format=None)
+n_queries = log.add(claims.counts(data, "data.csv", "{q} queries", q="n_queries"))
+display(Markdown("**This run:** " + log.summary(claims.counts(
+    data, "data.csv", "What one discover call recovers of the misses at K=" + str(k)
+    + " over {q} labeled queries, per scorer.", q="n_queries"))))
 
 # %% [markdown]
 # ## The article's conversation
@@ -90,17 +98,21 @@ else:
 # %%
 if scenario:
     hit = next(t for t in turns if t.discover_query)
-    display(Markdown(f"On turn {hit.turn} the model calls `discover_tools` with "
-                     f"\"{md.escape(hit.discover_query)}\"; the tool answers: "
-                     f"\"{md.escape(hit.tool_result)}\""))
+    display(Markdown(log.fixed(f"On turn {hit.turn} the model calls `discover_tools` with "
+                               f"\"{md.escape(hit.discover_query)}\"; the tool answers: "
+                               f"\"{md.escape(hit.tool_result)}\"", "scenario.csv")))
 
-# %% [markdown]
-# Turn 2 shares no content word with the calculator's description ("evaluate a basic
-# arithmetic expression..."): with K=1 the filter sends the weather tool, the model says it
-# sees nothing for numbers and calls `discover_tools`, and the calculator is pinned. On turn
-# 3 the filter picks `translate_text`, and the pin keeps the calculator in view: three tools.
-#
-# Pins are per conversation: a new session over the same selector starts empty.
+# %%
+if scenario:
+    display(Markdown(log.fixed(
+        "Turn 2 shares no content word with the calculator's description (\"evaluate a basic "
+        "arithmetic expression...\"): with K=1 the filter sends the weather tool, the model "
+        "says it sees nothing for numbers and calls `discover_tools`, and the calculator is "
+        "pinned. On turn 3 the filter picks `translate_text`, and the pin keeps the "
+        "calculator in view: three tools.", "the article's scenario, checked by the asserts "
+        "below") + "\n\nPins are per conversation: a new session over the same selector "
+        "starts empty."))
+    assert [len(t.sent) for t in turns] == [2, 2, 3]  # what the text above says
 
 # %%
 if scenario:
@@ -108,8 +120,8 @@ if scenario:
                         always_include=())
     other_chat = selector.session()
     other_sent = other_chat.select("translate hello to French")
-    display(Markdown("Another conversation over the same selector, same turn 3: the model "
-                     "sees " + ", ".join(md.code(n) for n in other_sent) + "; pinned: "
+    display(Markdown(log.fixed("Another conversation over the same selector, same turn 3:",
+                               "the article's scenario") + " the model sees " + ", ".join(md.code(n) for n in other_sent) + "; pinned: "
                      + (", ".join(md.code(n) for n in other_chat.pinned) or "nothing") + "."))
 
 # %%
@@ -155,13 +167,17 @@ by_words = words.summary.set_index("scorer")[[
     "payload_chars_search_term", "payload_reduction_search_term"]]
 by_words.columns = [c.replace("search_term", "content_words") for c in by_words.columns]
 write_table(by_words.reset_index(), out / "summary_content_words.csv")
-# the figure: literal, unseen-only, and the label-free content-word call
-fig = plot_escape_hatch(hatch.summary.assign(
-    recovered_search_term=words.summary["recovered_search_term"].to_numpy()))
-for text in fig.axes[0].get_legend().get_texts():
-    if text.get_text() == "recovered: short search term":
-        text.set_text("recovered: content words of the query (no labels)")
-save_figure(fig, out, "escape_hatch");
+# the figure: literal, unseen-only, the label-free content-word call, and (when the queries
+# carry one) the labeler's search term, the upper bound
+has_terms = any(q.search_term for q in qs)
+figure_data = hatch.summary.assign(
+    recovered_content_words=words.summary["recovered_search_term"].to_numpy())
+fig = plot_escape_hatch(figure_data if has_terms
+                        else figure_data.drop(columns="recovered_search_term"))
+save_figure(fig, out, "escape_hatch",
+            alt=f"Per scorer, the required tools missed at K={k} and how many one discover call "
+                "recovers with the literal query, unseen tools only, the query's content words"
+                + (" and the labeler's search term (upper bound)" if has_terms else ""));
 
 # %%
 s = hatch.summary.set_index("scorer").join(by_words)
@@ -175,7 +191,7 @@ recovery = pd.DataFrame({
     "after search term (upper bound)": s["Complete_after_search_term"]})
 display(Markdown(
     f"Required tools missed at K={k}, and how many one `discover` call recovers (counts), "
-    f"then Complete@{k} before and after the call ({len(qs)} queries):\n\n"
+    f"then Complete@{k} before and after the call ({n_queries}):\n\n"
     + md.table(recovery, {c: "{:.0%}" for c in recovery.columns if "Complete" in c
                           or "after" in c}, index=True, link=f"{out.name}/summary.csv")
     + f"\n\nThe content-word variant: [summary_content_words.csv]"
@@ -201,32 +217,19 @@ cost = pd.DataFrame({
     "reduction, content words": s["payload_reduction_content_words"],
     "reduction, search term": s["payload_reduction_search_term"]})
 display(Markdown(
-    f"Mean name + description characters per query, extra `discover` calls over {len(qs)} "
-    "queries, and payload reduction against sending every tool:\n\n"
+    f"Mean name + description characters per query, extra `discover` calls over "
+    f"{n_queries}, and payload reduction against sending every tool:\n\n"
     + md.table(cost, {**{c: "{:,.0f}" for c in cost.columns if "chars" in c},
                       **{c: "{:.1%}" for c in cost.columns if "reduction" in c}},
                index=True)))
 
 # %%
+display(Markdown(log.add(claims.escape_hatch(
+    hatch.summary, "summary.csv", scorers[0], k, len(qs), words=by_words.reset_index(),
+    words_source="summary_content_words.csv", has_search_terms=has_terms))
+    + " The hatch is only as good as the words the model searches with: it pays off when "
+    "the model rephrases the need in the tools' vocabulary."))
 j = s.loc[scorers[0]]
-display(Markdown(
-    f"With **{md.escape(scorers[0])}** at K={k}: {int(j.misses)} misses in {int(j.queries_with_miss)} "
-    f"queries. One call with the user's words recovers {int(j.recovered_literal)}; with only "
-    f"unseen tools {int(j.recovered_literal_unseen)}; with the query's content words (no "
-    f"labels) {int(j.recovered_content_words)}, raising Complete@{k} from "
-    f"{100 * j['Complete@k']:.0f}% to {100 * j.Complete_after_content_words:.0f}%. With the "
-    f"labeler's search term it recovers {int(j.recovered_search_term)} "
-    f"(Complete@{k} {100 * j.Complete_after_search_term:.0f}%): an upper bound, since whoever "
-    f"wrote the term knew the answer; what a model's own search term recovers was not "
-    f"measured here. The cost with the search term: {int(j.extra_calls_search_term)} extra "
-    f"calls over {len(qs)} queries and "
-    f"{j.payload_chars_search_term - j.payload_chars:,.0f} more characters per query on "
-    f"average, so the payload reduction falls from {100 * j.payload_reduction:.1f}% to "
-    f"{100 * j.payload_reduction_search_term:.1f}%. The hatch is only as good as the words "
-    f"the model searches with: it pays off when the model rephrases the need in the tools' "
-    f"vocabulary."
-    + ("" if any(q.search_term for q in qs) else " (This query file gives no `search_term`: "
-       "the search-term call is never made.)")))
 
 # %% [markdown]
 # ### Each miss, and what each call found

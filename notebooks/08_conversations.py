@@ -127,13 +127,12 @@ turns = replay_table(replays)
 summary = replay_summary(turns)
 write_table(turns, out / "turns.csv")
 write_table(summary, out / "replay_summary.csv")
-# intervals resample turns (turns of one conversation are not independent: if anything,
-# these intervals are too narrow)
+# intervals resample whole conversations: the turns of one conversation are not independent
 per_turn = turns.assign(scorer=turns["strategy"] + " " + turns["policy"].fillna(""),
                         top_k=0, query_id=turns["conversation_id"] + ":"
                         + turns["turn"].astype(str))
-ci = bootstrap_intervals(per_turn, metrics=["available_at_start", "available"]).set_index(
-    ["scorer", "metric"])
+ci = bootstrap_intervals(per_turn, metrics=["available_at_start", "available"],
+                         cluster="conversation_id").set_index(["scorer", "metric"])
 
 
 shown = pd.DataFrame({
@@ -149,8 +148,8 @@ shown = pd.DataFrame({
     "tool tokens": summary["tools_tokens"], "reduction": summary["reduction"]})
 n_need = int(ci.loc[(f"eager ", "available_at_start"), "n_queries"])
 display(Markdown(f"Over {len(convs)} conversations; rates over the {n_need} turns that need a "
-                 "filtered tool, with bootstrap 95% intervals that resample turns (turns of one "
-                 "conversation are not independent, so these are if anything too narrow):\n\n"
+                 "filtered tool, with bootstrap 95% intervals that resample whole "
+                 "conversations (the turns of one conversation are not independent):\n\n"
                  + md.table(shown, {"pins / conversation": "{:.2f}", "reduction": "{:.0%}"},
                             link=f"{out.name}/replay_summary.csv")))
 
@@ -204,7 +203,9 @@ display(Markdown(md.table(tot_shown, {"cost": "{:,.0f}", "cost without cache": "
 
 # %%
 fig = plot_cost(totals)
-_ = save_figure(fig, out, "cost_by_strategy")
+_ = save_figure(fig, out, "cost_by_strategy",
+                alt="Input tokens per strategy split into uncached, cache-write and "
+                    "cache-read, and their cost in base-token equivalents")
 
 # %%
 t = totals.set_index("strategy")
@@ -252,7 +253,9 @@ fig = plot_conversation_requests(
     costs, shown_conv.id,
     title=f"Conversation {shown_conv.id}" + (f" ({shown_conv.title})" if shown_conv.title else "")
     + f", first message: \"{shown_conv.turns[0].user[:70]}\"")
-_ = save_figure(fig, out, "example_conversation")
+_ = save_figure(fig, out, "example_conversation",
+                alt=f"Input tokens of every request of conversation {shown_conv.id}, per "
+                    "strategy, split into uncached, cache-write and cache-read")
 
 # %% [markdown]
 # ## Sensitivity: minimum cacheable length and price ratios

@@ -70,8 +70,11 @@ from toolsel.tables.failure_modes import classify_misses, repair_hints
 from toolsel.report import markdown as md
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
+from toolsel.report import claims
+from toolsel.report.claims import plural
 
 out = setup(out_dir, figures=False, max_colwidth=90)
+log = claims.ClaimLog(out)
 
 
 def _same(a: str, b: str) -> bool:
@@ -115,7 +118,7 @@ display(Markdown(" ".join(notes + [
               if patch is not None else ".")])))
 
 # %% [markdown]
-# ## 1. Misses on dev, and what the descriptions lack
+# ## Misses on dev, and what the descriptions lack
 
 # %%
 dev_run = sweep(reg, dev, [hint_scorer], [top_k], always_include=sorted(reg.always_include),
@@ -131,7 +134,7 @@ def first_terms(text, n=8):
 
 
 display(Markdown(
-    f"{len(classified)} required tools missed by `{hint_scorer}` at K={top_k} on the "
+    f"{plural(len(classified), 'required tool')} missed by `{hint_scorer}` at K={top_k} on the "
     f"{dev_name} requests, by tool (request words the tool's text lacks, most frequent "
     "first):\n\n"
     + md.table(hints[["expected", "misses", "query_ids", "missing_terms"]].rename(
@@ -140,7 +143,7 @@ display(Markdown(
         link=f"{out.name}/dev_repair_hints.csv")))
 
 # %% [markdown]
-# ## 2. The patch
+# ## The patch
 #
 # Each repair keeps the old description and appends a short sentence of the vocabulary the
 # dev misses asked for ("inbox", "cancel", "reschedule", "appointment", "ping"...).
@@ -165,7 +168,7 @@ else:
         assert leaks.empty, f"repairs use held-back vocabulary:\n{leaks}"
     else:
         if unmotivated:
-            display(Markdown(f"**Warning:** {len(unmotivated)} repaired tools had no miss "
+            display(Markdown(f"**Warning:** {plural(len(unmotivated), 'repaired tool')} had no miss "
                              f"among the {dev_name} requests at K={top_k}."))
         if not leaks.empty:
             display(Markdown(f"**Warning:** the patch adds {len(leaks)} words that occur only "
@@ -178,7 +181,7 @@ else:
                                                    link=f"{out.name}/patch.csv")))
 
 # %% [markdown]
-# ## 3. Dev (where the repairs were chosen) vs test (held back)
+# ## Dev (where the repairs were chosen) vs test (held back)
 
 # %%
 if patch is not None:
@@ -228,41 +231,36 @@ if patch is not None and bundled:
     assert d["gain"] > 0.15 and d["queries_broken"] == 0
     # the held-back sets are the evidence; they must be reported whatever they show
     assert t["found"] >= t["lost"] and r["lost"] == 0
+    gain_csv = table.reset_index()
+
+    def said(suite, scorer_name=hint_scorer):
+        return log.add(claims.repair_change(gain_csv, "gain_by_suite.csv", suite=suite,
+                                            scorer=scorer_name, metric=f"Complete@{top_k}"))
+
     display(Markdown(
-        f"**Reading ({hint_scorer}, Complete@{top_k}).** On dev, where the repairs were chosen, "
-        f"{d['v1']:.1%} → {d['v2']:.1%} ({100 * d['gain']:+.1f} points, {int(d['found'])} tools "
-        f"found, {int(d['lost'])} lost, {int(d['queries_broken'])} requests broken). On the "
-        f"held-back **test** split: {t['v1']:.1%} → {t['v2']:.1%} ({100 * t['gain']:+.1f} "
-        f"points; {int(t['found'])} found, "
-        f"{int(t['lost'])} lost, {int(t['queries_fixed'])} requests fixed, "
-        f"{int(t['queries_broken'])} broken; {int(t['n'])} requests). On the {int(r['n'])} "
-        f"replication queries with a filtered required tool: {r['v1']:.1%} → "
-        f"{r['v2']:.1%} ({int(r['found'])} found, {int(r['lost'])} lost). "
+        f"**Reading ({hint_scorer}).** Where the repairs were chosen, {said('dev')}. On the "
+        f"held-back **test** split, {said('test')}. On the replication queries with a filtered "
+        f"required tool, {said('replication')}. "
         + ("Most of the dev gain did not carry over: repairs written from a few dozen dev "
            "misses fit those requests' words. " if t["gain"] < d["gain"] / 2 else
            "The gain carries over to the held-back requests. ")
         + "This is what the held-back split is for: judge a patch on test, count its losses as "
         "well as its gains, and repair from *kinds* of misses rather than single requests."))
-    worse_test = table.loc["test"][table.loc["test"]["gain"] < 0]
-    better_test = table.loc["test"][table.loc["test"]["gain"] > 0]
+    tests_ = table.loc["test"]
     display(Markdown(
-        f"**The other scorers on test (Complete@{top_k}).** "
-        + ("The repair made " + ", ".join(
-            f"`{s_}` worse ({100 * r['gain']:+.1f} points, {int(r['lost'])} tools lost, "
-            f"{int(r['queries_broken'])} requests broken)" for s_, r in worse_test.iterrows())
-           + ". " if len(worse_test) else "No scorer got worse on test. ")
-        + ("It helped " + ", ".join(f"`{s_}` ({100 * r['gain']:+.1f})"
-                                   for s_, r in better_test.iterrows()) + ". "
-           if len(better_test) else "")
-        + ("Every paired interval of a test change includes zero: on "
-           f"{int(table.loc['test']['n'].iloc[0])} requests these changes are within the noise."
-           if ((table.loc["test"]["gain_low"] <= 0)
-               & (table.loc["test"]["gain_high"] >= 0)).all()
-           else "Some test changes have intervals that exclude zero (see the table).")))
+        f"**Every scorer on test.** "
+        + "; ".join(f"`{md.escape(s_)}`: " + said("test", s_) for s_ in tests_.index) + ". "
+        + ("Every paired interval of a test change includes zero: these changes are within "
+           "the noise." if ((tests_["gain_low"] <= 0) & (tests_["gain_high"] >= 0)).all()
+           else "Some test changes have intervals that exclude zero.")))
 elif patch is not None:
-    g = table.xs(hint_scorer, level="scorer")
+    gain_csv = table.reset_index()
     display(Markdown(
-        f"**Reading ({hint_scorer}, Complete@{top_k}).** "
-        + "; ".join(f"{name}: {r['v1']:.1%} → {r['v2']:.1%} ({int(r['found'])} tools found, "
-                    f"{int(r['lost'])} lost)" for name, r in g.iterrows())
+        f"**Reading ({hint_scorer}"
+        + ("" if has_split else ", in-sample: the misses and the repair's effect on the same "
+           "requests") + ").** "
+        + "; ".join(log.add(claims.repair_change(gain_csv, "gain_by_suite.csv", suite=name,
+                                                 scorer=hint_scorer,
+                                                 metric=f"Complete@{top_k}"))
+                    for name in table.index.get_level_values("suite").unique())
         + ". Judge a patch on requests it was not written from, and count its losses."))

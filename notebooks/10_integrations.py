@@ -61,6 +61,7 @@ from toolsel.cli import main as toolsel
 from toolsel.report import markdown as md
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
+from toolsel.report.claims import plural
 
 out = setup(out_dir, figures=False, precision=None)
 bundled_dumps = [Path(p).resolve() for p in mcp_dumps] == [
@@ -69,7 +70,7 @@ bundled_dumps = [Path(p).resolve() for p in mcp_dumps] == [
 bundled_registry = Path(registry).resolve() == Path("../data/registry.json").resolve()
 
 # %% [markdown]
-# ## 1. Import an MCP dump, then evaluate it
+# ## Import an MCP dump, then evaluate it
 #
 # Same as on the command line:
 #
@@ -88,7 +89,7 @@ imported = out / "registry.json"
 with contextlib.redirect_stdout(io.StringIO()):
     assert toolsel(["import", "--from", "mcp", *mcp_dumps, "--out", str(imported)]) == 0
 reg = load_registry(imported)
-display(Markdown(f"The merged registry: {len(reg)} tools.\n\n" + md.table(pd.DataFrame(
+display(Markdown(f"The merged registry: {plural(len(reg), 'tool')}.\n\n" + md.table(pd.DataFrame(
     [{"name": t.name, "server": t.metadata.get("server"),
       "original name": t.metadata.get("original_name", ""),
       "read-only": {True: "yes", False: "no"}.get(
@@ -112,7 +113,7 @@ display(Markdown(f"`toolsel sweep` on the imported registry ({int(summary['n_que
                             link=f"{out.name}/sweep/summary.csv")))
 
 # %% [markdown]
-# ## 2. Anthropic tool search: what is loaded, what is deferred
+# ## Anthropic tool search: what is loaded, what is deferred
 #
 # The always-include tools and the first turn's top-3 are loaded; every other tool is
 # deferred and costs nothing until a search finds it. The server-side search tool (BM25
@@ -167,7 +168,7 @@ if bundled_registry and search_query == "move a jira ticket to in progress":
     assert "jira_transition_issue" in [block["tool_name"] for block in result["content"]]
 
 # %% [markdown]
-# ## 3. The LangChain middleware through a real agent loop
+# ## The LangChain middleware through a real agent loop
 #
 # `ToolSelectionMiddleware` filters the tools before every model call (latest human message
 # as the query), adds `discover_tools`, and keeps pins in the agent's state, per thread. Four

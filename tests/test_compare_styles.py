@@ -148,7 +148,7 @@ def test_which_scorer_markdown_rounds_from_the_table_and_reads_the_paired_interv
     assert "| s (12, 9) | bm25 | 0.50 |" in text
     assert "| embedding | 0.89 [0.82, 0.95] |" in text  # 0.946 rounds to 0.95
     assert "| **default** | **0.90** [0.85, 0.95] |" in text
-    assert "shows a gain nowhere" in text and "includes a loss" in text
+    assert "No paired interval shows a gain" in text and "includes a loss" in text
     assert "s R@5" in text
 
 

@@ -107,7 +107,7 @@ def test_markdown_escapes_data_and_formats_tables():
     assert text.splitlines()[0] == "| tool | n | r |"
     assert "| \\#x | 1,234 | 50% |" in text and "y\\|z" not in text
     assert "The first 1 of 2 rows; all of them in [t\\.csv](d/t.csv)." in text
-    assert md.interval(0.5, 0.25, 0.75) == "50% [25–75]"
+    assert md.interval(0.5, 0.25, 0.75) == "50% [25, 75]"
 
 
 def test_policy_frontier_labels_top_k_points(registry, queries):

@@ -88,7 +88,7 @@ def test_readme_lists_every_notebook_and_artifact_deterministically(nbdir, tmp_p
     assert "[report (HTML)](01_alpha.html)" in text and "00_zero.html" not in text
     assert "[recall_vs_payload](01_alpha/recall_vs_payload.png) " \
            "([svg](01_alpha/recall_vs_payload.svg))" in text
-    assert "| jaccard | 50.0% [35.0%, 68.0%] | 50.0% | 0.400 | 862 | 84.4% | 75.0% |" in text
+    assert "| jaccard | 50.0% [35.0, 68.0] | 50.0% | 0.400 | 862 | 84.4% | 75.0% |" in text
     assert "![R@k against payload reduction](01_alpha/recall_vs_payload.png)" in text
     assert "- `sweep/`: [summary.csv](sweep/summary.csv)" in text
     path = write_readme(rep, find_notebooks(nbdir))

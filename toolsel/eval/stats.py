@@ -7,6 +7,8 @@ difference between scorers a test. Both work on the per-query table of a sweep
 - :func:`bootstrap_intervals`: percentile bootstrap over queries (resampling queries with
   replacement), one interval per scorer × top_k × metric. The same resampled query sets are
   used for every scorer and cut-off, so intervals are comparable.
+- :func:`wilson_interval`: the Wilson score interval of a rate ``k / n``: honest on small ``n``
+  and at 0 or 1, where a bootstrap over n requests collapses to ``[0, 0]`` or ``[1, 1]``.
 - :func:`paired_comparison`: for every pair of scorers at every cut-off, the mean per-query
   difference, a paired bootstrap interval for it, how many queries each scorer wins, and an
   exact two-sided sign test on the queries where they differ (McNemar's exact test when the
@@ -25,7 +27,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-__all__ = ["bootstrap_intervals", "bootstrap_by_group", "paired_comparison", "sign_test", "holm"]
+__all__ = ["bootstrap_intervals", "bootstrap_by_group", "paired_comparison", "sign_test", "holm",
+           "wilson_interval", "with_wilson"]
 
 _KEYS = ["scorer", "top_k", "query_id"]
 
@@ -56,10 +59,62 @@ def _scorers(query_metrics: pd.DataFrame, scorers: Iterable[str] | None) -> list
     return scorers
 
 
+def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of the rate ``successes / n``: ``(low, high)``.
+
+    Unlike a bootstrap over ``n`` requests, it does not collapse to a point at 0 or 1 (0 of 10
+    gives about ``[0, 0.278]``) and keeps its coverage on small ``n``. ``n == 0`` gives
+    ``(nan, nan)``.
+    """
+    from scipy.stats import norm
+    if isinstance(successes, bool) or isinstance(n, bool):
+        raise TypeError("wilson_interval takes counts, not booleans")
+    if n < 0 or successes < 0 or successes > n:
+        raise ValueError(f"wilson_interval: need 0 <= successes <= n, got {successes} of {n}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}")
+    if n == 0:
+        return float("nan"), float("nan")
+    z = float(norm.ppf(1 - (1 - level) / 2))
+    p = successes / n
+    denom = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z / denom * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    low, high = max(0.0, center - half), min(1.0, center + half)
+    # exact ends: 0 successes reach 0, n successes reach 1 (no rounding just above/below)
+    return (0.0 if successes == 0 else float(low)), (1.0 if successes == n else float(high))
+
+
+def with_wilson(intervals: pd.DataFrame, query_metrics: pd.DataFrame,
+                metrics: Sequence[str] = ("Complete@k",),
+                keys: Sequence[str] = ("scorer", "top_k")) -> pd.DataFrame:
+    """``intervals`` (:func:`bootstrap_intervals`) with the rows of the 0/1 ``metrics``
+    given the Wilson score interval of their rate instead (successes and n counted from
+    ``query_metrics``, ``nan`` left out). Other rows are unchanged."""
+    out = intervals.copy()
+    keys = [k for k in keys if k in intervals.columns and k in query_metrics.columns]
+    for i, r in out.iterrows():
+        if r["metric"] not in metrics:
+            continue
+        mask = pd.Series(True, index=query_metrics.index)
+        for k in keys:
+            mask &= query_metrics[k] == r[k]
+        values = query_metrics.loc[mask, r["metric"]].dropna()
+        if len(values) and not values.isin([0, 1]).all():
+            raise ValueError(f"with_wilson: {r['metric']} is not 0/1 per query")
+        out.loc[i, ["low", "high"]] = wilson_interval(int(values.sum()), len(values))
+    return out
+
+
 def bootstrap_intervals(query_metrics: pd.DataFrame,
                         metrics: Sequence[str] = ("R@k", "Complete@k"), *,
-                        n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+                        n_boot: int = 2000, level: float = 0.95, seed: int = 0,
+                        cluster: str | None = None) -> pd.DataFrame:
     """Percentile bootstrap intervals of the mean of each metric, per scorer × top_k.
+
+    ``cluster`` names a column grouping rows that are not independent (the turns of one
+    conversation, the tool calls of one task): whole groups are resampled, and the mean of a
+    resample is over every row of the groups drawn. Without it each query is its own group.
 
     Returns one row per ``scorer, top_k, metric`` with ``mean, low, high, n_queries``, rows in
     the table's scorer and top_k order.
@@ -67,13 +122,25 @@ def bootstrap_intervals(query_metrics: pd.DataFrame,
     if isinstance(metrics, str):
         metrics = [metrics]
     _check(query_metrics, metrics)
+    if cluster is not None and cluster not in query_metrics.columns:
+        raise KeyError(f"query_metrics has no cluster column {cluster!r}")
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level}")
     query_ids = list(dict.fromkeys(query_metrics["query_id"]))
+    if cluster is None:
+        group_of = {q: i for i, q in enumerate(query_ids)}
+        n_groups = len(query_ids)
+    else:
+        first = query_metrics.drop_duplicates("query_id").set_index("query_id")[cluster]
+        groups = list(dict.fromkeys(first.loc[query_ids]))
+        gpos = {c: i for i, c in enumerate(groups)}
+        group_of = {q: gpos[first.loc[q]] for q in query_ids}
+        n_groups = len(groups)
     rng = np.random.default_rng(seed)
-    # one set of resampled queries shared by every scorer, cut-off and metric
-    draws = rng.integers(0, len(query_ids), size=(n_boot, len(query_ids)))
+    # one set of resampled groups shared by every scorer, cut-off and metric
+    draws = rng.integers(0, n_groups, size=(n_boot, n_groups))
     pos = {q: i for i, q in enumerate(query_ids)}
+    gidx = np.array([group_of[q] for q in query_ids], dtype=int)
     alpha = (1 - level) / 2
     rows = []
     for (scorer, k), g in query_metrics.groupby(["scorer", "top_k"], sort=False):
@@ -81,11 +148,11 @@ def bootstrap_intervals(query_metrics: pd.DataFrame,
         for metric in metrics:
             values = np.full(len(query_ids), np.nan)
             values[idx] = g[metric].to_numpy(dtype=float)
-            sample = values[draws]
-            valid = ~np.isnan(sample)
-            counts = valid.sum(axis=1)
-            means = np.where(counts > 0, np.nansum(sample, axis=1) / np.maximum(counts, 1),
-                             np.nan)
+            ok = ~np.isnan(values)
+            sums = np.bincount(gidx[ok], weights=values[ok], minlength=n_groups)
+            counts = np.bincount(gidx[ok], minlength=n_groups).astype(float)
+            total, cnt = sums[draws].sum(axis=1), counts[draws].sum(axis=1)
+            means = np.where(cnt > 0, total / np.maximum(cnt, 1), np.nan)
             means = means[~np.isnan(means)]
             n = int((~np.isnan(values)).sum())
             mean = float(np.nanmean(values)) if n else float("nan")
@@ -124,15 +191,19 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
 
 def bootstrap_by_group(query_metrics: pd.DataFrame, by: str,
                        metrics: Sequence[str] = ("R@k", "Complete@k"), *,
-                       required: str | None = "n_required", **kwargs) -> pd.DataFrame:
+                       required: str | None = "n_required", wilson: Sequence[str] = (),
+                       **kwargs) -> pd.DataFrame:
     """:func:`bootstrap_intervals` within each group of ``by`` (a category, a number of
     required tools), groups in first-seen order, with a ``by`` column.
 
-    Rows whose ``required`` column is 0 (nothing to find) are dropped first; ``kwargs`` go to
+    Rows whose ``required`` column is 0 (nothing to find) are dropped first; the 0/1 metrics
+    named in ``wilson`` get the Wilson score interval instead of the bootstrap's
+    (:func:`with_wilson`: honest on small groups and at 0 or 1); ``kwargs`` go to
     :func:`bootstrap_intervals`. An empty table gives an empty frame with the usual columns.
     """
     frame = query_metrics if required is None else query_metrics[query_metrics[required] > 0]
-    parts = [bootstrap_intervals(g, metrics=list(metrics), **kwargs).assign(**{by: key})
+    parts = [with_wilson(bootstrap_intervals(g, metrics=list(metrics), **kwargs), g,
+                         [m for m in metrics if m in wilson]).assign(**{by: key})
              for key, g in frame.groupby(by, sort=False)]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["scorer", "top_k", "metric", "mean", "low", "high", "n_queries", by])

@@ -16,7 +16,38 @@ import pandas as pd
 
 from . import markdown
 
-__all__ = ["md_table", "sanitize_html"]
+__all__ = ["md_table", "sanitize_html", "fill_image_alt", "NO_ALT"]
+
+#: The alternative text nbconvert gives an image that has none.
+NO_ALT = "No description has been provided for this image"
+
+
+def fill_image_alt(page: str, nb) -> str:
+    """``page`` (nbconvert HTML of ``nb``) with each output image's alternative text taken from
+    its output metadata (``{"image/png": {"alt": ...}}``, set by
+    :func:`toolsel.report.plots.save_figure`) instead of nbconvert's placeholder.
+
+    nbconvert's lab template ignores that metadata and writes :data:`NO_ALT` on every output
+    image, in output order: the placeholders are matched to the PNG outputs in that order
+    (left as they are if the counts differ).
+    """
+    import html as _html
+    import re as _re
+    alts = []
+    for cell in nb.get("cells", []):
+        for out in cell.get("outputs", []):
+            if "image/png" in out.get("data", {}):
+                meta = out.get("metadata", {}).get("image/png", {})
+                alts.append(meta.get("alt") if isinstance(meta, dict) else None)
+    placeholder = f'alt="{NO_ALT}"'
+    if page.count(placeholder) != len(alts):
+        return page
+    it = iter(alts)
+
+    def repl(_m):
+        alt = next(it)
+        return f'alt="{_html.escape(alt, quote=True)}"' if alt else placeholder
+    return _re.sub(_re.escape(placeholder), repl, page)
 
 
 

@@ -5,7 +5,7 @@ such as ``#backend`` at the start of a line renders as a heading, ``|`` breaks a
 ``<x>`` vanishes as an HTML tag, so every data string goes through :func:`escape` before it
 is put into Markdown. :func:`table` renders a DataFrame as a Markdown table (no row numbers,
 formatted numbers, escaped cells) and shows only the top rows of a long table, with a link to
-the CSV holding all of them. :func:`interval` formats a rate with its bootstrap interval.
+the CSV holding all of them. :func:`interval` formats a rate with its interval (``"62% [45, 78]"``).
 """
 
 from __future__ import annotations
@@ -57,12 +57,15 @@ def pct(value: float, digits: int = 0) -> str:
 
 def interval(mean: float, low: float, high: float, *, percent: bool = True,
              digits: int = 0) -> str:
-    """A rate with its interval: ``"62% [45–78]"`` (``percent=False``: ``"0.62 [0.45–0.78]"``)."""
+    """A rate with its interval: ``"62% [45, 78]"`` (``percent=False``: ``"0.62 [0.45, 0.78]"``).
+
+    One format for every interval of the reports: the bounds in brackets, comma-separated.
+    """
     if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (mean, low, high)):
         return "–"
     if percent:
-        return f"{100 * mean:.{digits}f}% [{100 * low:.{digits}f}–{100 * high:.{digits}f}]"
-    return f"{mean:.{digits or 2}f} [{low:.{digits or 2}f}–{high:.{digits or 2}f}]"
+        return f"{100 * mean:.{digits}f}% [{100 * low:.{digits}f}, {100 * high:.{digits}f}]"
+    return f"{mean:.{digits or 2}f} [{low:.{digits or 2}f}, {high:.{digits or 2}f}]"
 
 
 def interval_row(row, *, percent: bool = True, digits: int = 0) -> str:
@@ -120,7 +123,8 @@ def table(df: pd.DataFrame, formats: Mapping[str, Format] | None = None, *,
         Show at most this many rows, followed by a line saying how many there are and, when
         ``link`` is given, where the CSV with all of them is.
     link : str, optional
-        Relative URL of the CSV holding the whole table.
+        Relative URL of the file holding the whole table (named "As CSV", "As JSON"... by
+        its extension).
     align : mapping column → ``"left"`` / ``"right"``
         Default: numbers right, everything else left.
     code : columns shown as inline code (:func:`code`).
@@ -163,5 +167,7 @@ def table(df: pd.DataFrame, formats: Mapping[str, Format] | None = None, *,
         text += f"\n\nThe first {len(shown)} of {n:,} rows"
         text += f"; all of them in [{escape(link.rsplit('/', 1)[-1])}]({link})." if link else "."
     elif link:
-        text += f"\n\nAs CSV: [{escape(link.rsplit('/', 1)[-1])}]({link})."
+        kind = {"csv": "As CSV", "json": "As JSON", "jsonl": "As JSON Lines"}.get(
+            link.rsplit(".", 1)[-1].lower(), "The file")
+        text += f"\n\n{kind}: [{escape(link.rsplit('/', 1)[-1])}]({link})."
     return text

@@ -57,8 +57,13 @@ def setup_style() -> None:
     matplotlib.rcParams["grid.alpha"] = 0.3
 
 
-def save_figure(fig, out_dir: str | Path, name: str) -> list[Path]:
-    """Write ``name.png`` and ``name.svg`` into ``out_dir``; return the paths."""
+def save_figure(fig, out_dir: str | Path, name: str, *, alt: str | None = None) -> list[Path]:
+    """Write ``name.png`` and ``name.svg`` into ``out_dir``; return the paths.
+
+    ``alt``: what the figure shows, in words. The figure is then displayed here with it as
+    its alternative text (the HTML export puts it in the image's ``alt``) and closed, so the
+    notebook does not display it a second time.
+    """
     import matplotlib
     matplotlib.rcParams["svg.hashsalt"] = "toolsel"
     out = Path(out_dir)
@@ -66,7 +71,20 @@ def save_figure(fig, out_dir: str | Path, name: str) -> list[Path]:
     png, svg = out / f"{name}.png", out / f"{name}.svg"
     fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
     fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    if alt is not None:
+        show_figure(png, alt)
+        pyplot().close(fig)
     return [png, svg]
+
+
+def show_figure(png: str | Path, alt: str) -> None:
+    """Display a PNG file in the notebook with ``alt`` as its alternative text."""
+    import base64
+
+    from IPython.display import display
+    data = base64.b64encode(Path(png).read_bytes()).decode("ascii")
+    display({"image/png": data, "text/plain": f"[figure: {alt}]"}, raw=True,
+            metadata={"image/png": {"alt": alt}})
 
 
 def scorer_color(scorer: str, i: int) -> str | None:
@@ -169,7 +187,8 @@ def plot_failure_modes(counts: pd.DataFrame, *, top_k: int | None = None, ax=Non
 def plot_escape_hatch(summary: pd.DataFrame, *, ax=None):
     """Per scorer: misses, and how many one ``discover`` call recovers in each variant.
 
-    ``summary`` is :attr:`toolsel.tables.scenario.EscapeHatch.summary`.
+    ``summary`` is :attr:`toolsel.tables.scenario.EscapeHatch.summary`, optionally with a
+    ``recovered_content_words`` column (the call made with the query's content words).
     """
     plt = pyplot()
 
@@ -177,7 +196,9 @@ def plot_escape_hatch(summary: pd.DataFrame, *, ax=None):
     cols += [(c, label, color) for c, label, color in (
         ("recovered_literal", "recovered: literal query", "#d62728"),
         ("recovered_literal_unseen", "recovered: literal query, unseen tools only", "#ff7f0e"),
-        ("recovered_search_term", "recovered: short search term", "#2ca02c"))
+        ("recovered_content_words", "recovered: content words of the query (no labels)",
+         "#1f77b4"),
+        ("recovered_search_term", "recovered: labeler's search term (upper bound)", "#2ca02c"))
         if c in summary.columns]
     if ax is None:
         fig, ax = plt.subplots(figsize=(8, 4.8))
@@ -286,6 +307,21 @@ POLICY_STYLES = {"top_k": ("#444444", "o"), "threshold": ("#1f77b4", "s"),
                  "two_stage": ("#9467bd", "v")}
 
 
+def _label_k(ax, points: pd.DataFrame, x: str, y: str, color, log_x: bool) -> None:
+    """Label top-K points with their K, skipping a label that would sit on the previous one
+    (closer than about 0.08 of the x range in log space and 4 points of recall)."""
+    xs = np.log10(points[x].clip(lower=1e-9)) if log_x else points[x]
+    span = max(float(xs.max() - xs.min()), 1e-9)
+    last = None
+    for xv, r in zip(xs, points.to_dict("records")):  # column names like R@sent
+        yv = 100 * r[y]
+        if last is not None and abs(xv - last[0]) / span < 0.08 and abs(yv - last[1]) < 4:
+            continue
+        ax.annotate(f"K={int(r['param'])}", (r[x], yv), textcoords="offset points",
+                    xytext=(3, -9), fontsize=6, color=color)
+        last = (xv, yv)
+
+
 def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y: str = "R@sent",
                          by: str | None = "style", log_x: bool = True, axes=None):
     """Recall against payload for every selection policy, one panel per ``by`` group.
@@ -293,7 +329,9 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
     ``summary`` is :func:`toolsel.eval.policies.summarize_policies` output marked by
     :func:`toolsel.eval.policies.frontier` (a boolean ``pareto`` column). Each policy family
     is a line through its configurations (ordered by payload); Pareto-best points get a black
-    ring; fixed top-K points are labeled with their K. ``x`` defaults to the mean tokens sent
+    ring, with its 95% interval when the summary has ``<y>_low`` and ``<y>_high`` columns;
+    fixed top-K points are labeled with their K (a label that would overlap the previous one
+    is left out). ``x`` defaults to the mean tokens sent
     (log scale): on large registries every policy's payload reduction is above 99%.
     """
     plt = pyplot()
@@ -322,11 +360,14 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
                 best = p[p["pareto"].astype(bool)]
                 ax.scatter(best[x], 100 * best[y], s=70, facecolors="none",
                            edgecolors="black", linewidths=1.2, zorder=5)
+                if {f"{y}_low", f"{y}_high"} <= set(best.columns) and len(best):
+                    ax.errorbar(best[x], 100 * best[y],
+                                yerr=[100 * (best[y] - best[f"{y}_low"]).clip(lower=0),
+                                      100 * (best[f"{y}_high"] - best[y]).clip(lower=0)],
+                                fmt="none", ecolor=color, elinewidth=0.8, capsize=2,
+                                alpha=0.8, zorder=4)
             if policy == "top_k" and "param" in p.columns:
-                for r in p.to_dict("records"):  # column names like R@sent: not attributes
-                    ax.annotate(f"K={int(r['param'])}", (r[x], 100 * r[y]),
-                                textcoords="offset points", xytext=(3, -9), fontsize=6,
-                                color=color)
+                _label_k(ax, p, x, y, color, log_x)
         if log_x:
             ax.set_xscale("log")
         ax.set_xlabel("mean tokens sent (JSON definitions)" if x == "payload_tokens" else x)
@@ -392,9 +433,13 @@ def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True,
 
 
 def plot_style_comparison(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *,
-                          scorers: Sequence[str] | None = None):
+                          scorers: Sequence[str] | None = None,
+                          ylabel: str = "mean over test requests (fraction, 95% CI)"):
     """One panel per metric (default: :data:`toolsel.tables.compare_styles.METRICS`): a bar per
-    style × scorer with its 95% bootstrap interval."""
+    style × scorer with its 95% interval.
+
+    Style names are slanted so that long ones do not run into each other.
+    """
     from ..tables.compare_styles import METRICS
     plt = pyplot()
     metrics = tuple(METRICS) if metrics is None else metrics
@@ -414,11 +459,11 @@ def plot_style_comparison(summary: pd.DataFrame, metrics: Sequence[str] | None =
             ax.bar(x + (i - (len(names) - 1) / 2) * width, mean, width, yerr=err, capsize=2,
                    label=name, color=SCORER_COLORS.get(name, f"C{i}"),
                    edgecolor="black" if name == "default" else None)
-        ax.set_xticks(x, styles)
+        ax.set_xticks(x, styles, rotation=30, ha="right", rotation_mode="anchor")
         ax.set_xlabel("registry style")
         ax.set_title(metric)
         ax.set_ylim(0, 1.05)
-    axes[0][0].set_ylabel("mean over test requests (fraction, 95% CI)")
+    axes[0][0].set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.tight_layout()
     fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize=8,
@@ -515,7 +560,8 @@ def plot_cost_split(report: RunsReport, ax=None):
     ax.set_yticks(y, labels)
     ax.set_xlabel("input tokens, summed over every request of the task (tokens)")
     ax.set_ylabel("task · run")
-    ax.set_title("Where the input of each recorded run went")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 1.2 / (0.45 * len(df) + 1.5)),
-              ncol=3, frameon=False)
+    # the legend sits right above the bars, under the title, whatever the number of rows
+    ax.set_title("Where the input of each recorded run went", pad=24)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=3, frameon=False,
+              fontsize=8, borderaxespad=0.3)
     return ax

@@ -399,7 +399,7 @@ def export_html(executed: str | Path, html: str | Path) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
 
-    from .html import sanitize_html
+    from .html import fill_image_alt, sanitize_html
     from .offline import strip_scripts
     from html import escape
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True,
@@ -409,6 +409,7 @@ def export_html(executed: str | Path, html: str | Path) -> Path:
     nb.metadata.pop("title", None)  # the page title is the notebook's first heading
     title = page_title(executed)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    body = fill_image_alt(body, nb)  # the figures' own alt text (save_figure(alt=...))
     # nbconvert draws a uuid4 per widget output element: number them for identical reruns
     seen: dict[str, str] = {}
     body = _UUID.sub(lambda m: seen.setdefault(m.group(0), f"widget-output-{len(seen) + 1}"),
@@ -937,7 +938,8 @@ def _headline_parts(reports_dir: str | Path, top_k: int = 10):
         if iv is None:
             return ""
         r = iv[(iv.scorer == scorer) & (iv.top_k == k) & (iv.metric == metric)]
-        return "" if r.empty else f" [{_pct(r['low'].iloc[0])}, {_pct(r['high'].iloc[0])}]"
+        return "" if r.empty else (f" [{100 * r['low'].iloc[0]:.1f}, "
+                                   f"{100 * r['high'].iloc[0]:.1f}]")
 
     header = ["scorer", f"R@{k} [95% CI]", f"Complete@{k} [95% CI]", "MRR",
               f"payload chars @{k}", f"payload reduction @{k}", f"R@{k_max}"]
@@ -985,8 +987,9 @@ def render_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
         out += ["<h2>Headline</h2>",
                 f'<p class="source">From <a href="{escape(src)}">{escape(src)}</a>, {n} '
                 "queries: share of required tools sent (R@k) and of queries with every "
-                "required tool sent (Complete@k), with bootstrap 95% intervals over queries "
-                "where computed; MRR; payload = name + description characters sent per "
+                "required tool sent (Complete@k), with 95% intervals where computed (as the "
+                "report's intervals.csv says: a bootstrap over queries, Wilson's for "
+                "Complete@k); MRR; payload = name + description characters sent per "
                 "query, reduction against sending every tool.</p>", "<table><thead><tr>"
                 + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr></thead><tbody>"]
         for row in rows:
@@ -1032,7 +1035,7 @@ def render_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
         if (rep / f"{stem}.html").exists():
             heading = f'<a href="{escape(stem)}.html">{heading}</a>'
         card = [f'<div class="card{"" if links else " missing"}"><h3>{heading}</h3>',
-                f"<p>{escape(notebook_summary(nb))}</p>"]
+                f"<p>{escape(_card_summary(rep / stem, nb))}</p>"]
         if failed:
             card.append(f'<p class="failed">This run failed: {escape(run.error)} (the '
                         "previous outputs, if any, are kept).</p>")
@@ -1051,6 +1054,13 @@ def render_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
                    "with every figure and table listed.</p>")
     out += ["</body>", "</html>"]
     return "\n".join(out) + "\n"
+
+
+def _card_summary(page_dir: Path, nb: Path) -> str:
+    """What the page says ran on this data (:func:`toolsel.report.claims.page_summary`),
+    else the notebook's own one-line summary."""
+    from .claims import page_summary
+    return page_summary(page_dir) or notebook_summary(nb)
 
 
 def write_index(reports_dir: str | Path, notebooks: Sequence[Path], *,

@@ -17,8 +17,8 @@ from ..io import write_text
 from ..datasets import style_dir
 from ..tables.compare_styles import METRICS
 
-__all__ = ["README_MARKERS", "which_scorer_markdown", "which_scorer_from_reports",
-           "update_readme_which_scorer"]
+__all__ = ["README_MARKERS", "POLICY_MARKERS", "which_scorer_markdown", "which_scorer_claims",
+           "which_scorer_from_reports", "which_policy_from_reports", "update_readme_which_scorer"]
 
 
 #: The README lines between which :func:`which_scorer_markdown` output sits.
@@ -39,23 +39,28 @@ def which_scorer_markdown(table: pd.DataFrame, versus: pd.DataFrame, *,
                           n_tools: Mapping[str, int] | None = None,
                           lexical: Sequence[str] = ("jaccard", "bm25", "tfidf"),
                           candidate: str = "default",
-                          paths: Mapping[str, str] | None = None) -> str:
+                          paths: Mapping[str, str] | None = None,
+                          claims_out: list | None = None) -> str:
     """The README's "Which scorer?" table and verdicts, rendered from the report's tables.
 
     Parameters
     ----------
-    table : ``style_table.csv`` (:meth:`toolsel.tables.compare_styles.StyleComparison.table`)
-    versus : ``default_vs_best.csv`` (:func:`toolsel.tables.compare_styles.versus_best`)
+    table : ``style_table.csv`` (:meth:`StyleComparison.table`)
+    versus : ``default_vs_best.csv`` (:func:`versus_best`)
     ablation : ``dev_ablation.csv``, optional: adds where a signal alone beat the candidate
     latency : ``default_latency.csv`` (``scorer, n_tools, p50_ms, p95_ms``), optional
     latency_long : the same on 3-5-sentence requests (``default_latency_long.csv``), optional
     n_tools : tools per style, shown in the style column when given
     lexical : scorers shown on one compact row of means
-    paths : link targets for ``"versus"`` and ``"ablation"`` (relative to the README)
+    paths : link targets and claim sources for ``"versus"``, ``"ablation"``, ``"latency"``
+        and ``"latency_long"`` (relative to the README)
+    claims_out : a list that receives the verdicts as :class:`toolsel.report.claims.Claim`
+        (text, numbers, source CSVs), for checking them against the tables
 
     Means are rounded to 2 decimals; on each style and metric the best mean is bold when no
-    other scorer rounds to the same value. Intervals are the bootstrap 95% intervals of the
-    table; the verdicts read the paired intervals of ``versus``.
+    other scorer rounds to the same value. Intervals are the 95% intervals of the table
+    (bootstrap; Wilson for Complete@10); the verdicts read the paired intervals of ``versus``
+    and are rendered by :func:`toolsel.report.claims.which_scorer_verdicts`.
     """
     paths = dict(paths or {})
     metrics = [m for m in METRICS if m in table.columns]
@@ -89,67 +94,31 @@ def which_scorer_markdown(table: pd.DataFrame, versus: pd.DataFrame, *,
             lines.append(f"| {head if i == 0 else ''} | {name} | " + " | ".join(cells) + " |")
     text = ["\n".join(lines), ""]
 
-    v = versus[versus["candidate"] == candidate]
-    below = v[v["diff"] < 0]
-    loss = v[v["diff_low"] < 0]
-    win = v[v["diff_low"] > 0]
+    from .claims import which_scorer_verdicts  # README prose: a report concern
     link = f"[`{Path(paths['versus']).name}`]({paths['versus']})" if "versus" in paths \
         else "`default_vs_best.csv`"
-
-    def where(rows: pd.DataFrame) -> str:
-        return _and([f"{r.style} {r.metric}" for r in rows.itertuples()]) or "none"
-
-    verdict = [f"Paired over the same test requests ({link}): the `{candidate}` scorer's mean is "
-               + ("at least the best single scorer's on every style and metric"
-                  if below.empty else
-                  "at least the best single scorer's everywhere except "
-                  + _and([f"{r.style} {r.metric} ({r.diff:+.2f} against {r.best_single})"
-                          for r in below.itertuples()]))
-               + ". The 95% interval of the difference "
-               + (f"shows a gain on {where(win)}" if len(win) else "shows a gain nowhere")
-               + ("; it includes a loss (a difference below zero) on " + where(loss)
-                  + ", so there the data do not rule out that the best single scorer is better."
-                  if len(loss) else "; it excludes a loss everywhere.")]
-    if ablation is not None:
-        a = ablation.set_index(["style", "scorer"])
-        beat = []
-        for style in dict.fromkeys(ablation["style"]):
-            for variant in ("lexical only", "embedding only"):
-                if (style, variant) not in a.index or (style, candidate) not in a.index:
-                    continue
-                ms = [m for m in ("R@5", "Complete@10")
-                      if a.loc[(style, variant), m] > a.loc[(style, candidate), m]]
-                if ms:
-                    beat.append(f"on {style} the {variant.replace(' only', '')} signal alone beat "
-                                f"`{candidate}` ("
-                                + ", ".join(f"{m} {a.loc[(style, variant), m]:.2f} vs "
-                                            f"{a.loc[(style, candidate), m]:.2f}" for m in ms)
-                                + ")")
-        alink = f"[dev ablation]({paths['ablation']})" if "ablation" in paths \
-            else "dev ablation"
-        verdict.append(f"On the dev requests the design was chosen on ({alink}), "
-                       + ("no signal alone beat it on R@5 or Complete@10." if not beat
-                          else _and(beat) + "."))
-    if latency is not None and len(latency):
-        lat = latency.set_index("scorer")
-        if candidate in lat.index:
-            d = lat.loc[candidate]
-            parts = [f"`{candidate}` {d.p50_ms:.1f} ms p50 ({d.p95_ms:.1f} ms p95)"]
-            parts += [f"`{s}` {lat.loc[s, 'p50_ms']:.{1 if lat.loc[s, 'p50_ms'] >= 0.1 else 2}f} ms"
-                      for s in lat.index if s != candidate]
-            verdict.append(f"Per-request latency at {int(d.n_tools):,} tools: " + ", ".join(parts)
-                           + ".")
-    if latency_long is not None and len(latency_long):
-        lat = latency_long.set_index("scorer")
-        if candidate in lat.index:
-            verdict.append("On 3-5-sentence requests: " + ", ".join(
-                f"`{s}` {lat.loc[s, 'p50_ms']:.1f} ms p50 ({lat.loc[s, 'p95_ms']:.1f} ms p95)"
-                for s in [candidate, *(x for x in lat.index if x != candidate)]) + ".")
+    alink = f"[dev ablation]({paths['ablation']})" if "ablation" in paths else "dev ablation"
+    found = which_scorer_verdicts(
+        versus, versus_source=paths.get("versus", "default_vs_best.csv"), ablation=ablation,
+        ablation_source=paths.get("ablation", "dev_ablation.csv"), latency_table=latency,
+        latency_source=paths.get("latency", "default_latency.csv"), latency_long=latency_long,
+        latency_long_source=paths.get("latency_long", "default_latency_long.csv"),
+        candidate=candidate, links={"versus": link, "ablation": alink})
+    if claims_out is not None:
+        claims_out.extend(found)
+    verdict = [c.text for c in found]
     text.append(" ".join(verdict))
     return "\n".join(text)
 
 
-def which_scorer_from_reports(root: str | Path = ".") -> str:
+def which_scorer_claims(root: str | Path = ".") -> tuple[str, list]:
+    """:func:`which_scorer_from_reports` and its verdicts as claims (sources relative to
+    ``root``), for checking every number of the README block against the tables."""
+    found: list = []
+    return which_scorer_from_reports(root, claims_out=found), found
+
+
+def which_scorer_from_reports(root: str | Path = ".", *, claims_out: list | None = None) -> str:
     """:func:`which_scorer_markdown` of the committed tables of the repository at ``root``
     (``reports/06_default_scorer/*.csv``, ``reports/benchmarks/default_latency*.csv``), with
     tool counts from ``data/styles`` and links relative to the README."""
@@ -166,12 +135,36 @@ def which_scorer_from_reports(root: str | Path = ".") -> str:
         latency_long=pd.read_csv(latency_long) if latency_long.exists() else None,
         n_tools={s: len(load_registry(style_dir(s, root / "data/styles") / "registry.json"))
                  for s in dict.fromkeys(table["style"])},
-        paths={"versus": f"{rep}/default_vs_best.csv", "ablation": f"{rep}/dev_ablation.csv"})
+        paths={"versus": f"{rep}/default_vs_best.csv", "ablation": f"{rep}/dev_ablation.csv",
+               "latency": "reports/benchmarks/default_latency.csv",
+               "latency_long": "reports/benchmarks/default_latency_long.csv"},
+        claims_out=claims_out)
+
+
+#: The README lines between which :func:`which_policy_from_reports` output sits.
+POLICY_MARKERS = ("<!-- which-policy: generated by toolsel.report.which_scorer."
+                  "which_policy_from_reports; do not edit -->", "<!-- which-policy: end -->")
+
+
+def which_policy_from_reports(root: str | Path = ".") -> tuple[str, list]:
+    """The README's sentence on which selection policies beat fixed top-K, rendered from the
+    committed ``reports/12_selection_policies/{style,policy}_verdict.csv`` (and the claim)."""
+    from .claims import Claim, _lower_first, policy_beats
+    rep = "reports/12_selection_policies"
+    sv = pd.read_csv(Path(root) / rep / "style_verdict.csv")
+    pv = pd.read_csv(Path(root) / rep / "policy_verdict.csv")
+    claim = (Claim("On the bundled styles (settings chosen on dev, reported on test, "
+                   f"[`style_verdict.csv`]({rep}/style_verdict.csv), "
+                   f"[`policy_verdict.csv`]({rep}/policy_verdict.csv)): ")
+             + _lower_first(policy_beats(sv, pv, f"{rep}/style_verdict.csv",
+                                         f"{rep}/policy_verdict.csv", in_sample=False)))
+    return claim.text, [claim]
 
 
 def update_readme_which_scorer(readme: str | Path = "README.md", root: str | Path = ".") -> bool:
-    """Rewrite the generated part of the README's "Which scorer?" section from the committed
-    tables (between :data:`README_MARKERS`); return whether the file changed."""
+    """Rewrite the generated parts of the README's "Which scorer?" section from the committed
+    tables (between :data:`README_MARKERS`, and :data:`POLICY_MARKERS` when present);
+    return whether the file changed."""
     path = Path(readme)
     text = path.read_text(encoding="utf-8")
     start, end = README_MARKERS
@@ -181,6 +174,14 @@ def update_readme_which_scorer(readme: str | Path = "README.md", root: str | Pat
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
     new = f"{head}{start}\n{which_scorer_from_reports(root)}\n{end}{tail}"
+    pstart, pend = POLICY_MARKERS
+    verdicts = Path(root) / "reports/12_selection_policies"
+    if pstart in new and pend in new and (verdicts / "style_verdict.csv").exists():
+        head, rest = new.split(pstart, 1)
+        _, tail = rest.split(pend, 1)
+        new = f"{head}{pstart}\n{which_policy_from_reports(root)[0]}\n{pend}{tail}"
     if new != text:
+        from ..io import write_text
         write_text(new, path)
     return new != text
+

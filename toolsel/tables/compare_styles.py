@@ -29,10 +29,11 @@ import pandas as pd
 from ..data import Query, Registry
 from ..scorers.base import Scorer
 from ..selection import fitted_scorer
-from ..eval.stats import bootstrap_intervals, paired_comparison
+from ..eval.stats import bootstrap_intervals, paired_comparison, with_wilson
 from ..eval.sweep import sweep
 
-__all__ = ["SINGLE_SCORERS", "METRICS", "StyleComparison", "compare_styles", "versus_best"]
+__all__ = ["SINGLE_SCORERS", "METRICS", "BINARY_METRICS", "StyleComparison", "compare_styles",
+           "versus_best"]
 
 #: The single-signal scorers the default must match.
 SINGLE_SCORERS = ("jaccard", "bm25", "tfidf", "embedding")
@@ -47,7 +48,8 @@ class StyleComparison:
 
     ``query_metrics``: one row per style × scorer × query with ``R@5, Complete@10, MRR`` and
     ``n_required``. ``summary``: one row per style × scorer × metric with ``mean, low, high,
-    n_queries`` (percentile bootstrap, 95%). ``latency``: per-query milliseconds per style ×
+    n_queries`` (95%: percentile bootstrap; Wilson score interval for the 0/1 metrics of
+    :data:`BINARY_METRICS`). ``latency``: per-query milliseconds per style ×
     scorer (wall clock: shown, never written with the tables).
     """
 
@@ -111,6 +113,16 @@ def _latency(scorers: Mapping[str, str | Scorer], registry: Registry,
     return out
 
 
+#: Metrics that are 0 or 1 per request: their interval is Wilson's, not a bootstrap (which
+#: collapses to a point at 0 or 1 and is too narrow on small n).
+BINARY_METRICS = ("Complete@10",)
+
+
+def _wilson_for_binary(ci: pd.DataFrame, per_query: pd.DataFrame) -> pd.DataFrame:
+    """Replace the bootstrap interval of each 0/1 metric by the Wilson score interval."""
+    return with_wilson(ci, per_query, BINARY_METRICS, keys=("scorer",))
+
+
 def compare_styles(styles: Mapping[str, tuple[Sequence, Sequence[Query]]],
                    scorers: Sequence[str] | Mapping[str, str | Scorer] = (*SINGLE_SCORERS,
                                                                           "default"), *,
@@ -140,6 +152,7 @@ def compare_styles(styles: Mapping[str, tuple[Sequence, Sequence[Query]]],
         per_query.append(pq)
         ci = bootstrap_intervals(pq.assign(top_k=0), metrics=list(METRICS), n_boot=n_boot,
                                  seed=seed)
+        ci = _wilson_for_binary(ci, pq)
         summaries.append(ci.drop(columns="top_k").assign(style=style))
         if latency_queries:
             ms = _latency(scorers, registry, queries, latency_queries)
