@@ -54,7 +54,7 @@ from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import find_notebooks, notebook_title
 from toolsel.report import markdown as md
 from toolsel.report.html import escape_md, md_code
-from toolsel.report.runner import distinct_top_k, headline_k, top_k_note
+from toolsel.report.cutoffs import distinct_top_k, headline_k, top_k_note
 
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)

@@ -57,7 +57,7 @@ from toolsel.eval.stats import bootstrap_intervals, paired_comparison
 from toolsel.report import markdown as md
 from toolsel.report.plots import (plot_complete_vs_payload, plot_recall_vs_payload, save_figure,
                                   setup_style)
-from toolsel.report.runner import distinct_top_k, top_k_note
+from toolsel.report.cutoffs import distinct_top_k, top_k_note
 
 setup_style()
 pd.set_option("display.precision", 3)

@@ -55,7 +55,7 @@ from toolsel.eval.replication import ARTICLE_MISSES, is_article_benchmark
 from toolsel.report import markdown as md
 from toolsel.report.html import escape_md, md_table
 from toolsel.report.plots import plot_failure_modes, save_figure, setup_style
-from toolsel.report.runner import headline_k
+from toolsel.report.cutoffs import headline_k
 
 setup_style()
 pd.set_option("display.max_colwidth", 120)

@@ -52,7 +52,7 @@ from toolsel.eval.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scenari
 from toolsel.report import markdown as md
 from toolsel.report.html import escape_md, md_code
 from toolsel.report.plots import plot_escape_hatch, save_figure, setup_style
-from toolsel.report.runner import headline_k
+from toolsel.report.cutoffs import headline_k
 from toolsel.text import content_words
 
 setup_style()

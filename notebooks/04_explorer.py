@@ -51,7 +51,7 @@ from toolsel.eval.metrics import payload_chars
 from toolsel.report import markdown as md
 from toolsel.report.explorer import build_explorer, rankings_markdown
 from toolsel.report.html import escape_md
-from toolsel.report.runner import headline_k
+from toolsel.report.cutoffs import headline_k
 
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)

@@ -185,7 +185,7 @@ def test_reruns_are_byte_identical_with_widgets_styler_and_reprs(tmp_path):
 
 
 def test_distinct_top_k_and_headline_k():
-    from toolsel.report.runner import distinct_top_k, headline_k, top_k_note
+    from toolsel.report.cutoffs import distinct_top_k, headline_k, top_k_note
     assert distinct_top_k([30, 1, 10, 20, 10], 61) == ([1, 10, 20, 30], [])
     assert distinct_top_k([1, 3, 5, 10, 20, 30], 9) == ([1, 3, 5, 10], [20, 30])
     assert distinct_top_k([9, 12], 9) == ([9], [12])
@@ -199,7 +199,7 @@ def test_distinct_top_k_and_headline_k():
 
 
 def test_notebook_needs_from_metadata(tmp_path):
-    from toolsel.report.runner import DEFAULT_NEEDS, notebook_needs
+    from toolsel.report.plan import DEFAULT_NEEDS, notebook_needs
     plain = _notebook(tmp_path / "01_a.ipynb", [("code", "x = 1")])
     assert notebook_needs(plain) == DEFAULT_NEEDS
     nb = json.loads(plain.read_text())
@@ -375,7 +375,7 @@ def test_pages_get_titles_navigation_and_an_index(tmp_path):
     from the page's headings; index.html links every page, executed notebook and CSV folder,
     and holds no script."""
     pytest.importorskip("papermill")
-    from toolsel.report.runner import link_pages, notebook_summary, page_title, write_index
+    from toolsel.report.site import link_pages, notebook_summary, page_title, write_index
     nbdir = tmp_path / "nb"
     nbdir.mkdir()
     hostile = "<script>alert(1)</script>"
@@ -427,7 +427,8 @@ def test_pages_get_titles_navigation_and_an_index(tmp_path):
 
 
 def test_index_escapes_data_and_lists_skipped_notebooks(nbdir, tmp_path):
-    from toolsel.report.runner import NotebookRun, render_index
+    from toolsel.report.runner import NotebookRun
+    from toolsel.report.site import render_index
     rep = tmp_path / "reports"
     (rep / "01_alpha").mkdir(parents=True)
     s = _summary()

@@ -31,7 +31,7 @@ import pytest
 
 from toolsel import load_queries, load_registry
 from toolsel.cli import main
-from toolsel.report.runner import headline_k
+from toolsel.report.cutoffs import headline_k
 
 pytestmark = pytest.mark.slow  # every test here reads whole reports run end to end
 

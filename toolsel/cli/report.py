@@ -52,7 +52,7 @@ def _report_args(p: argparse.ArgumentParser) -> None:
 
 
 def _user_data(args: argparse.Namespace):
-    from ..report.runner import DATA_PARAMS, UserData
+    from ..report.plan import DATA_PARAMS, UserData
     given = {n: getattr(args, n) for n in DATA_PARAMS if getattr(args, n) is not None}
     if args.registry is None:
         if given or args.scorers is not None or args.top_k is not None:
@@ -99,8 +99,10 @@ def _update_which_scorer(out: Path) -> None:
 @command("report", "execute the notebooks with papermill (the project's reports/, or a "
          "report on your --registry/--queries), export HTML, write a README and index.html", _report_args)
 def _report(args: argparse.Namespace) -> int:
-    from ..report.runner import (check_user_data, find_notebooks, generate_reports,
-                                 write_index, write_readme)
+    from ..report.plan import check_user_data, find_notebooks
+    from ..report.readme import write_readme
+    from ..report.runner import generate_reports
+    from ..report.site import write_index
     data = _user_data(args)
     notebooks = args.notebooks if args.notebooks is not None else _default_notebooks()
     out = args.out if args.out is not None else Path("reports")
