@@ -119,8 +119,10 @@ def _run(args: argparse.Namespace) -> int:
         if (answer or "").lower() not in ("y", "yes"):
             print("toolsel label: nothing appended", file=sys.stderr)
             return 1
-    append_query(args.queries, record, reg)
-    print(f"appended {record['id']!r} to {args.queries} ({len(existing) + 1} requests)")
+    added = append_query(args.queries, record, reg, assign_id=args.id is None,
+                         assign_split=args.split is None)
+    print(f"appended {added.id!r} to {args.queries} ({len(read_labeled(args.queries, reg))} "
+          "requests)")
     _print_impact(label_impact(reg, text, expected, args.scorers, args.top_k, _cache=cache),
                   sorted(set(args.top_k)))
     return 0

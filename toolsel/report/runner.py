@@ -34,9 +34,21 @@ data without knowing what it computes):
   cut-off, :func:`headline_k`). Sections tied to the article's data check for it
   (:func:`toolsel.eval.replication.is_article_benchmark`) and print a one-line note instead.
 
-A run writes into ``OUT/.toolsel-staging/`` and swaps the finished set in (:func:`_commit`):
-a killed run leaves the previous set whole, and its leftovers are cleaned (or, if it was
-killed while swapping, the swap finished) at the start of the next run.
+**Writing the folder.** A report writes only what it owns (:mod:`toolsel.report.output`):
+the manifest ``OUT/toolsel-manifest.json`` lists every file it wrote; a later report removes
+or replaces only listed files, refuses a non-empty folder it did not write unless ``force``
+(and even then never touches a file it did not write), and refuses the repository's own
+folders. One report writes a folder at a time (:func:`report_lock`: a second one is refused
+at once with one line). Notebooks run into a private build folder ``OUT/.toolsel-build-*``;
+the whole set (pages, executed notebooks, tables, README, index, manifest) is then written
+by :func:`toolsel.io.write_set`: built complete in a sibling folder (entries the run does not
+replace, a user's files included, carried over as hard links) and swapped with the folder
+in one ``renameat2(RENAME_EXCHANGE)``, so a reader or a kill sees the old set or the new
+one, never a mix; ``OUT`` stays a real folder of real files (the project's ``reports/`` is
+committed to git). A folder the report does not own (``--force``), another user's folder,
+one holding the current directory, or a mount point is never replaced whole: the entries are
+moved in one by one from a complete commit folder, a killed move rolled forward by the next
+run. Leftovers of a killed run are cleaned (or its swap finished) at the start of the next.
 
 The README, the index and the pages' navigation are pure functions of the files present: no
 dates, no timings, sorted listings; rerunning on the same code and data rewrites them byte
@@ -45,19 +57,25 @@ for byte.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..io import (BUILD_PREFIX, OutputError, folder_lock, link_tree, recover_set, write_set,
+                  write_text)
+
 from .execute import execute_notebook, export_html
 from .plan import PlannedNotebook, UserData, check_user_data, find_notebooks, notebook_plan
+from .output import (LEGACY_STAGING, MANIFEST, check_out_dir, check_ownership, manifest_text,
+                     report_entries)
 from .readme import write_readme, write_user_readme
 from .site import write_index
 
-__all__ = ["NotebookRun", "generate_reports", "STAGING"]
+__all__ = ["NotebookRun", "generate_reports", "check_report_out", "report_lock", "other_writes"]
 
 
 @dataclass
@@ -76,130 +94,289 @@ class NotebookRun:
 
 
 # --------------------------------------------------------------------------------------------
-# staging: a run's outputs replace the previous ones as a set
-
-#: The folder under OUT that a run writes into before swapping its outputs in.
-STAGING = ".toolsel-staging"
-_COMMIT = ".commit"  # in the staging folder: the run finished; lists what to swap in/remove
-_OLD = ".old"  # in the staging folder: replaced folders, deleted once the swap is done
+# writing the set: one writer per folder, only what the report owns, visible in one step
 
 
-def _commit(stage: Path, out: Path) -> None:
-    """Swap the staged outputs into ``out`` following the staging folder's commit list.
+@contextlib.contextmanager
+def report_lock(out: Path) -> Iterator[None]:
+    """Hold ``out``'s report lock for a whole run; refuse at once if another report holds it.
 
-    Idempotent: a swap killed half way is finished by calling this again (each entry is
-    either still staged, or already in place).
+    The lock is ``flock`` on the folder itself (released by the kernel if the process dies).
+    A report swaps its folder for a new one when done, so the lock taken is checked to be on
+    the folder the path names now, else taken again.
     """
-    entries = (stage / _COMMIT).read_text(encoding="utf-8").splitlines()
-    old = stage / _OLD
-    old.mkdir(exist_ok=True)
-    for entry in entries:
-        remove, name = entry.startswith("-"), entry.lstrip("-")
-        new, dest = stage / name, out / name
-        if remove or new.exists():
-            if dest.is_dir() and not dest.is_symlink():
-                trash = old / name
-                if trash.exists():
-                    shutil.rmtree(trash)
-                os.replace(dest, trash)
-            elif remove and dest.exists():
-                dest.unlink()
-        if not remove and new.exists():
-            os.replace(new, dest)  # atomic per file; a folder lands whole
-    shutil.rmtree(stage)
+    for _ in range(50):
+        before = os.stat(out)
+        try:
+            with folder_lock(out, timeout=0):
+                now = os.stat(out)
+                if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
+                    continue  # the folder was swapped between stat and lock: take it again
+                yield
+                return
+        except OutputError:
+            raise OutputError(out, "another toolsel report is writing this folder; wait for "
+                                   "it to finish or choose another --out") from None
+    raise OutputError(out, "the folder keeps being replaced by another process")
 
 
-def _recover(out: Path) -> None:
-    """Clean up after a killed run: finish its swap if it got that far, else drop its files."""
-    stage = out / STAGING
-    if (stage / _COMMIT).exists():
-        _commit(stage, out)
-    elif stage.exists():
-        shutil.rmtree(stage)
+def _clean_leftovers(out: Path) -> None:
+    """Drop what killed runs left in ``out`` (lock held): build folders, the staging folder of
+    reports written before the manifest; and finish or undo a killed set swap."""
+    for d in out.glob(f"{BUILD_PREFIX}*"):
+        shutil.rmtree(d, ignore_errors=True)
+    legacy = out / LEGACY_STAGING
+    if legacy.is_dir() and not legacy.is_symlink():
+        shutil.rmtree(legacy, ignore_errors=True)
+    recover_set(out)
 
 
-def _run_one(planned: PlannedNotebook, stage: Path, out: Path, nb_dir: Path, *, html: bool,
-             kernel: str) -> tuple[NotebookRun, list[str]]:
-    """Execute one notebook into ``stage``; the run and its commit entries."""
+def _run_one(planned: PlannedNotebook, build: Path, out: Path, nb_dir: Path, *, html: bool,
+             kernel: str) -> NotebookRun:
+    """Execute one notebook into the build folder."""
     src = planned.source
     t0 = time.perf_counter()
     run = NotebookRun(src, out / src.name, None, 0.0)
-    names = [src.name, f"{src.stem}.html", src.stem]
-    entries: list[str] = []
     try:
-        execute_notebook(src, stage / src.name, stage / src.stem, kernel=kernel, cwd=nb_dir,
+        execute_notebook(src, build / src.name, build / src.stem, kernel=kernel, cwd=nb_dir,
                          parameters=planned.parameters, shown_out_dir=out / src.stem)
         if html:
-            export_html(stage / src.name, stage / f"{src.stem}.html")
+            export_html(build / src.name, build / f"{src.stem}.html")
             run.html = out / f"{src.stem}.html"
-        entries = [n if (stage / n).exists() else f"-{n}" for n in names]
-        entries.append(f"-{src.stem}.failed.ipynb")
     except Exception as exc:  # report and go on with the other notebooks
         lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
         run.error = f"{type(exc).__name__}: {lines[-1] if lines else ''}"
         # the previous outputs stay; the failed notebook is kept beside them to debug
-        failed = stage / f"{src.stem}.failed.ipynb"
-        if (stage / src.name).exists():
-            os.replace(stage / src.name, failed)
-            entries = [failed.name]
-            run.executed = out / failed.name
+        for name in (src.name, f"{src.stem}.html"):
+            if (build / name).exists() and name != src.name:
+                (build / name).unlink()
+        if (build / src.stem).is_dir():
+            shutil.rmtree(build / src.stem)
+        if (build / src.name).exists():
+            os.replace(build / src.name, build / f"{src.stem}.failed.ipynb")
+            run.executed = out / f"{src.stem}.failed.ipynb"
     run.seconds = time.perf_counter() - t0
-    return run, entries
+    return run
+
+
+def _move_from(src: Path, old: Path, owned: set[str], rel: str):
+    """A writer for :func:`~toolsel.io.write_set`: the built entry ``src`` moves into the new
+    set; files of the old entry ``old`` that the report does not own (a user's) are linked
+    into it, so replacing the entry never deletes them."""
+    def write(path: Path) -> None:
+        if src is not None:
+            os.replace(src, path)
+        elif old.is_dir():
+            os.mkdir(path)
+        _keep_unowned(old, path, owned, rel)
+    return write
+
+
+def _keep_unowned(old: Path, new: Path, owned: set[str], rel: str) -> None:
+    if not old.is_dir() or old.is_symlink() or not new.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(old):
+        sub = Path(dirpath).relative_to(old)
+        for name in [*filenames, *(d for d in dirnames if (Path(dirpath) / d).is_symlink())]:
+            r = (Path(rel) / sub / name).as_posix()
+            target = new / sub / name
+            if r in owned or target.exists() or target.is_symlink():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(Path(dirpath) / name, target, follow_symlinks=False)
+            except OSError:
+                shutil.copy2(Path(dirpath) / name, target, follow_symlinks=False)
+
+
+def _has_unowned(old: Path, owned: set[str], rel: str) -> bool:
+    if not old.is_dir() or old.is_symlink():
+        return False
+    for dirpath, _dirs, filenames in os.walk(old):
+        sub = Path(dirpath).relative_to(old)
+        if any((Path(rel) / sub / f).as_posix() not in owned for f in filenames):
+            return True
+    return False
+
+
+def _report_names(notebooks: Sequence[Path]) -> tuple[list[str], set[str]]:
+    """Every top-level entry a report of these notebooks may write, and which are folders."""
+    names = {n for nb in notebooks for n in report_entries(nb.stem)}
+    names |= {"README.md", "index.html", MANIFEST}
+    return sorted(names), {nb.stem for nb in notebooks}
+
+
+def check_report_out(out_dir: str | Path, notebooks_dir: str | Path = "notebooks", *,
+                     force: bool = False) -> Path:
+    """Check ``out_dir`` for a report before any work (no lock taken: :func:`generate_reports`
+    checks again under it). Returns its real path; raises :class:`~toolsel.io.OutputError`."""
+    rep = check_out_dir(Path(out_dir), Path(notebooks_dir))
+    if rep.is_dir():
+        notebooks = find_notebooks(notebooks_dir)
+        names, folders = _report_names(notebooks)
+        check_ownership(rep, names, folders, notebooks, force=force)
+    return rep
+
+
+def other_writes() -> list[tuple[str, Path]]:
+    """Where a report writes besides its folder: caches of the embedding model, Jupyter and
+    matplotlib (the kernels' own files)."""
+    from ..scorers.embedding_cache import cache_root
+    out = [("the embedding cache", cache_root().resolve())]
+    try:
+        from jupyter_core.paths import jupyter_runtime_dir
+        out.append(("Jupyter's kernel connection files", Path(jupyter_runtime_dir())))
+    except ImportError:  # pragma: no cover - papermill depends on it
+        pass
+    mpl = os.environ.get("MPLCONFIGDIR")
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    out.append(("matplotlib's font cache", Path(mpl) if mpl else
+                (Path(xdg) if xdg else Path.home() / ".cache") / "matplotlib"))
+    ipy = os.environ.get("IPYTHONDIR")
+    out.append(("IPython's profile", Path(ipy) if ipy else Path.home() / ".ipython"))
+    return out
+
+
+def _absolute_cache_env() -> None:
+    """Kernels run in the notebooks' folder: a relative cache path given by the caller is made
+    absolute against the caller's folder first (not left to land under ``notebooks/``)."""
+    for var in ("TOOLSEL_CACHE", "XDG_CACHE_HOME", "MPLCONFIGDIR", "IPYTHONDIR"):
+        value = os.environ.get(var)
+        if value and not os.path.isabs(os.path.expanduser(value)):
+            os.environ[var] = os.path.abspath(os.path.expanduser(value))
 
 
 def generate_reports(notebooks_dir: str | Path = "notebooks", out_dir: str | Path = "reports",
                      *, only: Iterable[str] | None = None, html: bool = True,
-                     kernel: str = "python3", on_done=None, data: UserData | None = None
-                     ) -> list[NotebookRun]:
+                     kernel: str = "python3", on_done=None, data: UserData | None = None,
+                     force: bool = False) -> list[NotebookRun]:
     """Execute the notebooks into ``out_dir``, export HTML, and rewrite the README.
 
     ``data=None`` regenerates the project's own reports (every notebook on its defaults).
     With a :class:`UserData` (checked first, :func:`check_user_data`), each notebook runs on
-    it if its needs are given, else is skipped with a reason; notebooks' previous outputs
-    not produced by this run are removed (the folder is the report of that data).
+    it if its needs are given, else is skipped with a reason; outputs of an earlier report
+    that this run does not produce are removed (the folder is the report of that data).
+
+    The folder is checked before any notebook runs (:mod:`toolsel.report.output`: no source
+    folder, no foreign non-empty folder unless ``force``, no name the report would overwrite
+    that it did not write) and locked for the whole run (:func:`report_lock`). Notebooks run
+    into a private build folder; the set (pages, executed notebooks, tables, README, index,
+    manifest) is then written by :func:`toolsel.io.write_set`, replacing the folder whole
+    (or, for a folder the report does not own, moving its entries in under a journal).
 
     A failing notebook does not stop the others; its error is in the returned
-    :class:`NotebookRun` and its previous outputs stay. Outputs are swapped in as a set once
-    every notebook has run. ``on_done(run)`` is called after each notebook (for progress).
+    :class:`NotebookRun` and its previous outputs stay. ``on_done(run)`` is called after
+    each notebook (for progress).
     """
     nb_dir = Path(notebooks_dir)
-    rep = Path(out_dir)
     notebooks = find_notebooks(nb_dir, only)
+    all_notebooks = find_notebooks(nb_dir)
     if data is not None:
         check_user_data(data)
     plan = notebook_plan(notebooks, data)
+    rep = check_out_dir(Path(out_dir), nb_dir)
+    names, folders = _report_names(all_notebooks)
+    _absolute_cache_env()
+    existed = rep.exists()
     rep.mkdir(parents=True, exist_ok=True)
-    _recover(rep)
-    stage = rep / STAGING
-    stage.mkdir()
-    runs, entries = [], []
-    for planned in plan:
-        if planned.skip is not None:
-            src = planned.source
-            run = NotebookRun(src, rep / src.name, None, 0.0, skipped=planned.skip)
-            entries += [f"-{src.name}", f"-{src.stem}.html", f"-{src.stem}",
-                        f"-{src.stem}.failed.ipynb"]
-        else:
-            run, new = _run_one(planned, stage, rep, nb_dir, html=html, kernel=kernel)
-            entries += new
-        runs.append(run)
-        if on_done is not None:
-            on_done(run)
-    if data is not None and only is None:  # a user's report: drop outputs of other notebooks
-        ours = {p.source.stem for p in plan}
-        entries += [f"-{p.name}" for p in sorted(rep.glob("[0-9][0-9]_*"))
-                    if p.name.split(".")[0] not in ours]
-    (stage / _COMMIT).write_text("\n".join(entries) + "\n", encoding="utf-8")
-    _commit(stage, rep)
-    if data is None:
-        write_readme(rep, find_notebooks(nb_dir))
-        write_index(rep, find_notebooks(nb_dir), runs=runs)
-    else:
-        write_user_readme(rep, runs, data)
-        write_index(rep, [r.source for r in runs], runs=runs,
-                    title="toolsel report on your data",
-                    intro=_user_intro(data))
+    with report_lock(rep):
+        _clean_leftovers(rep)
+        owned = check_ownership(rep, names, folders, all_notebooks, force=force)
+        # a foreign folder (--force) or one of another user's is never replaced whole
+        in_place = (existed and not owned and any(
+            not e.startswith(".toolsel-") for e in os.listdir(rep))) \
+            or os.stat(rep).st_uid != os.getuid()
+        build = rep / f"{BUILD_PREFIX}{os.getpid()}"
+        build.mkdir()
+        try:
+            runs = [_run_planned(p, build, rep, nb_dir, html=html, kernel=kernel,
+                                 on_done=on_done) for p in plan]
+            _write(rep, build, plan, runs, owned, data, only, all_notebooks,
+                   in_place=in_place)
+        finally:
+            shutil.rmtree(build, ignore_errors=True)
     return runs
+
+
+def _run_planned(planned: PlannedNotebook, build: Path, rep: Path, nb_dir: Path, *, html: bool,
+                 kernel: str, on_done) -> NotebookRun:
+    src = planned.source
+    if planned.skip is not None:
+        run = NotebookRun(src, rep / src.name, None, 0.0, skipped=planned.skip)
+    else:
+        run = _run_one(planned, build, rep, nb_dir, html=html, kernel=kernel)
+    if on_done is not None:
+        on_done(run)
+    return run
+
+
+def _write(rep: Path, build: Path, plan: Sequence[PlannedNotebook], runs: Sequence[NotebookRun],
+           owned: set[str], data: UserData | None, only, all_notebooks: Sequence[Path], *,
+           in_place: bool) -> None:
+    """Write the run's set into ``rep`` through :func:`toolsel.io.write_set`."""
+    owned_top = {f.split("/")[0] for f in owned}
+    files: dict = {}
+    drop: set[str] = set()
+    for planned, run in zip(plan, runs):
+        stem = planned.source.stem
+        entries = report_entries(stem)
+        if run.skipped is not None:
+            drop.update(entries)
+        elif run.error is None:
+            for name in entries:
+                if (build / name).exists():
+                    files[name] = _move_from(build / name, rep / name, owned, name)
+                else:
+                    drop.add(name)
+        elif (build / f"{stem}.failed.ipynb").exists():
+            files[f"{stem}.failed.ipynb"] = _move_from(build / f"{stem}.failed.ipynb",
+                                                       rep / f"{stem}.failed.ipynb", owned, "")
+    if data is not None and only is None:  # a user's report: earlier outputs of other data go
+        ours = {p.source.stem for p in plan}
+        drop.update(e for e in owned_top if e.split(".")[0] not in ours
+                    and e not in ("README.md", "index.html", MANIFEST))
+    drop = {e for e in drop if e in owned_top and e not in files}
+    remove = set()
+    for name in drop:
+        if _has_unowned(rep / name, owned, name):  # keep a user's files found inside it
+            files[name] = _move_from(None, rep / name, owned, name)
+        else:
+            remove.add(name)
+    new_files = {f for name in files for f in _built_files(build, name)}
+    kept = {f for f in owned if f.split("/")[0] not in files and f.split("/")[0] not in remove
+            and f.split("/")[0] not in ("README.md", "index.html", MANIFEST)}
+    if in_place:  # the staged view must hold the kept entries too (README, index list them)
+        for name in {f.split("/")[0] for f in kept}:
+            if (rep / name).exists():
+                files[name] = _link_entry(rep / name)
+
+    def finish(staging: Path) -> None:
+        if data is None:
+            write_readme(staging, all_notebooks)
+            write_index(staging, all_notebooks, runs=runs)
+        else:
+            write_user_readme(staging, runs, data)
+            write_index(staging, [r.source for r in runs], runs=runs,
+                        title="toolsel report on your data", intro=_user_intro(data))
+        write_text(manifest_text(new_files | kept | {"README.md", "index.html"}),
+                   staging / MANIFEST)
+
+    write_set(rep, files, remove=sorted(remove), finish=finish, carry_folders=True,
+              in_place=in_place)
+
+
+def _built_files(build: Path, name: str) -> list[str]:
+    path = build / name
+    if path.is_dir():
+        return [(Path(d).relative_to(build) / f).as_posix()
+                for d, _dirs, fs in os.walk(path) for f in fs]
+    return [name] if path.exists() else []
+
+
+def _link_entry(src: Path):
+    def write(path: Path) -> None:
+        link_tree(src, path)
+    return write
 
 
 def _user_intro(data: UserData) -> str:
