@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-__all__ = ["command", "COMMANDS", "csv_list", "int_list", "always_include_names"]
+__all__ = ["command", "COMMANDS", "csv_list", "int_list", "always_include_names",
+           "MAX_TOP_K"]
 
 #: name -> (help, add_arguments(parser), run(args) -> exit code)
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
@@ -25,13 +26,19 @@ def csv_list(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+#: The largest cut-off a command takes (no registry comes near it; beyond it K overflows
+#: the 64-bit arrays rankings are kept in).
+MAX_TOP_K = 10**9
+
+
 def int_list(value: str) -> list[int]:
     try:
         out = [int(v) for v in csv_list(value)]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {value!r}")
-    if not out or min(out) < 1:
-        raise argparse.ArgumentTypeError(f"expected integers >= 1, got {value!r}")
+    if not out or min(out) < 1 or max(out) > MAX_TOP_K:
+        raise argparse.ArgumentTypeError(f"expected integers from 1 to {MAX_TOP_K:,}, got "
+                                         f"{value!r}")
     return out
 
 

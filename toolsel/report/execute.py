@@ -108,8 +108,12 @@ def execute_notebook(source: str | Path, executed: str | Path, out_dir: str | Pa
                    str(Path(out_dir).resolve()): str(shown)}
     executed.parent.mkdir(parents=True, exist_ok=True)
     try:
+        # the kernel app's own log (e.g. "[IPKernelApp] WARNING | Kernel is running
+        # over TCP without encryption", about a local socket) is not the user's business;
+        # the notebook's warnings and errors still reach its outputs
         pm.execute_notebook(str(source), str(executed), parameters=params, kernel_name=kernel,
-                            cwd=str(cwd), progress_bar=False, log_output=False)
+                            cwd=str(cwd), progress_bar=False, log_output=False,
+                            extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
     finally:
         if executed.exists():
             _scrub(executed, replace)

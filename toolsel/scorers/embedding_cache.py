@@ -47,8 +47,8 @@ def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
     if cache_dir is not None:
         return Path(cache_dir)
     env = os.environ.get("TOOLSEL_CACHE")
-    if env:
-        return Path(env)
+    if env:  # a relative path is the caller's: resolved against the current folder now
+        return Path(env).expanduser().absolute()
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "toolsel"
 
