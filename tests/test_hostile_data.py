@@ -223,3 +223,20 @@ def test_report_resolves_a_relative_cache_says_where_it_writes_and_hides_kernel_
     assert (work / "rep" / "01_c" / "cache.txt").read_text() == str(work / "rel-cache")
     assert f"the embedding cache {work / 'rel-cache'}" in proc.stdout
     assert "IPKernelApp" not in proc.stderr and "without encryption" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_notebook_04_checks_the_articles_rank_only_on_the_article_data(tmp_path):
+    """The bundled registry plus one tool is not the article's: its rank check does not run."""
+    pytest.importorskip("papermill")
+    from toolsel.report import execute_notebook
+    tools = json.loads((DATA / "registry.json").read_text())
+    tools.append({"name": "backend_bug_report",
+                  "description": "file a bug report on the backend repo"})
+    reg = tmp_path / "registry.json"
+    reg.write_text(json.dumps(tools))
+    execute_notebook(ROOT / "notebooks" / "04_explorer.ipynb", tmp_path / "04.ipynb",
+                     tmp_path / "04", parameters={"registry": str(reg),
+                                                  "scorers": ["jaccard", "bm25"]})
+    ranks = pd.read_csv(tmp_path / "04" / "ranking_jaccard.csv").set_index("tool")["rank"]
+    assert ranks["github_create_issue"] == 15  # one place lower than the article's 14
