@@ -240,3 +240,19 @@ def test_notebook_04_checks_the_articles_rank_only_on_the_article_data(tmp_path)
                                                   "scorers": ["jaccard", "bm25"]})
     ranks = pd.read_csv(tmp_path / "04" / "ranking_jaccard.csv").set_index("tool")["rank"]
     assert ranks["github_create_issue"] == 15  # one place lower than the article's 14
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0,
+                    reason="needs root to give a folder to another user")
+def test_a_sweep_into_another_users_folder_keeps_the_folder_and_its_owner(tmp_path):
+    out = tmp_path / "theirs"
+    out.mkdir()
+    (out / "notes.txt").write_text("theirs")
+    os.chown(out, 4321, 4321)
+    before = os.stat(out)
+    assert main(["sweep", "--registry", str(DATA / "registry.json"), "--queries",
+                 str(DATA / "queries.jsonl"), "--scorers", "jaccard", "--top-k", "5",
+                 "--out", str(out), "--no-progress"]) == 0
+    after = os.stat(out)
+    assert (after.st_ino, after.st_uid, after.st_gid) == (before.st_ino, 4321, 4321)
+    assert (out / "summary.csv").exists() and (out / "notes.txt").read_text() == "theirs"
