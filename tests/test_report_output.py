@@ -333,3 +333,17 @@ def test_another_users_folder_is_kept_and_written_inside(tmp_path):
     write_set(out, {"summary.csv": "a\n"})
     st = os.stat(out)
     assert (st.st_ino, st.st_uid) == (inode, 12345) and (out / "summary.csv").exists()
+
+
+def test_readme_only_respects_ownership_and_records_what_it_wrote(tmp_path, capsys):
+    nb, out = _project(tmp_path), tmp_path / "out"
+    out.mkdir()
+    (out / "README.md").write_text("my notes")
+    assert main(["report", "--notebooks", str(nb), "--out", str(out), "--readme-only"]) == 2
+    assert "is not empty" in _one_line_error(capsys)
+    assert (out / "README.md").read_text() == "my notes"
+    fresh = tmp_path / "fresh"
+    assert main(["report", "--notebooks", str(nb), "--out", str(fresh), "--readme-only"]) == 0
+    assert read_manifest(fresh) == {"README.md", "index.html"}
+    assert _report(nb, fresh) == 0  # a later report owns what --readme-only wrote
+    assert "01_v/a.csv" in read_manifest(fresh)

@@ -93,14 +93,21 @@ def _update_which_scorer(out: Path) -> None:
 def _report(args: argparse.Namespace) -> int:
     from ..report.plan import check_user_data, find_notebooks
     from ..report.readme import write_readme
-    from ..report.runner import check_report_out, generate_reports, other_writes
+    from ..report.runner import (add_to_manifest, check_report_out, generate_reports,
+                                 other_writes, report_lock)
     from ..report.site import write_index
     data = _user_data(args)
     notebooks = args.notebooks if args.notebooks is not None else _default_notebooks()
     out = args.out if args.out is not None else Path("reports")
     if args.readme_only:
-        path = write_readme(out, find_notebooks(notebooks))
-        index = write_index(out, find_notebooks(notebooks))
+        # only in a report folder (the files it rewrites are the report's)
+        real = check_report_out(out, notebooks)
+        real.mkdir(parents=True, exist_ok=True)
+        with report_lock(real):
+            check_report_out(out, notebooks)
+            path = write_readme(out, find_notebooks(notebooks))
+            index = write_index(out, find_notebooks(notebooks))
+            add_to_manifest(out, [path.name, index.name], find_notebooks(notebooks))
         print(f"wrote {path} and {index}")
         return 0
     find_notebooks(notebooks, args.only)  # a missing folder or number: before anything runs

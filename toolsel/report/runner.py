@@ -71,11 +71,12 @@ from ..io import (BUILD_PREFIX, OutputError, folder_lock, link_tree, recover_set
 from .execute import execute_notebook, export_html
 from .plan import PlannedNotebook, UserData, check_user_data, find_notebooks, notebook_plan
 from .output import (LEGACY_STAGING, MANIFEST, check_out_dir, check_ownership, manifest_text,
-                     report_entries)
+                     owned_files, report_entries)
 from .readme import write_readme, write_user_readme
 from .site import write_index
 
-__all__ = ["NotebookRun", "generate_reports", "check_report_out", "report_lock", "other_writes"]
+__all__ = ["NotebookRun", "generate_reports", "check_report_out", "report_lock", "other_writes",
+           "add_to_manifest"]
 
 
 @dataclass
@@ -216,6 +217,16 @@ def check_report_out(out_dir: str | Path, notebooks_dir: str | Path = "notebooks
         names, folders = _report_names(notebooks)
         check_ownership(rep, names, folders, notebooks, force=force)
     return rep
+
+
+def add_to_manifest(out_dir: str | Path, names: Iterable[str],
+                    notebooks: Sequence[Path] = ()) -> Path:
+    """Record files written into a report folder outside a whole run (``--readme-only``):
+    the manifest lists what it listed (for a project's ``reports/`` without one, its
+    notebook outputs) plus ``names``."""
+    rep = Path(out_dir)
+    owned = owned_files(rep, notebooks) - {MANIFEST}
+    return write_text(manifest_text(owned | set(names)), rep / MANIFEST)
 
 
 def other_writes() -> list[tuple[str, Path]]:
