@@ -347,3 +347,16 @@ def test_readme_only_respects_ownership_and_records_what_it_wrote(tmp_path, caps
     assert read_manifest(fresh) == {"README.md", "index.html"}
     assert _report(nb, fresh) == 0  # a later report owns what --readme-only wrote
     assert "01_v/a.csv" in read_manifest(fresh)
+
+
+def test_refusals_under_the_lock_keep_their_own_message(tmp_path):
+    """generate_reports checks again under its lock: a refusal there says why, not 'another
+    report is writing'."""
+    from toolsel.io import OutputError
+    from toolsel.report.runner import generate_reports
+    nb, out = _project(tmp_path), tmp_path / "out"
+    out.mkdir()
+    (out / "index.html").write_text("mine")
+    with pytest.raises(OutputError, match="was not written by toolsel report"):
+        generate_reports(nb, out, html=False, force=True)
+    assert (out / "index.html").read_text() == "mine" and os.listdir(out) == ["index.html"]

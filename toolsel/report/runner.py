@@ -108,16 +108,20 @@ def report_lock(out: Path) -> Iterator[None]:
     """
     for _ in range(50):
         before = os.stat(out)
+        lock = folder_lock(out, timeout=0)
         try:
-            with folder_lock(out, timeout=0):
-                now = os.stat(out)
-                if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
-                    continue  # the folder was swapped between stat and lock: take it again
-                yield
-                return
+            lock.__enter__()
         except OutputError:
             raise OutputError(out, "another toolsel report is writing this folder; wait for "
                                    "it to finish or choose another --out") from None
+        try:
+            now = os.stat(out)
+            if (now.st_dev, now.st_ino) == (before.st_dev, before.st_ino):
+                yield
+                return
+            # the folder was swapped between stat and lock: take the lock again
+        finally:
+            lock.__exit__(None, None, None)
     raise OutputError(out, "the folder keeps being replaced by another process")
 
 
@@ -355,7 +359,8 @@ def _write(rep: Path, build: Path, plan: Sequence[PlannedNotebook], runs: Sequen
             remove.add(name)
     new_files = {f for name in files for f in _built_files(build, name)}
     kept = {f for f in owned if f.split("/")[0] not in files and f.split("/")[0] not in remove
-            and f.split("/")[0] not in ("README.md", "index.html", MANIFEST)}
+            and f.split("/")[0] not in ("README.md", "index.html", MANIFEST)
+            and (rep / f).is_file()}
     if in_place:  # the staged view must hold the kept entries too (README, index list them)
         for name in {f.split("/")[0] for f in kept}:
             if (rep / name).exists():
