@@ -103,11 +103,13 @@ def test_force_adds_the_report_and_keeps_every_user_file(tmp_path, capsys):
     listed = read_manifest(home)
     assert listed and not listed & set(before)  # the user's files are not the report's
     assert after["01_v/a.csv"] == b"v1\n"
-    # a rerun (now a report folder) replaces only its own files
+    # a rerun (now a report folder) replaces only its own files, in the user's folder itself
+    inode = os.stat(home).st_ino
     _notebook(nb / "01_v.ipynb", "v2")
     assert _report(nb, home) == 0
     after = _files(home)
     assert {k: after[k] for k in before} == before and after["01_v/a.csv"] == b"v2\n"
+    assert os.stat(home).st_ino == inode  # never replaced whole: it is the user's folder
 
 
 def test_force_never_overwrites_a_name_the_report_needs(tmp_path, capsys):

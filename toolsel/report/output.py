@@ -28,8 +28,8 @@ from pathlib import Path
 
 from ..io import BUILD_PREFIX, OutputError
 
-__all__ = ["MANIFEST", "LEGACY_STAGING", "read_manifest", "owned_files", "source_folders",
-           "check_out_dir", "report_entries"]
+__all__ = ["MANIFEST", "LEGACY_STAGING", "read_manifest", "manifest_text", "manifest_shared",
+           "owned_files", "source_folders", "check_out_dir", "check_ownership", "report_entries"]
 
 #: The manifest of a report folder: every file the last report wrote there.
 MANIFEST = "toolsel-manifest.json"
@@ -61,9 +61,24 @@ def _safe_rel(rel: str) -> bool:
     return bool(rel) and not rel.startswith("/") and all(p not in ("", ".", "..") for p in parts)
 
 
-def manifest_text(files: Iterable[str]) -> str:
-    """The manifest's text for these relative paths (sorted, so reruns write it byte for byte)."""
-    return json.dumps({"kind": _KIND, "files": sorted(set(files))}, indent=1) + "\n"
+def manifest_text(files: Iterable[str], *, shared: bool = False) -> str:
+    """The manifest's text for these relative paths (sorted, so reruns write it byte for byte).
+
+    ``shared``: the folder held other files when the first report came (``--force``): it is
+    the user's folder, updated in place, never replaced whole."""
+    data = {"kind": _KIND, "files": sorted(set(files))}
+    if shared:
+        data["shared"] = True
+    return json.dumps(data, indent=1) + "\n"
+
+
+def manifest_shared(out: Path) -> bool:
+    """Whether ``out``'s manifest says the folder is shared with the user's files."""
+    try:
+        data = json.loads((Path(out) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("shared") is True
 
 
 def _files_under(root: Path, top: str) -> list[str]:

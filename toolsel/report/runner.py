@@ -70,8 +70,8 @@ from ..io import (BUILD_PREFIX, OutputError, folder_lock, link_tree, recover_set
 
 from .execute import execute_notebook, export_html
 from .plan import PlannedNotebook, UserData, check_user_data, find_notebooks, notebook_plan
-from .output import (LEGACY_STAGING, MANIFEST, check_out_dir, check_ownership, manifest_text,
-                     owned_files, report_entries)
+from .output import (LEGACY_STAGING, MANIFEST, check_out_dir, check_ownership, manifest_shared,
+                     manifest_text, owned_files, report_entries)
 from .readme import write_readme, write_user_readme
 from .site import write_index
 
@@ -230,7 +230,8 @@ def add_to_manifest(out_dir: str | Path, names: Iterable[str],
     notebook outputs) plus ``names``."""
     rep = Path(out_dir)
     owned = owned_files(rep, notebooks) - {MANIFEST}
-    return write_text(manifest_text(owned | set(names)), rep / MANIFEST)
+    return write_text(manifest_text(owned | set(names), shared=manifest_shared(rep)),
+                      rep / MANIFEST)
 
 
 def other_writes() -> list[tuple[str, Path]]:
@@ -297,10 +298,11 @@ def generate_reports(notebooks_dir: str | Path = "notebooks", out_dir: str | Pat
     with report_lock(rep):
         _clean_leftovers(rep)
         owned = check_ownership(rep, names, folders, all_notebooks, force=force)
-        # a foreign folder (--force) or one of another user's is never replaced whole
+        # a folder holding the user's files (--force, then or earlier) or another user's is
+        # updated in place, never replaced whole
         in_place = (existed and not owned and any(
             not e.startswith(".toolsel-") for e in os.listdir(rep))) \
-            or os.stat(rep).st_uid != os.getuid()
+            or manifest_shared(rep) or os.stat(rep).st_uid != os.getuid()
         build = rep / f"{BUILD_PREFIX}{os.getpid()}"
         build.mkdir()
         try:
@@ -374,7 +376,8 @@ def _write(rep: Path, build: Path, plan: Sequence[PlannedNotebook], runs: Sequen
             write_user_readme(staging, runs, data)
             write_index(staging, [r.source for r in runs], runs=runs,
                         title="toolsel report on your data", intro=_user_intro(data))
-        write_text(manifest_text(new_files | kept | {"README.md", "index.html"}),
+        write_text(manifest_text(new_files | kept | {"README.md", "index.html"},
+                                 shared=in_place),
                    staging / MANIFEST)
 
     write_set(rep, files, remove=sorted(remove), finish=finish, carry_folders=True,
