@@ -362,3 +362,40 @@ def test_refusals_under_the_lock_keep_their_own_message(tmp_path):
     with pytest.raises(OutputError, match="was not written by toolsel report"):
         generate_reports(nb, out, html=False, force=True)
     assert (out / "index.html").read_text() == "mine" and os.listdir(out) == ["index.html"]
+
+
+_KILL_IN_PLACE = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    from toolsel import io
+    real, calls = os.replace, []
+    def replace(a, b):
+        if ".toolsel-commit-" in str(a):
+            calls.append(a)
+            if len(calls) == 2:  # one entry moved in, the next not yet
+                os.kill(os.getpid(), signal.SIGKILL)
+        return real(a, b)
+    io.os.replace = replace
+    def folder(path):
+        path.mkdir()
+        (path / "t.csv").write_text("new")
+    io.write_set(sys.argv[1], {"a.txt": "new", "b.txt": "new", "t": folder},
+                 remove=["gone.txt"], in_place=True, carry_folders=True)
+""")
+
+
+@pytest.mark.slow
+def test_an_in_place_set_killed_while_moving_in_is_rolled_forward(tmp_path):
+    out = tmp_path / "shared"
+    (out / "t").mkdir(parents=True)
+    (out / "t" / "t.csv").write_text("old")
+    for name in ("a.txt", "b.txt", "gone.txt", "user.txt"):
+        (out / name).write_text("old" if name != "user.txt" else "user")
+    proc = subprocess.run([sys.executable, "-c", _KILL_IN_PLACE, str(out)], env=_env(),
+                          capture_output=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert list(out.glob(".toolsel-commit-*"))  # complete set, partly moved in
+    write_set(out, {"z.txt": "next run"}, carry_folders=True, in_place=True)
+    assert _files(out) == {"a.txt": b"new", "b.txt": b"new", "t/t.csv": b"new",
+                           "user.txt": b"user", "z.txt": b"next run"}
+    assert not list(out.glob(".toolsel-*"))
