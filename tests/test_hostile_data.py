@@ -256,3 +256,11 @@ def test_a_sweep_into_another_users_folder_keeps_the_folder_and_its_owner(tmp_pa
     after = os.stat(out)
     assert (after.st_ino, after.st_uid, after.st_gid) == (before.st_ino, 4321, 4321)
     assert (out / "summary.csv").exists() and (out / "notes.txt").read_text() == "theirs"
+
+
+def test_report_api_refuses_a_huge_cut_off_before_any_work(tmp_path):
+    from toolsel.report.plan import UserData, check_user_data
+    data = UserData(registry=DATA / "registry.json", queries=DATA / "queries.jsonl",
+                    top_k=(5, 99999999999999999999999))
+    with pytest.raises(ValueError, match="1 to 1,000,000,000"):
+        check_user_data(data)

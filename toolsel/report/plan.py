@@ -60,6 +60,8 @@ def notebook_title(path: str | Path) -> str:
 DATA_PARAMS = ("registry", "queries", "requests", "conversations", "runs")
 #: What a notebook without ``toolsel`` metadata needs.
 DEFAULT_NEEDS = ("registry", "queries")
+#: The largest cut-off passed to a notebook (larger ones overflow the rankings' integers).
+MAX_TOP_K = 10**9
 
 
 def _read_nb(path: Path) -> dict:
@@ -129,8 +131,9 @@ def check_user_data(data: UserData) -> dict[str, object]:
                                  f"{suggest_names(sc, known)}; available: {', '.join(known)}")
     if data.top_k is not None:
         if not data.top_k or any(not isinstance(k, int) or isinstance(k, bool) or k < 1
-                                 for k in data.top_k):
-            raise ValueError(f"--top-k: expected integers >= 1, got {list(data.top_k)!r}")
+                                 or k > MAX_TOP_K for k in data.top_k):
+            raise ValueError(f"--top-k: expected integers from 1 to {MAX_TOP_K:,}, got "
+                             f"{list(data.top_k)!r}")
     loaded: dict[str, object] = {}
     reg = loaded["registry"] = load_registry(data.registry)
     if not len(reg):
