@@ -399,3 +399,16 @@ def test_an_in_place_set_killed_while_moving_in_is_rolled_forward(tmp_path):
     assert _files(out) == {"a.txt": b"new", "b.txt": b"new", "t/t.csv": b"new",
                            "user.txt": b"user", "z.txt": b"next run"}
     assert not list(out.glob(".toolsel-*"))
+
+
+def test_a_second_writer_is_refused_at_once_with_one_line(tmp_path, capsys):
+    from toolsel.report.runner import report_lock
+    nb, out = _project(tmp_path), tmp_path / "out"
+    assert _report(nb, out) == 0
+    before = _files(out)
+    t0 = time.monotonic()
+    with report_lock(out):
+        assert _report(nb, out) == 2
+    assert time.monotonic() - t0 < 30  # refused, not waited for
+    assert "another toolsel report is writing this folder" in _one_line_error(capsys)
+    assert _files(out) == before and not list(out.glob(".toolsel-*"))

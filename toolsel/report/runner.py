@@ -112,8 +112,9 @@ def report_lock(out: Path) -> Iterator[None]:
         try:
             lock.__enter__()
         except OutputError:
-            raise OutputError(out, "another toolsel report is writing this folder; wait for "
-                                   "it to finish or choose another --out") from None
+            raise OutputError(out, "another toolsel report is writing this folder (or a "
+                                   "toolsel command a folder inside it); wait for it to finish "
+                                   "or choose another --out") from None
         try:
             now = os.stat(out)
             if (now.st_dev, now.st_ino) == (before.st_dev, before.st_ino):
