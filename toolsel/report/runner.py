@@ -67,11 +67,10 @@ from pathlib import Path
 
 from ..io import (BUILD_PREFIX, OutputError, folder_lock, link_tree, recover_set, write_set,
                   write_text)
-
 from .execute import execute_notebook, export_html
-from .plan import PlannedNotebook, UserData, check_user_data, find_notebooks, notebook_plan
 from .output import (LEGACY_STAGING, MANIFEST, check_out_dir, check_ownership, manifest_shared,
                      manifest_text, owned_files, report_entries)
+from .plan import PlannedNotebook, UserData, check_user_data, find_notebooks, notebook_plan
 from .readme import write_readme, write_user_readme
 from .site import write_index
 
@@ -113,8 +112,8 @@ def report_lock(out: Path) -> Iterator[None]:
             lock.__enter__()
         except OutputError:
             raise OutputError(out, "another toolsel report is writing this folder (or a "
-                                   "toolsel command a folder inside it); wait for it to finish "
-                                   "or choose another --out") from None
+                                   "toolsel command is writing a folder inside it); wait for it "
+                                   "to finish or choose another --out") from None
         try:
             now = os.stat(out)
             if (now.st_dev, now.st_ino) == (before.st_dev, before.st_ino):
