@@ -264,3 +264,19 @@ def test_report_api_refuses_a_huge_cut_off_before_any_work(tmp_path):
                     top_k=(5, 99999999999999999999999))
     with pytest.raises(ValueError, match="1 to 1,000,000,000"):
         check_user_data(data)
+
+
+@pytest.mark.slow
+def test_notebook_12_runs_on_a_one_tool_registry(tmp_path):
+    pytest.importorskip("papermill")
+    from toolsel.report import execute_notebook
+    reg, q = tmp_path / "one.json", tmp_path / "one.jsonl"
+    reg.write_text(json.dumps([{"name": "calculator", "description": "evaluate arithmetic"}]))
+    q.write_text(json.dumps({"id": "q1", "query": "what is 2 plus 2",
+                             "expected": ["calculator"]}) + "\n")
+    out = tmp_path / "out"
+    execute_notebook(ROOT / "notebooks" / "12_selection_policies.ipynb", tmp_path / "12.ipynb",
+                     out, cwd=ROOT / "notebooks",
+                     parameters={"registry": str(reg), "queries": str(q), "n_boot": 50})
+    frontier = pd.read_csv(out / "policy_frontier.csv")
+    assert len(frontier) and (frontier["n_sent"] <= 1).all()
