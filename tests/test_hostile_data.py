@@ -28,6 +28,7 @@ def _env(**extra) -> dict:
 # figures: no mathtext from data, bounded labels and sizes
 
 
+@pytest.mark.slow  # draws and saves a figure with a 60,000-character label
 def test_dollar_text_and_huge_labels_draw_in_bounded_figures(tmp_path):
     pytest.importorskip("matplotlib")
     from PIL import Image

@@ -94,6 +94,7 @@ def test_a_users_non_empty_folder_is_refused_without_force(tmp_path, capsys):
         ["99_photos", "01_budget.xlsx", "20_taxes.pdf"])
 
 
+@pytest.mark.slow  # two reports run end to end
 def test_force_adds_the_report_and_keeps_every_user_file(tmp_path, capsys):
     nb, home = _project(tmp_path), tmp_path / "home"
     before = _users_folder(home)
@@ -175,6 +176,7 @@ def test_project_reports_without_manifest_are_owned_but_other_tools_outputs_stay
     assert "sweep" in files["README.md"].decode()  # listed under "Other tables"
 
 
+@pytest.mark.slow  # two reports run end to end
 def test_a_user_file_inside_a_report_folder_survives_reruns(tmp_path):
     nb, out = _project(tmp_path), tmp_path / "out"
     assert _report(nb, out) == 0
@@ -190,6 +192,7 @@ def test_a_user_file_inside_a_report_folder_survives_reruns(tmp_path):
 # 2. refused before any work; never wedging later runs
 
 
+@pytest.mark.slow  # two reports run end to end
 def test_a_file_or_link_where_the_report_folder_goes_is_refused_then_cleared(tmp_path, capsys):
     nb, out = _project(tmp_path), tmp_path / "out"
     assert _report(nb, out) == 0
@@ -216,6 +219,7 @@ def test_a_dangling_symlink_out_is_refused_before_any_work(tmp_path, capsys):
     assert not (tmp_path / "nowhere").exists() and link.is_symlink()
 
 
+@pytest.mark.slow  # two reports run end to end
 def test_legacy_staging_and_build_leftovers_are_cleaned(tmp_path):
     nb, out = _project(tmp_path), tmp_path / "out"
     assert _report(nb, out) == 0
