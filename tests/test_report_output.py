@@ -163,16 +163,19 @@ def test_project_reports_without_manifest_are_owned_but_other_tools_outputs_stay
     (rep / "sweep" / "per_query.csv").write_text("sweep table\n")
     (rep / "benchmarks").mkdir()
     (rep / "benchmarks" / "scale.csv").write_text("bench\n")
+    (rep / "99_photos").mkdir()  # numbered, but no notebook's: not the report's
+    (rep / "99_photos" / "a.jpg").write_text("photo")
     assert main(["report", "--notebooks", str(nb), "--out", str(rep), "--no-html"]) == 0
     files = _files(rep)
     assert files["sweep/per_query.csv"] == b"sweep table\n"
     assert files["benchmarks/scale.csv"] == b"bench\n"
+    assert files["99_photos/a.jpg"] == b"photo"
     assert files["01_v/a.csv"] == b"v2\n" and "01_v/stale.csv" not in files
     listed = read_manifest(rep)
     assert "01_v/a.csv" in listed and "README.md" in listed and "index.html" in listed
-    assert not any(f.startswith(("sweep/", "benchmarks/")) for f in listed)
-    assert set(listed) | {MANIFEST} | {"sweep/per_query.csv", "benchmarks/scale.csv"} == \
-        set(files)  # the manifest lists exactly the report's files
+    assert not any(f.startswith(("sweep/", "benchmarks/", "99_")) for f in listed)
+    assert set(listed) | {MANIFEST} | {"sweep/per_query.csv", "benchmarks/scale.csv",
+                                       "99_photos/a.jpg"} == set(files)  # exactly the report's
     assert "sweep" in files["README.md"].decode()  # listed under "Other tables"
 
 

@@ -118,10 +118,10 @@ def owned_files(out: Path, notebooks: Iterable[Path] = ()) -> set[str]:
     notebooks = list(notebooks)
     if not out.is_dir() or not _is_project_reports(out.resolve(), notebooks):
         return set()
+    stems = {Path(n).stem for n in notebooks}
     owned: set[str] = set()
-    for entry in out.iterdir():
-        if entry.name in ("README.md", "index.html") or (
-                entry.name[:2].isdigit() and entry.name[2:3] == "_"):
+    for entry in out.iterdir():  # the outputs of these notebooks (not any numbered name)
+        if entry.name in ("README.md", "index.html") or entry.name.split(".")[0] in stems:
             owned.update(_files_under(out, entry.name))
     return owned
 
