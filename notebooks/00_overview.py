@@ -54,7 +54,7 @@ from toolsel.tables.scenario import (ARTICLE_TOOLS, article_scenario, scenario_t
 from toolsel.eval.stats import bootstrap_intervals, with_wilson
 from toolsel.report import claims, find_notebooks, notebook_title
 from toolsel.report import markdown as md
-from toolsel.report.runner import distinct_top_k, headline_k, top_k_note
+from toolsel.report.cutoffs import distinct_top_k, headline_k, top_k_note
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 

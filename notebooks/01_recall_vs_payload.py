@@ -58,7 +58,7 @@ from toolsel.eval.stats import bootstrap_intervals, paired_comparison, with_wils
 from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_complete_vs_payload, plot_recall_vs_payload, save_figure
-from toolsel.report.runner import distinct_top_k, top_k_note
+from toolsel.report.cutoffs import distinct_top_k, top_k_note
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 

@@ -56,7 +56,7 @@ from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.html import md_table
 from toolsel.report.plots import plot_failure_modes, save_figure
-from toolsel.report.runner import headline_k
+from toolsel.report.cutoffs import headline_k
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 

@@ -51,7 +51,7 @@ from toolsel.tables.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scena
 from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_escape_hatch, save_figure
-from toolsel.report.runner import headline_k
+from toolsel.report.cutoffs import headline_k
 from toolsel.text import content_words
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup

@@ -51,9 +51,10 @@ from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
 from toolsel.eval.metrics import payload_chars
+from toolsel.eval.replication import is_article_registry
 from toolsel.report import markdown as md
 from toolsel.report.explorer import build_explorer, explore, rankings_markdown
-from toolsel.report.runner import headline_k
+from toolsel.report.cutoffs import headline_k
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
@@ -116,8 +117,12 @@ assert len(explorer.views[0].sent) == min(small, len(reg) - len(always)) + len(a
 explorer.panels[0]["top_k"].value = k
 assert all(p["top_k"].value == k for p in explorer.panels)
 assert [len(v.sent) for v in explorer.views] == [len(v.sent) for v in views]
-if (query == "file a bug report on the backend repo" and scorers[:2] == ["jaccard", "bm25"]
-        and expected == "github_create_issue" and k == 10):  # the bundled registry
+# the article's rank holds on the article's data only: the bundled registry file, unchanged
+# (61 tools, the article's names), with its query, scorers and K
+bundled = Path(registry).resolve() == Path("../data/registry.json").resolve()
+if (bundled and is_article_registry(reg) and query == "file a bug report on the backend repo"
+        and scorers[:2] == ["jaccard", "bm25"] and expected == "github_create_issue"
+        and k == 10):
     jac, bm = (v.ranking.set_index("tool") for v in views[:2])
     # the article's miss at K=10 (rank 14 of all tools; among the candidates, without the
     # always-include tools, it is as many places higher as always-include tools outrank it)

@@ -71,7 +71,7 @@ from toolsel.report.plots import plot_multi_tool, plot_noise_curve, save_figure
 from toolsel.text import content_words
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
-from toolsel.report.runner import distinct_top_k
+from toolsel.report.cutoffs import distinct_top_k
 
 out = setup(out_dir)
 

@@ -10,6 +10,40 @@ from toolsel import Tool, load_queries, load_registry
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
+_CACHE_TMP: str | None = None
+
+
+def pytest_configure(config):
+    """Tests never write into the user's cache: ``TOOLSEL_CACHE`` points at a temporary folder
+    for the whole run (subprocesses and kernels inherit it). The real model's vectors already
+    in the user's cache are hard-linked in (read, never written: the cache replaces shards by
+    rename), so the suite need not re-encode them."""
+    global _CACHE_TMP
+    import os
+    import shutil
+    import tempfile
+
+    from toolsel.io import link_tree
+    from toolsel.scorers.embedding_cache import cache_root
+    real = cache_root()
+    _CACHE_TMP = tempfile.mkdtemp(prefix="toolsel-test-cache-")
+    src = real / "embeddings"
+    if src.is_dir():
+        (Path(_CACHE_TMP) / "embeddings").mkdir()
+        for model in src.iterdir():
+            if model.is_dir() and not model.name.startswith(("fake", "counting")):
+                try:
+                    link_tree(model, Path(_CACHE_TMP) / "embeddings" / model.name)
+                except OSError:
+                    shutil.rmtree(Path(_CACHE_TMP) / "embeddings" / model.name,
+                                  ignore_errors=True)
+    os.environ["TOOLSEL_CACHE"] = _CACHE_TMP
+
+
+def pytest_unconfigure(config):
+    import shutil
+    if _CACHE_TMP is not None:
+        shutil.rmtree(_CACHE_TMP, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -82,7 +82,7 @@ def test_executed_notebook_reruns_into_its_own_folder(tmp_path):
     import nbformat
     import papermill as pm
 
-    from toolsel.report.runner import execute_notebook
+    from toolsel.report.execute import execute_notebook
     nb_dir = tmp_path / "notebooks"
     nb_dir.mkdir()
     nb = nbformat.v4.new_notebook()

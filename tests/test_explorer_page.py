@@ -116,7 +116,7 @@ def test_report_inputs_follow_the_notebook_defaults():
 
 
 def test_report_explorer_is_written_linked_and_removed_without_queries(tmp_path):
-    from toolsel.report.runner import UserData
+    from toolsel.report.plan import UserData
     out = tmp_path / "rep"
     data = UserData(registry=(DATA / "registry.json").resolve(),
                     queries=(DATA / "queries.jsonl").resolve(), scorers=("jaccard",),
@@ -353,7 +353,7 @@ def test_browser_renders_hostile_names_as_text(tmp_path):
 def test_exported_pages_request_nothing(tmp_path):
     """Every committed executed notebook, exported now: no remote reference in the page, and
     Chromium loading it asks the network for nothing."""
-    from toolsel.report.runner import export_html
+    from toolsel.report.execute import export_html
     executed = sorted((ROOT / "reports").glob("[0-9][0-9]_*.ipynb"))
     assert executed
     for nb in executed:
@@ -378,7 +378,8 @@ def test_netlog_sees_a_page_request(tmp_path):
 
 
 def test_index_and_readme_link_the_explorer(tmp_path):
-    from toolsel.report.runner import render_index, render_readme
+    from toolsel.report.site import render_index
+    from toolsel.report.readme import render_readme
     assert "explorer.html" not in render_index(tmp_path, [])
     (tmp_path / EXPLORER_PAGE).write_text("<html></html>")
     assert f'<a href="{EXPLORER_PAGE}">' in render_index(tmp_path, [])
@@ -514,7 +515,8 @@ def test_a_users_report_has_a_linked_offline_explorer(tmp_path):
     """``toolsel report --registry R --queries Q --out DIR`` (notebook 04 only, to be quick):
     DIR/explorer.html on the user's data, linked from index.html and README.md; the exported
     page references nothing remote; the executed notebook names its table folder beside it."""
-    from toolsel.report.runner import UserData, generate_reports
+    from toolsel.report.plan import UserData
+    from toolsel.report.runner import generate_reports
     out = tmp_path / "report"
     data = UserData(registry=(DATA / "registry.json").resolve(),
                     queries=(DATA / "queries.jsonl").resolve(), scorers=("jaccard", "bm25"),

@@ -6,7 +6,7 @@ without touching this file. The checks:
 1. conventions: kernelspec ``python3``, outputs stripped, a first code cell tagged
    ``parameters`` that sets ``out_dir`` and whose every line papermill can read (a line it
    cannot parse is silently not a parameter, so ``toolsel report`` could not set it), valid
-   ``toolsel.needs`` metadata (:func:`toolsel.report.runner.notebook_needs`), and a
+   ``toolsel.needs`` metadata (:func:`toolsel.report.plan.notebook_needs`), and a
    ``py:percent`` pair in sync with the ipynb;
 2. executed with papermill on its own defaults (as ``toolsel report`` does, with ``out_dir``
    in a temporary folder): every CSV it writes must equal, byte for byte, the committed copy
@@ -66,7 +66,7 @@ _ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]+)?=", re.MULTILINE)
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
 def test_parameters_are_readable_and_needs_valid(nb_path):
-    from toolsel.report.runner import DATA_PARAMS, notebook_needs, notebook_parameters
+    from toolsel.report.plan import DATA_PARAMS, notebook_needs, notebook_parameters
     nb = json.loads(nb_path.read_text(encoding="utf-8"))
     params_src = _source(next(c for c in nb["cells"] if c["cell_type"] == "code"))
     assigned = _ASSIGNMENT.findall(params_src)

@@ -188,7 +188,7 @@ def test_reruns_are_byte_identical_with_widgets_styler_and_reprs(tmp_path):
 
 
 def test_distinct_top_k_and_headline_k():
-    from toolsel.report.runner import distinct_top_k, headline_k, top_k_note
+    from toolsel.report.cutoffs import distinct_top_k, headline_k, top_k_note
     assert distinct_top_k([30, 1, 10, 20, 10], 61) == ([1, 10, 20, 30], [])
     assert distinct_top_k([1, 3, 5, 10, 20, 30], 9) == ([1, 3, 5, 10], [20, 30])
     assert distinct_top_k([9, 12], 9) == ([9], [12])
@@ -202,7 +202,7 @@ def test_distinct_top_k_and_headline_k():
 
 
 def test_notebook_needs_from_metadata(tmp_path):
-    from toolsel.report.runner import DEFAULT_NEEDS, notebook_needs
+    from toolsel.report.plan import DEFAULT_NEEDS, notebook_needs
     plain = _notebook(tmp_path / "01_a.ipynb", [("code", "x = 1")])
     assert notebook_needs(plain) == DEFAULT_NEEDS
     nb = json.loads(plain.read_text())
@@ -308,48 +308,26 @@ def test_a_killed_report_leaves_the_previous_set(tmp_path):
     _versioned(nb, "v2", 120)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)  # its own group: the kernel dies with it
-    staged = out / ".toolsel-staging" / "01_v" / "a.csv"
+    def staged():
+        return list(out.glob(".toolsel-build-*/01_v/a.csv"))
     try:
         deadline = time.monotonic() + 120
-        while not staged.exists() and time.monotonic() < deadline:
+        while not staged() and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert staged.exists(), "the run never got to write its first table"
+        assert staged(), "the run never got to write its first table"
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    after = {k: v for k, v in _files(out).items() if not k.startswith(".toolsel-staging")}
+    after = {k: v for k, v in _files(out).items() if not k.startswith(".toolsel-build-")}
     assert after == before  # the old set, whole
 
     _versioned(nb, "v2", 0)
     subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=300)
     new = _files(out)
-    assert not (out / ".toolsel-staging").exists()  # the killed run's leftovers are gone
+    assert not list(out.glob(".toolsel-*"))  # the killed run's leftovers are gone
     assert new["01_v/a.csv"] == new["01_v/b.csv"] == b"v2\n"
     assert "VERSION_v2" in new["01_v.html"].decode()
-    assert ".toolsel-staging" not in new["01_v.ipynb"].decode()  # shows the final folder
-
-
-def test_a_swap_killed_half_way_is_finished_by_the_next_run(tmp_path):
-    from toolsel.report.runner import STAGING, _recover
-    out = tmp_path / "out"
-    stage = out / STAGING
-    (out / "01_x").mkdir(parents=True)
-    (out / "01_x" / "t.csv").write_text("old")
-    (out / "01_x.html").write_text("old")
-    (out / "02_gone.html").write_text("old")
-    (stage / "01_x").mkdir(parents=True)
-    (stage / "01_x" / "t.csv").write_text("new")
-    (stage / "01_x.html").write_text("new")
-    (out / "01_x.ipynb").write_text("new")  # moved in before the kill
-    (stage / ".commit").write_text("01_x.ipynb\n01_x.html\n01_x\n-02_gone.html\n")
-    _recover(out)
-    assert _files(out) == {"01_x.ipynb": b"new", "01_x.html": b"new", "01_x/t.csv": b"new"}
-
-    # killed before the commit list was written: the staged files are dropped
-    (stage / "01_x.html").parent.mkdir(parents=True)
-    (stage / "01_x.html").write_text("newer")
-    _recover(out)
-    assert _files(out)["01_x.html"] == b"new" and not stage.exists()
+    assert ".toolsel-build" not in new["01_v.ipynb"].decode()  # shows the final folder
 
 
 # --------------------------------------------------------------------------------------------
@@ -381,7 +359,7 @@ def test_pages_get_titles_navigation_and_an_index(tmp_path):
     from the page's headings; index.html links every page, executed notebook and CSV folder,
     and holds no script."""
     pytest.importorskip("papermill")
-    from toolsel.report.runner import link_pages, notebook_summary, page_title, write_index
+    from toolsel.report.site import link_pages, notebook_summary, page_title, write_index
     nbdir = tmp_path / "nb"
     nbdir.mkdir()
     hostile = "<script>alert(1)</script>"
@@ -433,7 +411,8 @@ def test_pages_get_titles_navigation_and_an_index(tmp_path):
 
 
 def test_index_escapes_data_and_lists_skipped_notebooks(nbdir, tmp_path):
-    from toolsel.report.runner import NotebookRun, render_index
+    from toolsel.report.runner import NotebookRun
+    from toolsel.report.site import render_index
     rep = tmp_path / "reports"
     (rep / "01_alpha").mkdir(parents=True)
     s = _summary()

@@ -31,7 +31,7 @@ import pytest
 
 from toolsel import load_queries, load_registry
 from toolsel.cli import main
-from toolsel.report.runner import headline_k
+from toolsel.report.cutoffs import headline_k
 
 pytest.importorskip("papermill")
 
@@ -303,7 +303,12 @@ def test_notebooks_run_or_are_skipped_with_a_reason(tmp_path, capsys):
     _notebook(nb / "03_ours.ipynb", 'out_dir: str = "../reports/03_ours"', "1/0", needs=[])
     out = tmp_path / "out"
     (out / "09_old").mkdir(parents=True)  # a previous report's output: removed
+    (out / "09_old" / "t.csv").write_text("old")
     (out / "09_old.html").write_text("old")
+    (out / "toolsel-manifest.json").write_text(json.dumps(
+        {"kind": "toolsel report output", "files": ["09_old/t.csv", "09_old.html"]}))
+    (out / "99_photos").mkdir()  # the user's own: kept, though numbered like an output
+    (out / "99_photos" / "a.jpg").write_text("photo")
     code = main(["report", "--notebooks", str(nb), "--registry", str(PLUGIN / "registry.json"),
                  "--queries", str(PLUGIN / "queries.jsonl"), "--top-k", "3,5",
                  "--out", str(out), "--no-html"])
@@ -312,6 +317,7 @@ def test_notebooks_run_or_are_skipped_with_a_reason(tmp_path, capsys):
     assert "02_chats: skipped, no --conversations file" in printed
     assert "03_ours: skipped, reports on the project's own data only" in printed
     assert not (out / "09_old").exists() and not (out / "09_old.html").exists()
+    assert (out / "99_photos" / "a.jpg").read_text() == "photo"
     params = json.loads((out / "01_runs" / "params.json").read_text())
     assert params == {"registry": str(PLUGIN / "registry.json"),
                       "queries": str(PLUGIN / "queries.jsonl"), "conversations": "",

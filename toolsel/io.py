@@ -43,7 +43,8 @@ from typing import Any
 
 __all__ = ["OutputError", "write_bytes", "write_text", "write_table", "write_json",
            "write_jsonl", "write_registry", "write_set", "check_output_dir",
-           "check_output_file", "folder_lock", "LOCK_TIMEOUT", "FLOAT_FORMAT"]
+           "check_output_file", "folder_lock", "recover_set", "link_tree", "BUILD_PREFIX",
+           "LOCK_TIMEOUT", "FLOAT_FORMAT"]
 
 #: Floats in every CSV table: 6 decimals, so tables regenerate byte-identically.
 FLOAT_FORMAT = "%.6f"
@@ -53,6 +54,9 @@ LOCK_TIMEOUT = 120.0
 _STALE_TMP_S = 600.0
 _IN_PLACE_STAGING = ".toolsel-staging-"
 _IN_PLACE_COMMIT = ".toolsel-commit-"
+#: Private build folders (``OUT/.toolsel-build-*``) a long run fills before its set is
+#: written: never carried over into a new set.
+BUILD_PREFIX = ".toolsel-build-"
 
 
 class OutputError(OSError):
@@ -356,7 +360,7 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(a), None, str(b))
 
 
-def _swappable(out: Path) -> bool:
+def _swappable(out: Path, carry_folders: bool = False) -> bool:
     """True when ``out`` can be replaced as a whole folder (see the module docstring)."""
     parent = out.parent
     if out == parent or not os.access(parent, os.W_OK | os.X_OK):
@@ -364,20 +368,25 @@ def _swappable(out: Path) -> bool:
     if not out.exists():
         return True
     try:
-        if os.stat(out).st_dev != os.stat(parent).st_dev:  # a mount point
+        st = os.stat(out)
+        if st.st_dev != os.stat(parent).st_dev:  # a mount point
             return False
+        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            return False  # another user's folder: keep it (and its owner), write inside it
         cwd = Path.cwd().resolve()
     except OSError:
         return False
     if cwd == out or out in cwd.parents:
         return False
+    if carry_folders:
+        return True
     with os.scandir(out) as it:
         return not any(e.is_dir(follow_symlinks=False) for e in it)
 
 
 def _is_temp(name: str) -> bool:
     return name.startswith(".") and (name.endswith(".tmp") or name.startswith(
-        (_IN_PLACE_STAGING, _IN_PLACE_COMMIT)))
+        (_IN_PLACE_STAGING, _IN_PLACE_COMMIT, BUILD_PREFIX)))
 
 
 def _recover(out: Path) -> None:
@@ -393,11 +402,18 @@ def _recover(out: Path) -> None:
         shutil.rmtree(leftover, ignore_errors=True)
     if out.is_dir():
         for d in out.glob(f"{_IN_PLACE_COMMIT}*"):  # complete set, partly moved: finish it
-            for f in d.iterdir():
-                os.replace(f, out / f.name)
-            shutil.rmtree(d, ignore_errors=True)
+            _roll_forward(d, out)
         for d in out.glob(f"{_IN_PLACE_STAGING}*"):  # incomplete set: drop it
             shutil.rmtree(d, ignore_errors=True)
+
+
+def recover_set(out_dir: str | os.PathLike, *, timeout: float | None = None) -> None:
+    """Finish or undo what a killed :func:`write_set` left for ``out_dir`` (its lock held)."""
+    out = Path(os.path.realpath(out_dir))
+    if not out.parent.is_dir():
+        return
+    with folder_lock(out.parent, timeout=timeout, what=out):
+        _recover(out)
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
@@ -408,35 +424,54 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 
 def write_set(out_dir: str | os.PathLike, files: Mapping[str, Any], *,
-              timeout: float | None = None) -> list[Path]:
+              timeout: float | None = None, remove: Iterable[str] = (),
+              finish: Callable[[Path], Any] | None = None, carry_folders: bool = False,
+              in_place: bool = False) -> list[Path]:
     """Write a run's files into ``out_dir`` as one set (see the module docstring).
 
     Parameters
     ----------
     out_dir : path
         The output folder (created if missing).
-    files : mapping ``{file name: content}``
+    files : mapping ``{name: content}``
         Content is a DataFrame (CSV with :data:`FLOAT_FORMAT`), ``str``, ``bytes``, a
-        JSON-ready value, or a callable ``write(path)`` that creates the file at ``path``.
+        JSON-ready value, or a callable ``write(path)`` that creates the file (or a folder)
+        at ``path``.
     timeout : float, optional
         Seconds to wait for another process writing the same folder.
+    remove : names
+        Entries of ``out_dir`` the new set drops (a previous run's outputs).
+    finish : callable ``finish(staging)``, optional
+        Called once the new set is staged (with, when the folder is swapped whole, every
+        entry carried over): it may add or rewrite entries (an index of the set), which
+        become visible with the rest.
+    carry_folders : bool
+        Sub-folders of ``out_dir`` do not prevent swapping the folder whole: they are carried
+        over as trees of hard links (a report folder holding other tools' outputs).
+    in_place : bool
+        Never swap the folder itself (a folder the caller does not own): the staged entries
+        are moved in one by one, rolled forward by the next run if killed.
 
     Returns the final paths, in the order of ``files``.
     """
     out = Path(out_dir)
     names = list(files)
-    for name in names:
+    remove = [r for r in remove if r not in files]
+    for name in [*names, *remove]:
         if not name or Path(name).name != name or name.startswith("."):
             raise ValueError(f"file names in a set are plain names, got {name!r}")
-    check_output_dir(out, names)
+    if not carry_folders:
+        check_output_dir(out, names)
+    else:
+        check_output_dir(out)
     out = Path(os.path.realpath(out))  # a symlinked folder: write into its target
     out.parent.mkdir(parents=True, exist_ok=True)
     with folder_lock(out.parent, timeout=timeout, what=out):
         _recover(out)
-        if _swappable(out):
-            _swap_in(out, files)
+        if not in_place and _swappable(out, carry_folders):
+            _swap_in(out, files, remove, finish)
         else:
-            _move_in(out, files)
+            _move_in(out, files, remove, finish)
     return [out / name for name in names]
 
 
@@ -445,19 +480,37 @@ def _stage(folder: Path, files: Mapping[str, Any]) -> None:
         _as_writer(value)(folder / name)
 
 
-def _swap_in(out: Path, files: Mapping[str, Any]) -> None:
+def link_tree(src: Path, dst: Path) -> None:
+    """``dst`` becomes a copy of the tree ``src`` made of hard links (copies where the file
+    system refuses links); symbolic links are copied as links."""
+    if src.is_dir() and not src.is_symlink():
+        os.mkdir(dst)
+        shutil.copymode(src, dst)
+        with os.scandir(src) as it:
+            for entry in it:
+                link_tree(Path(entry.path), dst / entry.name)
+    else:
+        _link_or_copy(src, dst)
+
+
+def _swap_in(out: Path, files: Mapping[str, Any], remove: Iterable[str] = (),
+             finish: Callable[[Path], Any] | None = None) -> None:
     staging = out.parent / f".{out.name}.staging-{_token()}"
     os.mkdir(staging, 0o777)
     try:
         _stage(staging, files)
+        if out.exists():
+            shutil.copymode(out, staging)
+            skip = set(files) | set(remove)
+            with os.scandir(out) as it:
+                for entry in it:
+                    if entry.name not in skip and not _is_temp(entry.name):
+                        link_tree(Path(entry.path), staging / entry.name)
+        if finish is not None:
+            finish(staging)
         if not out.exists():
             os.rename(staging, out)
             return
-        shutil.copymode(out, staging)
-        with os.scandir(out) as it:
-            for entry in it:
-                if entry.name not in files and not _is_temp(entry.name):
-                    _link_or_copy(Path(entry.path), staging / entry.name)
         if not _exchange(staging, out):
             old = out.parent / f".{out.name}.old-{_token()}"
             os.rename(out, old)  # a kill here is undone by the next run (_recover)
@@ -469,18 +522,52 @@ def _swap_in(out: Path, files: Mapping[str, Any]) -> None:
     shutil.rmtree(staging, ignore_errors=True)  # now the old set
 
 
-def _move_in(out: Path, files: Mapping[str, Any]) -> None:
+#: In an in-place commit folder: the names the set removes, one a line.
+_REMOVE_LIST = ".remove"
+#: In an in-place commit folder: entries replaced, deleted once every entry is in place.
+_TRASH = ".replaced"
+
+
+def _move_in(out: Path, files: Mapping[str, Any], remove: Iterable[str] = (),
+             finish: Callable[[Path], Any] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     token = _token()
     staging = out / f"{_IN_PLACE_STAGING}{token}"
     os.mkdir(staging, 0o777)
     try:
         _stage(staging, files)
+        if finish is not None:
+            finish(staging)
+        (staging / _REMOVE_LIST).write_text("".join(f"{r}\n" for r in remove),
+                                           encoding="utf-8")
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     commit = out / f"{_IN_PLACE_COMMIT}{token}"
     os.rename(staging, commit)  # the set is complete: from here a killed run is rolled forward
-    for name in files:
-        os.replace(commit / name, out / name)
+    _roll_forward(commit, out)
+
+
+def _roll_forward(commit: Path, out: Path) -> None:
+    """Move a complete in-place set into ``out`` (idempotent: a killed move is finished by
+    calling it again): each entry replaces its namesake (a replaced folder goes to the
+    commit folder's trash first), then the listed removals go."""
+    trash = commit / _TRASH
+    trash.mkdir(exist_ok=True)
+    removals = []
+    if (commit / _REMOVE_LIST).exists():
+        removals = (commit / _REMOVE_LIST).read_text(encoding="utf-8").split("\n")
+    for entry in sorted(commit.iterdir()):
+        if entry.name in (_TRASH, _REMOVE_LIST):
+            continue
+        dest = out / entry.name
+        if dest.is_dir() and not dest.is_symlink():
+            os.replace(dest, trash / entry.name)
+        os.replace(entry, dest)
+    for name in filter(None, removals):
+        dest = out / name
+        if dest.is_dir() and not dest.is_symlink():
+            os.replace(dest, trash / name)
+        elif dest.exists() or dest.is_symlink():
+            dest.unlink()
     shutil.rmtree(commit, ignore_errors=True)

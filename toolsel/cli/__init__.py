@@ -16,6 +16,7 @@ from ..io import OutputError
 from . import (benchmark, check, compare, conversations, discovery, explore,  # noqa: F401
                importers, label, policies, report, runs, sweep, validate)
 from .common import COMMANDS, command, csv_list, int_list
+from .terminal import check_argv, safe_terminal
 
 __all__ = ["main", "build_parser", "command", "COMMANDS", "csv_list", "int_list"]
 
@@ -34,17 +35,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    _, _, run = COMMANDS[args.command]
-    try:
-        with warnings.catch_warnings():
-            # a data warning reads as a line of the command's output, not as a source location
-            warnings.showwarning = lambda message, *a, **k: print(
-                f"toolsel {args.command}: warning: {message}", file=sys.stderr)
-            return run(args)
-    except (DataError, KeyError, ValueError, ImportError, OSError) as exc:
-        print(f"toolsel {args.command}: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
+    """Run one command; its exit status. Whatever it prints passes through
+    :func:`~toolsel.cli.terminal.safe_terminal` (control characters from data shown, not
+    obeyed); Ctrl-C ends it quietly with status 130."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    with safe_terminal():
+        try:
+            check_argv(argv)
+        except ValueError as exc:
+            print(f"toolsel: error: {exc}", file=sys.stderr)
+            return 2
+        try:
+            args = build_parser().parse_args(argv)
+        except KeyboardInterrupt:
+            return 130
+        _, _, run = COMMANDS[args.command]
+        try:
+            with warnings.catch_warnings():
+                # a data warning reads as a line of the command's output, not a source location
+                warnings.showwarning = lambda message, *a, **k: print(
+                    f"toolsel {args.command}: warning: {message}", file=sys.stderr)
+                return run(args)
+        except KeyboardInterrupt:
+            print(file=sys.stderr)  # end the line the interrupt left (e.g. a prompt)
+            return 130
+        except (DataError, KeyError, ValueError, ImportError, OSError) as exc:
+            print(f"toolsel {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+            return 2
 
 
 def _one_line(exc: BaseException) -> str:

@@ -19,7 +19,8 @@ from pathlib import Path
 __all__ = ["command", "COMMANDS", "csv_list", "int_list", "always_include_names",
            "DEFAULT_SCORER", "DEFAULT_SPLIT", "SPLIT_CHOICES", "add_registry", "add_queries",
            "add_scorers", "add_top_k", "add_split", "add_always_include", "add_out",
-           "add_n_queries"]
+           "add_n_queries",
+           "MAX_TOP_K"]
 
 #: name -> (help, add_arguments(parser), run(args) -> exit code)
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
@@ -45,13 +46,19 @@ def csv_list(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+#: The largest cut-off a command takes (no registry comes near it; beyond it K overflows
+#: the 64-bit arrays rankings are kept in).
+MAX_TOP_K = 10**9
+
+
 def int_list(value: str) -> list[int]:
     try:
         out = [int(v) for v in csv_list(value)]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {value!r}")
-    if not out or min(out) < 1:
-        raise argparse.ArgumentTypeError(f"expected integers >= 1, got {value!r}")
+    if not out or min(out) < 1 or max(out) > MAX_TOP_K:
+        raise argparse.ArgumentTypeError(f"expected integers from 1 to {MAX_TOP_K:,}, got "
+                                         f"{value!r}")
     return out
 
 

@@ -126,9 +126,11 @@ def _run(args: argparse.Namespace) -> int:
         if (answer or "").lower() not in ("y", "yes"):
             print("toolsel label: nothing appended", file=sys.stderr)
             return 1
-    append_query(args.queries, record, reg)
-    print(f"appended {record['id']!r} to {args.queries} ({len(existing) + 1} requests):\n  "
-          f"{record_line(record)}")
+    added = append_query(args.queries, record, reg, assign_id=args.id is None,
+                         assign_split=args.split is None)
+    written = {**record, "id": added.id, **({"split": added.split} if added.split else {})}
+    print(f"appended {added.id!r} to {args.queries} ({len(read_labeled(args.queries, reg))} "
+          f"requests):\n  {record_line(written)}")
     _print_impact(label_impact(reg, text, expected, args.scorers, args.top_k, _cache=cache),
                   sorted(set(args.top_k)))
     return 0

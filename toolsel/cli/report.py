@@ -10,7 +10,6 @@ skipped and why. Everything given is checked before any notebook runs.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -36,6 +35,10 @@ def _report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", type=csv_list, default=None, metavar="NN[,NN]",
                    help="run only these notebook numbers (the README still lists all)")
     p.add_argument("--no-html", action="store_true", help="skip the HTML export")
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty folder that holds no earlier report (its files "
+                        "are never deleted or overwritten: a name the report needs that is "
+                        "taken is still refused)")
     p.add_argument("--readme-only", action="store_true",
                    help="only rewrite the README and index.html from the files present "
                         "(project reports)")
@@ -52,7 +55,7 @@ def _report_args(p: argparse.ArgumentParser) -> None:
 
 
 def _user_data(args: argparse.Namespace):
-    from ..report.runner import DATA_PARAMS, UserData
+    from ..report.plan import DATA_PARAMS, UserData
     given = {n: getattr(args, n) for n in DATA_PARAMS if getattr(args, n) is not None}
     if args.registry is None:
         if given or args.scorers is not None or args.top_k is not None:
@@ -68,17 +71,6 @@ def _user_data(args: argparse.Namespace):
     return UserData(**{n: p.expanduser().resolve() for n, p in given.items()},
                     scorers=tuple(args.scorers) if args.scorers is not None else None,
                     top_k=tuple(args.top_k) if args.top_k is not None else None)
-
-
-def _check_out(out: Path) -> None:
-    """The output folder must be (or be creatable as) a writable folder: checked up front."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out}: exists and is not a folder")
-    parent = out
-    while not parent.exists():
-        parent = parent.parent
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ValueError(f"--out {out}: {parent} is not writable")
 
 
 def _update_which_scorer(out: Path) -> None:
@@ -99,18 +91,27 @@ def _update_which_scorer(out: Path) -> None:
 @command("report", "execute the notebooks with papermill (the project's reports/, or a "
          "report on your --registry/--queries), export HTML, write a README and index.html", _report_args)
 def _report(args: argparse.Namespace) -> int:
-    from ..report.runner import (check_user_data, find_notebooks, generate_reports,
-                                 write_index, write_readme)
+    from ..report.plan import check_user_data, find_notebooks
+    from ..report.readme import write_readme
+    from ..report.runner import (add_to_manifest, check_report_out, generate_reports,
+                                 other_writes, report_lock)
+    from ..report.site import write_index
     data = _user_data(args)
     notebooks = args.notebooks if args.notebooks is not None else _default_notebooks()
     out = args.out if args.out is not None else Path("reports")
     if args.readme_only:
-        path = write_readme(out, find_notebooks(notebooks))
-        index = write_index(out, find_notebooks(notebooks))
+        # only in a report folder (the files it rewrites are the report's)
+        real = check_report_out(out, notebooks)
+        real.mkdir(parents=True, exist_ok=True)
+        with report_lock(real):
+            check_report_out(out, notebooks)
+            path = write_readme(out, find_notebooks(notebooks))
+            index = write_index(out, find_notebooks(notebooks))
+            add_to_manifest(out, [path.name, index.name], find_notebooks(notebooks))
         print(f"wrote {path} and {index}")
         return 0
     find_notebooks(notebooks, args.only)  # a missing folder or number: before anything runs
-    _check_out(out)
+    check_report_out(out, notebooks, force=args.force)  # before any work; again under the lock
     if data is not None:
         loaded = check_user_data(data)
         counts = ", ".join(f"{len(v)} {k}" if k != "registry" else f"{len(v)} tools"
@@ -126,8 +127,10 @@ def _report(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     print(f"executing notebooks from {notebooks} into {out}/", flush=True)
+    print("also written outside it: " + "; ".join(f"{what} {path}" for what, path
+                                                   in other_writes()), flush=True)
     runs = generate_reports(notebooks, out, only=args.only, html=not args.no_html,
-                            on_done=done, data=data)
+                            on_done=done, data=data, force=args.force)
     ran = [r for r in runs if r.skipped is None]
     failed = [r for r in ran if r.error]
     skipped = len(runs) - len(ran)

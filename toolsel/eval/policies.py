@@ -104,7 +104,8 @@ def evaluate_policies(registry: Sequence[Tool], queries: Sequence[Query], scorer
             spent = np.concatenate([[0.0], np.cumsum(costs[order], dtype=np.float64)])
             for i, policy in enumerate(fitted):
                 if isinstance(policy, PrefixPolicy):
-                    k = policy.cutoff(ranked_scores, order)
+                    # a cut-off past the candidates sends them all (a one-tool registry)
+                    k = min(policy.cutoff(ranked_scores, order), len(order))
                     found, tokens = int((ranks <= k).sum()), spent[k]
                 else:
                     sent = policy.select(batch.scores[b], candidates)

@@ -46,7 +46,7 @@ from ..data import (DataError, Registry, Tool, loads_json, check_name_syntax, re
 from .schemas import SchemaNormalizer
 
 __all__ = ["FORMATS", "SEPARATOR", "from_mcp", "from_openai", "from_anthropic",
-           "from_langchain", "merge_servers", "import_files", "write_registry",
+           "from_langchain", "merge_servers", "server_prefix", "import_files", "write_registry",
            "MissingDescriptionWarning", "fallback_description"]
 
 #: Formats :func:`import_files` and ``toolsel import --from`` accept.
@@ -338,14 +338,30 @@ def _check_keys(entry: Mapping[str, Any], *, allowed: Sequence[str], path, loc, 
 # merging and files
 
 
+def server_prefix(server: str, *, strict: bool = False) -> str:
+    """The prefix a server gives its clashing tool names: the server name with every run of
+    characters the APIs refuse in a name (anything but letters, digits, ``_``, ``-``)
+    replaced by ``_`` (``GitHub MCP Server`` → ``GitHub_MCP_Server``). With ``strict`` such a
+    server name is refused instead (:class:`DataError` saying which name to give)."""
+    import re
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "_", server).strip("_") or "server"
+    if strict and slug != server:
+        raise DataError(f"server name {server!r} would make tool names the OpenAI and "
+                        "Anthropic APIs refuse; name the server with --server (e.g. "
+                        f"--server {slug})", location=f"server {server!r}", field="server")
+    return slug
+
+
 def merge_servers(groups: Sequence[tuple[str, Sequence[Tool]]], *,
-                  separator: str = SEPARATOR) -> Registry:
+                  separator: str = SEPARATOR, strict: bool = False) -> Registry:
     """One registry from several servers' tools, qualifying the names that clash.
 
     ``groups`` is ``[(server, tools), ...]``, in the order the registry keeps. A name defined
-    by two or more servers becomes ``{server}{separator}{name}`` on every one of them (with
-    ``original_name`` metadata); all other names are kept. A name clash inside one server, a
-    server listed twice, or a qualified name that collides with an existing one is an error.
+    by two or more servers becomes ``{prefix}{separator}{name}`` on every one of them, the
+    prefix being :func:`server_prefix` of the server (``strict``: a server name that is not
+    already a valid prefix is refused), with ``original_name`` metadata; all other names are
+    kept. A name clash inside one server, a server listed twice, or a qualified name that
+    collides with an existing one is an error.
     """
     servers = [s for s, _ in groups]
     for s in servers:
@@ -368,7 +384,7 @@ def merge_servers(groups: Sequence[tuple[str, Sequence[Tool]]], *,
             name = tool.name
             metadata = dict(tool.metadata)
             if len(owners[name]) > 1:
-                name = f"{server}{separator}{tool.name}"
+                name = f"{server_prefix(server, strict=strict)}{separator}{tool.name}"
                 metadata["original_name"] = tool.name
                 metadata.setdefault("server", server)
             if name in origin:
@@ -452,7 +468,7 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
                           strict=strict)
         groups.append((server, tools))
     try:
-        return merge_servers(groups)
+        return merge_servers(groups, strict=strict)
     except DataError as exc:
         if len(paths) == 1:  # a clash inside one file: name the file
             raise DataError(exc.reason, path=paths[0], location=exc.location,

@@ -194,7 +194,7 @@ def import_sources(paths: Sequence[str | Path], formats: Sequence[str] | str | N
                           path=", ".join(map(str, files)), strict=strict)
     normalizer.warn()
     out.normalized = normalizer.summary()
-    out.registry, out.queries, out.renamed = _merge(groups)
+    out.registry, out.queries, out.renamed = _merge(groups, strict=strict)
     return out
 
 
@@ -231,10 +231,10 @@ def _read_tool_file(path: Path, fmt: str, given: str | None, *, strict: bool,
     return tools, server
 
 
-def _merge(groups: Mapping[str, tuple[list[Tool], list[dict[str, Any]]]]
-           ) -> tuple[Registry, list[dict[str, Any]], list[str]]:
+def _merge(groups: Mapping[str, tuple[list[Tool], list[dict[str, Any]]]], *,
+           strict: bool = False) -> tuple[Registry, list[dict[str, Any]], list[str]]:
     items = [(g, tools) for g, (tools, _) in groups.items()]
-    registry = merge_servers(items)
+    registry = merge_servers(items, strict=strict)
     owners: dict[str, int] = {}
     for _, tools in items:
         for t in tools:

@@ -1,12 +1,17 @@
 """What the notebooks show and how reports are made: plots, the explorer, the report runner.
 
-``toolsel.report`` itself exposes the runner (:mod:`toolsel.report.runner`): execute the
-notebooks with papermill, export HTML, write ``reports/README.md``.
+The report package by job: :mod:`~toolsel.report.plan` (the notebook convention, a user's
+data checked, what each notebook is passed), :mod:`~toolsel.report.cutoffs` (cut-off helpers
+the notebooks import), :mod:`~toolsel.report.execute` (papermill, scrubbing, the HTML
+export), :mod:`~toolsel.report.site` (index and navigation), :mod:`~toolsel.report.readme`
+(the READMEs) and :mod:`~toolsel.report.runner` (a whole report into a folder).
+``toolsel.report`` itself exposes the most used of them.
 """
 
-from .runner import (NOTEBOOK_GLOB, NotebookRun, execute_notebook, export_html, find_notebooks,
-                     generate_reports, headline_table, notebook_title, render_readme,
-                     write_readme)
+from .execute import execute_notebook, export_html
+from .plan import NOTEBOOK_GLOB, find_notebooks, notebook_title
+from .readme import headline_table, render_readme, write_readme
+from .runner import NotebookRun, generate_reports
 
 __all__ = ["NOTEBOOK_GLOB", "find_notebooks", "notebook_title", "execute_notebook",
            "export_html", "headline_table", "render_readme", "write_readme", "NotebookRun",

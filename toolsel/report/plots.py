@@ -18,7 +18,8 @@ import pandas as pd
 if TYPE_CHECKING:  # for the annotation only: report reads tables, never the reverse
     from ..tables.runs import RunsReport
 
-__all__ = ["setup_style", "save_figure", "plot_metric_vs_payload", "plot_recall_vs_payload",
+__all__ = ["setup_style", "save_figure", "bound_figure", "shorten", "MAX_LABEL_CHARS",
+           "MAX_FIGURE_INCHES", "plot_metric_vs_payload", "plot_recall_vs_payload",
            "plot_complete_vs_payload", "plot_failure_modes", "plot_escape_hatch",
            "plot_noise_curve", "plot_multi_tool", "pyplot", "scorer_color", "SCORER_COLORS",
            "CACHE_COLORS", "CACHE_LABELS", "plot_latency_vs_tools",
@@ -38,18 +39,61 @@ CACHE_LABELS = {"uncached": "uncached input", "cache_write": "cache write",
 _MARKERS = "osD^vP*X"
 
 
+#: Longest line of text a figure shows (tool names, categories, titles from data): longer
+#: lines end in an ellipsis, so one odd label cannot blow up a figure.
+MAX_LABEL_CHARS = 150
+#: Largest figure (inches, before ``bbox_inches="tight"`` trims or grows it to its text).
+MAX_FIGURE_INCHES = (24.0, 24.0)
+
+
 def pyplot():
-    """``matplotlib.pyplot``, with a clear error when the notebooks extra is missing."""
+    """``matplotlib.pyplot``, with a clear error when the notebooks extra is missing.
+
+    Text is never parsed as math (``text.parse_math`` off): a ``$`` in a category or title
+    from the data is shown as typed, not read as mathtext (which fails on ``$x_{$``)."""
     try:
+        import matplotlib
         import matplotlib.pyplot as plt
     except ImportError:  # pragma: no cover - installed with the notebooks extra
         raise ImportError("figures need matplotlib: pip install 'toolsel[notebooks]'") from None
+    matplotlib.rcParams["text.parse_math"] = False
     return plt
 
 
+def shorten(text: object, limit: int = MAX_LABEL_CHARS) -> str:
+    """``text`` with every line cut to ``limit`` characters (an ellipsis marks the cut)."""
+    return "\n".join(line if len(line) <= limit else line[:limit - 1] + "…"
+                      for line in str(text).split("\n"))
+
+
+def bound_figure(fig) -> None:
+    """Make a figure safe to draw whatever the data: no text parsed as math, every text
+    line at most :data:`MAX_LABEL_CHARS`, the size at most :data:`MAX_FIGURE_INCHES`."""
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+    for ax in fig.axes:  # tick labels are redrawn from their formatter: shorten them there
+        for axis in (ax.xaxis, ax.yaxis):
+            fmt = axis.get_major_formatter()
+            if isinstance(fmt, FixedFormatter):
+                fmt.seq = [shorten(s) for s in fmt.seq]
+            elif isinstance(fmt, FuncFormatter) and not getattr(fmt.func, "_short", False):
+                def short(x, pos=None, func=fmt.func):
+                    return shorten(func(x, pos))
+                short._short = True
+                fmt.func = short
+    for artist in fig.findobj(Text):
+        artist.set_parse_math(False)
+        text = artist.get_text()
+        if text and max(map(len, text.split("\n"))) > MAX_LABEL_CHARS:
+            artist.set_text(shorten(text))
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(min(w, MAX_FIGURE_INCHES[0]), min(h, MAX_FIGURE_INCHES[1]))
+
+
 def setup_style() -> None:
-    """Reproducible SVG output and a readable default size."""
+    """Reproducible SVG output and a readable default size; no text parsed as math."""
     import matplotlib
+    matplotlib.rcParams["text.parse_math"] = False
     matplotlib.rcParams["svg.hashsalt"] = "toolsel"
     matplotlib.rcParams["figure.dpi"] = 100
     matplotlib.rcParams["savefig.dpi"] = 120
@@ -69,6 +113,7 @@ def save_figure(fig, out_dir: str | Path, name: str, *, alt: str | None = None) 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     png, svg = out / f"{name}.png", out / f"{name}.svg"
+    bound_figure(fig)
     fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
     fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
     if alt is not None:
@@ -265,7 +310,8 @@ def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int =
     groups = list(dict.fromkeys(data[by].astype(str)))
     scorers = list(dict.fromkeys(data["scorer"]))
     if ax is None:
-        _, ax = plt.subplots(figsize=(max(7.5, 1.3 * len(groups)), 5))
+        width = min(max(7.5, 1.3 * len(groups)), MAX_FIGURE_INCHES[0])
+        _, ax = plt.subplots(figsize=(width, 5))
     width = 0.8 / max(len(scorers), 1)
     x = np.arange(len(groups))
     for j, s in enumerate(scorers):

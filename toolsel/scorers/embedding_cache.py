@@ -3,8 +3,10 @@
 Vectors live in shard files ``<cache root>/embeddings/<model id>/<shard>.npz``, each holding
 ``hashes`` (``(n, 32)`` uint8: the SHA-256 digests of the texts), ``vectors`` (``(n, dim)``
 float32) and the ``model`` id. A fit looks every tool text up, encodes only the misses and
-writes them as one new shard, so re-fitting an unchanged registry encodes nothing and a
-registry with one edited tool encodes one text.
+writes them as new shards (one per :data:`CHECKPOINT_TEXTS` texts, each stored as soon as it
+is encoded: a killed cold fit keeps what it encoded and the next fit resumes after it), so
+re-fitting an unchanged registry encodes nothing and a registry with one edited tool encodes
+one text. A long cold encode shows texts encoded, rate and time left on a terminal.
 
 The cache root is ``cache_dir`` when given, else ``$TOOLSEL_CACHE``, else
 ``$XDG_CACHE_HOME/toolsel`` (``~/.cache/toolsel``). Shards are written to a temporary file
@@ -36,6 +38,32 @@ __all__ = ["EmbeddingCache", "EmbeddingCacheWarning", "cache_root", "text_hash"]
 
 #: Merge the shards into one when a model directory holds more than this many.
 MAX_SHARDS = 16
+#: Texts encoded between two checkpoints of a cold fit (each chunk is stored as a shard as
+#: soon as it is encoded, so an interrupted encode resumes where it stopped).
+CHECKPOINT_TEXTS = 1024
+#: A cold encode of at least this many texts shows progress on a terminal.
+PROGRESS_TEXTS = 2048
+
+
+@contextlib.contextmanager
+def _progress(total: int):
+    """A progress bar for encoding ``total`` texts (texts encoded, rate, time left) on stderr,
+    shown only on a terminal and for long encodes."""
+    import sys
+    show = total >= PROGRESS_TEXTS and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a core dependency
+        show = False
+    if not show:
+        class _Quiet:
+            def update(self, n):
+                pass
+        yield _Quiet()
+        return
+    with tqdm(total=total, desc="encoding tool texts", unit="text", file=sys.stderr,
+              dynamic_ncols=True) as bar:
+        yield bar
 
 
 class EmbeddingCacheWarning(UserWarning):
@@ -47,8 +75,8 @@ def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
     if cache_dir is not None:
         return Path(cache_dir)
     env = os.environ.get("TOOLSEL_CACHE")
-    if env:
-        return Path(env)
+    if env:  # a relative path is the caller's: resolved against the current folder now
+        return Path(env).expanduser().absolute()
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "toolsel"
 
@@ -210,12 +238,18 @@ class EmbeddingCache:
                 missing[d] = t
         if missing:
             todo = list(missing.values())
-            fresh = np.asarray(encode(todo), dtype=np.float32)
-            if fresh.shape[0] != len(todo):
-                raise ValueError(f"the encoder returned {fresh.shape[0]} vectors for "
-                                 f"{len(todo)} texts")
-            self.store(todo, fresh)
-            table.update(zip(missing, fresh))
+            keys = list(missing)
+            with _progress(len(todo)) as bar:
+                for start in range(0, len(todo), CHECKPOINT_TEXTS):
+                    part = todo[start:start + CHECKPOINT_TEXTS]
+                    fresh = np.asarray(encode(part), dtype=np.float32)
+                    if fresh.shape[0] != len(part):
+                        raise ValueError(f"the encoder returned {fresh.shape[0]} vectors for "
+                                         f"{len(part)} texts")
+                    # a checkpoint: a fit killed later keeps these and resumes after them
+                    self.store(part, fresh)
+                    table.update(zip(keys[start:start + len(part)], fresh))
+                    bar.update(len(part))
         if not digests:
             return np.zeros((0, 0), dtype=np.float32), 0
         return np.stack([table[d] for d in digests]), len(missing)

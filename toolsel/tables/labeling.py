@@ -11,9 +11,10 @@ registry and the file's queries (only :func:`append_query` writes):
    refused with the closest names suggested;
 3. :func:`near_duplicates`: requests already in the file that say nearly the same thing
    (token Jaccard, and embedding cosine when the embedding model is available);
-4. :func:`append_query`: validate the whole file plus the new line, then replace the file
-   atomically (written to a temporary file beside it, then renamed), so an interrupted or
-   refused append never loses or half-writes a line;
+4. :func:`append_query`: under a lock (concurrent appends wait their turn), validate the
+   whole file plus the new line, then replace the file atomically (written to a temporary
+   file beside it, then renamed) and read it back, so an interrupted, refused or concurrent
+   append never loses or half-writes a line;
 5. :func:`label_impact`: per scorer, the rank of each expected tool and the smallest K at
    which it is sent: what the new label will change in every recall table.
 """
@@ -33,7 +34,7 @@ import pandas as pd
 from ..data import (DataError, Query, Registry, Tool, check_tool_names, query_from_record,
                     read_records)
 from ..datasets import assign_splits, read_labeled
-from ..io import write_bytes
+from ..io import OutputError, folder_lock, write_bytes
 from ..ranking import rank_order, ranks_of
 from ..scorers.base import Scorer, get_scorer
 from ..text import tokenize
@@ -224,26 +225,47 @@ def near_duplicates(query: str, existing: Sequence[Query], *, token_threshold: f
 
 
 def append_query(path: str | Path, record: Mapping[str, Any],
-                 registry: Sequence[Tool]) -> Query:
-    """Append one labeled request to the JSONL file ``path``, validated, atomically.
+                 registry: Sequence[Tool], *, assign_id: bool = False,
+                 assign_split: bool = False) -> Query:
+    """Append one labeled request to the JSONL file ``path``, validated, atomically, one
+    writer at a time.
 
-    The existing file is loaded and validated first (with ``registry``), then the new record
-    (its tool names must exist, its id must be new). The file is rewritten through a temporary
-    file in the same folder and renamed over the original, so every existing line is kept
-    byte for byte, a missing final newline is added before the new line, and a failure
-    leaves the file as it was. A missing file is created. Returns the new :class:`Query`.
+    Under an exclusive lock on the file's folder (:func:`toolsel.io.folder_lock`; other
+    appends wait), the existing file is loaded and validated (with ``registry``), then the
+    new record (its tool names must exist, its id must be new). The file is rewritten
+    through a temporary file in the same folder and renamed over the original, so every
+    existing line is kept byte for byte, a missing final newline is added before the new
+    line, and a failure leaves the file as it was; the result is read back and checked
+    (every earlier line, then the new one) before the lock is released. A missing file is
+    created.
+
+    ``assign_id``: the record's id was chosen by :func:`next_id` before the lock: it is
+    chosen again from the file as it is now (another labeler may have taken it), so ids stay
+    unique under concurrent appends. ``assign_split``: likewise the split, by the file's rule.
+    Returns the new :class:`Query`.
     """
     path = Path(path)
     reg = _registry(registry)
-    existing = read_labeled(path, reg)
-    new = query_from_record(dict(record), path=path, loc="new request", registry=reg)
-    if new.id in {q.id for q in existing}:
-        raise DataError(f"id {new.id!r} is already in the file", path=path, field="id")
-    old = path.read_bytes() if path.exists() else b""
-    if old and not old.endswith(b"\n"):
-        old += b"\n"
-    line = record_line(record) + "\n"
-    write_bytes(old + line.encode("utf-8"), path, keep_mode=True)
+    record = dict(record)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with folder_lock(path.parent, what=path):
+        existing = read_labeled(path, reg)
+        if assign_id:
+            record["id"] = next_id(file_ids(path))
+        if assign_split and any(q.split for q in existing):
+            record["split"] = assign_splits([*existing, {"category": record.get("category")}])[-1]
+        new = query_from_record(record, path=path, loc="new request", registry=reg)
+        if new.id in {q.id for q in existing}:
+            raise DataError(f"id {new.id!r} is already in the file", path=path, field="id")
+        old = path.read_bytes() if path.exists() else b""
+        if old and not old.endswith(b"\n"):
+            old += b"\n"
+        line = (record_line(record) + "\n").encode("utf-8")
+        write_bytes(old + line, path, keep_mode=True)
+        written = path.read_bytes()
+        if written != old + line:
+            raise OutputError(path, "the file read back differs from what was appended; "
+                                    "another program changed it meanwhile: check it")
     return new
 
 

@@ -1,0 +1,197 @@
+"""Notebook conventions and planning: which notebooks exist, what data each needs, how a
+user's data is checked, and what each notebook is passed (or why it is skipped).
+
+See :mod:`toolsel.report.runner` for the convention in full.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cutoffs import headline_k
+
+__all__ = ["NOTEBOOK_GLOB", "DATA_PARAMS", "DEFAULT_NEEDS", "find_notebooks", "notebook_title",
+           "notebook_needs", "notebook_parameters", "UserData", "check_user_data",
+           "PlannedNotebook", "notebook_plan"]
+
+NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def find_notebooks(notebooks_dir: str | Path, only: Iterable[str] | None = None) -> list[Path]:
+    """Source notebooks ``NN_slug.ipynb``, sorted; ``only`` keeps those whose NN is listed."""
+    nb_dir = Path(notebooks_dir)
+    if not nb_dir.is_dir():
+        raise FileNotFoundError(f"notebooks folder not found: {nb_dir}")
+    found = sorted(nb_dir.glob(NOTEBOOK_GLOB))
+    if only is not None:
+        wanted = {str(o).strip().zfill(2) for o in only}
+        found = [p for p in found if p.name[:2] in wanted]
+        missing = wanted - {p.name[:2] for p in found}
+        if missing:
+            raise FileNotFoundError(f"no notebook numbered {', '.join(sorted(missing))} in "
+                                    f"{nb_dir} (expected names like 01_slug.ipynb)")
+    return found
+
+
+def notebook_title(path: str | Path) -> str:
+    """The text of the first markdown heading of a notebook, else its slug."""
+    path = Path(path)
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "markdown":
+            continue
+        src = cell.get("source", "")
+        src = "".join(src) if isinstance(src, list) else src
+        m = _HEADING.search(src)
+        if m:
+            return m.group(1).strip()
+    return path.stem.split("_", 1)[-1].replace("_", " ")
+
+
+# --------------------------------------------------------------------------------------------
+# the notebook convention
+
+#: Data parameters a notebook may take, as paths (``runs`` is a folder, the others files).
+DATA_PARAMS = ("registry", "queries", "requests", "conversations", "runs")
+#: What a notebook without ``toolsel`` metadata needs.
+DEFAULT_NEEDS = ("registry", "queries")
+#: The largest cut-off passed to a notebook (larger ones overflow the rankings' integers).
+MAX_TOP_K = 10**9
+
+
+def _read_nb(path: Path) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def notebook_needs(path: str | Path) -> tuple[str, ...]:
+    """The data parameters a notebook cannot run without (its ``toolsel.needs`` metadata)."""
+    meta = _read_nb(Path(path)).get("metadata", {}).get("toolsel")
+    if meta is None or "needs" not in meta:
+        return DEFAULT_NEEDS
+    needs = meta["needs"]
+    bad = [n for n in needs if n not in DATA_PARAMS] if isinstance(needs, list) else [needs]
+    if bad:
+        raise ValueError(f"{Path(path).name}: metadata toolsel.needs has {bad!r}; expected a "
+                         f"list of {', '.join(DATA_PARAMS)}")
+    return tuple(needs)
+
+
+def notebook_parameters(path: str | Path) -> dict[str, str]:
+    """The names the notebook's ``parameters`` cell declares, with their annotated types."""
+    import papermill as pm
+    return {name: p.get("inferred_type_name", "None")
+            for name, p in pm.inspect_notebook(str(path)).items()}
+
+
+@dataclass(frozen=True)
+class UserData:
+    """A user's data for the suite: absolute paths, and optional scorers and cut-offs."""
+
+    registry: Path
+    queries: Path | None = None
+    requests: Path | None = None
+    conversations: Path | None = None
+    runs: Path | None = None
+    scorers: tuple[str, ...] | None = None
+    top_k: tuple[int, ...] | None = None
+
+    def given(self) -> dict[str, Path]:
+        """The data parameters given, name → path."""
+        return {n: getattr(self, n) for n in DATA_PARAMS if getattr(self, n) is not None}
+
+
+def check_user_data(data: UserData) -> dict[str, object]:
+    """Load and validate everything in ``data`` before any notebook runs.
+
+    Returns the loaded objects by parameter name. Raises :class:`~toolsel.data.DataError`
+    (a file's problem, with its path and line) or ``ValueError`` (an unknown scorer, a bad
+    cut-off): one line each, for the CLI to print.
+    """
+    from ..data import DataError, load_queries, load_registry, suggest_names
+    from ..scorers.base import available_scorers
+    for name, path in data.given().items():
+        folder = name == "runs"
+        if not path.exists():
+            raise DataError(f"--{name}: no such {'folder or file' if folder else 'file'}",
+                            path=path)
+        if not folder and not path.is_file():
+            raise DataError(f"--{name}: not a file", path=path)
+    if data.scorers is not None:
+        known = available_scorers()
+        if not data.scorers:
+            raise ValueError("--scorers: give at least one scorer")
+        for sc in data.scorers:
+            if sc not in known:
+                raise ValueError(f"--scorers: unknown scorer {sc!r}"
+                                 f"{suggest_names(sc, known)}; available: {', '.join(known)}")
+    if data.top_k is not None:
+        if not data.top_k or any(not isinstance(k, int) or isinstance(k, bool) or k < 1
+                                 or k > MAX_TOP_K for k in data.top_k):
+            raise ValueError(f"--top-k: expected integers from 1 to {MAX_TOP_K:,}, got "
+                             f"{list(data.top_k)!r}")
+    loaded: dict[str, object] = {}
+    reg = loaded["registry"] = load_registry(data.registry)
+    if not len(reg):
+        raise DataError("the registry has no tools", path=data.registry)
+    for name in ("queries", "requests"):
+        if getattr(data, name) is not None:
+            loaded[name] = load_queries(getattr(data, name), reg)
+            if not loaded[name]:
+                raise DataError(f"--{name}: no labeled queries in the file",
+                                path=getattr(data, name))
+    if data.conversations is not None:
+        from ..datasets import load_conversations
+        loaded["conversations"] = load_conversations(data.conversations, reg)
+    if data.runs is not None:
+        from ..tables.runs import load_runs
+        loaded["runs"] = load_runs(data.runs, registry=reg)
+    return loaded
+
+
+@dataclass
+class PlannedNotebook:
+    """A notebook as the runner will run it: parameters to pass, or why it is skipped."""
+
+    source: Path
+    parameters: dict = field(default_factory=dict)
+    skip: str | None = None
+
+
+def _missing_flag(name: str) -> str:
+    return f"no --{name} {'folder' if name == 'runs' else 'file'}"
+
+
+def notebook_plan(notebooks: Sequence[Path], data: UserData | None) -> list[PlannedNotebook]:
+    """What to pass each notebook, or the one-line reason it is skipped on ``data``.
+
+    ``data=None``: the project's own reports, every notebook with its defaults.
+    """
+    if data is None:
+        return [PlannedNotebook(Path(nb)) for nb in notebooks]
+    given = data.given()
+    plan = []
+    for nb in notebooks:
+        nb = Path(nb)
+        needs = notebook_needs(nb)
+        if not needs:
+            plan.append(PlannedNotebook(nb, skip="reports on the project's own data only"))
+            continue
+        missing = [n for n in needs if n not in given]
+        if missing:
+            plan.append(PlannedNotebook(nb, skip=", ".join(_missing_flag(n) for n in missing)))
+            continue
+        declared = notebook_parameters(nb)
+        params: dict = {n: (str(given[n]) if n in given else "")
+                        for n in DATA_PARAMS if n in declared}
+        if data.scorers is not None and "scorers" in declared:
+            params["scorers"] = list(data.scorers)
+        if data.top_k is not None and "top_k" in declared:
+            params["top_k"] = (list(data.top_k) if "list" in declared["top_k"]
+                               else headline_k(data.top_k))
+        plan.append(PlannedNotebook(nb, params))
+    return plan
