@@ -23,7 +23,7 @@ class Bm25Scorer(LexicalScorer):
     epsilon : float
         Terms in more than half the tools get a negative idf; as in rank-bm25 it is replaced
         by ``epsilon`` times the mean idf.
-    fields, tokenizer
+    fields, tokenizer, stop_words, stem
         See :class:`~toolsel.scorers.base.LexicalScorer`.
 
     Notes
@@ -33,8 +33,9 @@ class Bm25Scorer(LexicalScorer):
     """
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
-                 fields: Sequence[str] | None = None, tokenizer: str | None = None):
-        super().__init__(fields=fields, tokenizer=tokenizer)
+                 fields: Sequence[str] | None = None, tokenizer: str | None = None,
+                 stop_words: str | None = None, stem: str | None = None):
+        super().__init__(fields=fields, tokenizer=tokenizer, stop_words=stop_words, stem=stem)
         self.k1 = k1
         self.b = b
         self.epsilon = epsilon
