@@ -170,6 +170,18 @@ class Selector:
         # scoring a 10,000-tool registry
         self._names = tuple(self.registry.names)
 
+    def scorer_warning(self, queries, *, margin: float | None = None) -> str | None:
+        """On labeled ``queries`` of this registry: a message (also issued as a
+        ``UserWarning``) when this selector's scorer is far below ``default`` there, else
+        ``None`` (:func:`toolsel.eval.scorer_warning.scorer_warning`)."""
+        import warnings
+        from .eval.scorer_warning import MARGIN, scorer_warning
+        msg = scorer_warning(self.registry, queries, self.scorer,
+                             margin=MARGIN if margin is None else margin)
+        if msg:
+            warnings.warn(msg, UserWarning, stacklevel=2)
+        return msg
+
     # -- helpers ------------------------------------------------------------------------------
     def _mask(self, names: Iterable[str]) -> np.ndarray:
         mask = np.zeros(len(self.registry), dtype=bool)
