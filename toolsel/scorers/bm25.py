@@ -22,7 +22,12 @@ class Bm25Scorer(LexicalScorer):
         Term-frequency saturation and length normalisation (rank-bm25's defaults).
     epsilon : float
         Terms in more than half the tools get a negative idf; as in rank-bm25 it is replaced
-        by ``epsilon`` times the mean idf.
+        by ``epsilon`` times the mean idf (``idf="okapi"`` only).
+    idf : {"okapi", "lucene"}
+        ``"okapi"``: rank-bm25's ``log((N - df + 0.5) / (df + 0.5))`` with the floor above
+        (parity with ``rank_bm25.BM25Okapi``); ``"lucene"``: ``log(1 + (N - df + 0.5) /
+        (df + 0.5))``, never negative, so a term in most tools weighs little instead of
+        ``epsilon`` times the mean (Lucene's and bm25s's idf).
     fields, tokenizer, stop_words, stem
         See :class:`~toolsel.scorers.base.LexicalScorer`.
 
@@ -33,14 +38,19 @@ class Bm25Scorer(LexicalScorer):
     """
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
-                 fields: Sequence[str] | None = None, tokenizer: str | None = None,
-                 stop_words: str | None = None, stem: str | None = None):
+                 idf: str = "okapi", fields: Sequence[str] | None = None,
+                 tokenizer: str | None = None, stop_words: str | None = None,
+                 stem: str | None = None):
         super().__init__(fields=fields, tokenizer=tokenizer, stop_words=stop_words, stem=stem)
         self.k1 = k1
         self.b = b
         self.epsilon = epsilon
+        self.idf = idf
 
     def _fit(self, tools) -> None:
+        if self.idf not in ("okapi", "lucene"):
+            raise ValueError(f"{type(self).__name__}: idf must be 'okapi' or 'lucene', got "
+                             f"{self.idf!r}")
         docs = [self._tokens(text) for text in self.texts_]
         self.vocabulary_, tf = self._build_vocab(docs)
         n = len(docs)
@@ -48,8 +58,11 @@ class Bm25Scorer(LexicalScorer):
         avgdl = doc_len.mean()
         df = np.bincount(tf.indices, minlength=tf.shape[1]).astype(np.float64)
         # rank-bm25's idf, computed the same way (math.log per term) for bit-level parity
-        idf = np.asarray([math.log(n - f + 0.5) - math.log(f + 0.5) for f in df])
-        if len(self.vocabulary_):
+        if self.idf == "lucene":
+            idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        else:
+            idf = np.asarray([math.log(n - f + 0.5) - math.log(f + 0.5) for f in df])
+        if self.idf == "okapi" and len(self.vocabulary_):
             eps = self.epsilon * (idf.sum() / len(idf))
             idf[idf < 0] = eps
         self.idf_ = idf
