@@ -59,7 +59,8 @@ STEMS = (None, "snowball")
 #: grid varies only tokenization whatever the defaults become.
 DEFAULT_CONFIG = dict(lexical_fields=("name_words", "name_words", "description", "param_names"),
                       semantic_fields=("name_words", "description"), weights=(0.4, 0.6),
-                      clauses=True, clause_vectors="in_context", whole_bonus=0.1)
+                      clauses=True, clause_vectors="in_context", whole_bonus=0.1,
+                      idf="okapi")
 
 #: ``{family: (scorer class, fixed parameters, extra knobs, the setting before this choice)}``;
 #: every family varies ``tokenizer`` × ``stop_words`` × ``stem`` (and its extra knobs)

@@ -67,13 +67,12 @@ def test_scorers_reject_bad_tokenization(name, kwargs, match):
 @pytest.mark.parametrize("name", LEXICAL)
 def test_stemming_matches_inflections(name):
     """"voiding" shares no token with "Void"/"void_invoice" unless both are stemmed."""
-    plain = get_scorer(name, stop_words="query").fit(TOOLS)
+    plain = get_scorer(name, stop_words="query", stem=None).fit(TOOLS)
     stemmed = get_scorer(name, stop_words="query", stem="snowball").fit(TOOLS)
     q = "voiding issued invoices"
     assert stemmed.score(q).argmax() == 1
     assert stemmed.score(q)[1] > plain.score(q)[1]
-    assert stemmed.tokenizer_ == Tokenizer(split="article" if name == "jaccard" else "words",
-                                           stop_words="query", stem="snowball")
+    assert stemmed.tokenizer_ == Tokenizer(split="article", stop_words="query", stem="snowball")
     # single query == batch, and a pickled fitted scorer scores the same
     texts = [q, "the payments this month", "what is it", "forecast for Paris"]
     many = stemmed.score_many(texts)
@@ -95,11 +94,11 @@ def test_query_stop_words_only_change_the_query(name):
 
 
 def test_bm25_parity_mode_and_same_tokens(registry, queries):
-    """Parity mode (no stop words, no stemming) is rank_bm25 on the same tokens; with
-    stemming and query stop words the formula is still rank_bm25's on the tokenizer's terms."""
-    for kwargs in (dict(stop_words=None, stem=None),
-                   dict(stop_words="query", stem="snowball"),
-                   dict(stop_words="both", stem="snowball")):
+    """Parity mode (no stop words, no stemming, okapi idf) is rank_bm25 on the same tokens;
+    with stemming and stop words the formula is still rank_bm25's on the tokenizer's terms."""
+    for kwargs in (dict(tokenizer="words", stop_words=None, stem=None, idf="okapi"),
+                   dict(stop_words="query", stem="snowball", idf="okapi"),
+                   dict(stop_words="both", stem="snowball", idf="okapi")):
         scorer = get_scorer("bm25", fields=["name", "description"], **kwargs).fit(registry)
         tok = scorer.tokenizer_
         ref = BM25Okapi([tok.document(tool_text(t)) for t in registry])
@@ -109,9 +108,13 @@ def test_bm25_parity_mode_and_same_tokens(registry, queries):
 
 
 def test_fusion_passes_tokenization_to_its_lexical_half():
-    f = FusionScorer(semantic=None, stem="snowball", stop_words="both").fit(TOOLS)
+    f = FusionScorer(semantic=None, stem="snowball", stop_words="both",
+                     tokenizer="tool_words").fit(TOOLS)
     lex = f.signals_[0][1]
     assert lex.tokenizer_ == Tokenizer(split="tool_words", stop_words="both", stem="snowball")
+    assert lex.idf == "okapi"  # the default's lexical half keeps rank-bm25's idf
+    d = FusionScorer(semantic=None).fit(TOOLS).signals_[0][1]
+    assert d.tokenizer_ == Tokenizer(split="article", stop_words="query") and d.idf == "okapi"
     # True / False are the boolean this parameter used to be
     assert FusionScorer(semantic=None, stop_words=True).fit(TOOLS).signals_[0][1] \
         .tokenizer_.stop_words == "query"
@@ -123,3 +126,32 @@ def test_fusion_passes_tokenization_to_its_lexical_half():
         FusionScorer(semantic=None, stem="porter").fit(TOOLS)
     # a brand typed in camelCase matches the tool named in lowercase
     assert f.score("current conditions on SkyCast").argmax() == 4
+
+
+def test_bm25_lucene_idf_and_defaults(registry, queries):
+    """The default bm25 (Lucene idf) is BM25 with idf log(1 + (N - df + .5) / (df + .5)):
+    recomputed here by hand on the tokenizer's terms."""
+    import math
+    scorer = get_scorer("bm25").fit(registry)
+    assert (scorer.idf, scorer.stop_words, scorer.stem, scorer.tokenizer) == \
+        ("lucene", "both", "snowball", "article")
+    tok = scorer.tokenizer_
+    docs = [tok.document(t) for t in scorer.texts_]
+    n, avgdl = len(docs), sum(map(len, docs)) / len(docs)
+    df = {}
+    for d in docs:
+        for w in set(d):
+            df[w] = df.get(w, 0) + 1
+    for q in queries[:10]:
+        want = []
+        for d in docs:
+            s = 0.0
+            for w in tok.query(q.query):
+                f = d.count(w)
+                if f:
+                    idf = math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5))
+                    s += idf * f * 2.5 / (f + 1.5 * (0.25 + 0.75 * len(d) / avgdl))
+            want.append(s)
+        np.testing.assert_allclose(scorer.score(q.query), want, rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="idf must be 'okapi' or 'lucene'"):
+        get_scorer("bm25", idf="bm25+").fit(TOOLS)

@@ -6,7 +6,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-
 from .base import LexicalScorer, register_scorer
 
 __all__ = ["Bm25Scorer"]
@@ -14,7 +13,14 @@ __all__ = ["Bm25Scorer"]
 
 @register_scorer("bm25")
 class Bm25Scorer(LexicalScorer):
-    """BM25Okapi over the tool fields.
+    """BM25 over the tool fields.
+
+    Defaults (chosen on the dev splits of six sets by ``benchmarks/tune_tokenization.py``,
+    table ``reports/benchmarks/tokenization.csv``): identifiers not split beyond the
+    ``name_words`` field (``tokenizer="article"``), stop words dropped from requests and tool
+    texts, Snowball stemming, Lucene's idf. ``Bm25Scorer(tokenizer="words", stop_words=None,
+    stem=None, idf="okapi")`` is the parity mode: it scores exactly as
+    ``rank_bm25.BM25Okapi`` on the same tokens (the tokenization before this choice).
 
     Parameters
     ----------
@@ -38,9 +44,9 @@ class Bm25Scorer(LexicalScorer):
     """
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
-                 idf: str = "okapi", fields: Sequence[str] | None = None,
-                 tokenizer: str | None = None, stop_words: str | None = None,
-                 stem: str | None = None):
+                 idf: str = "lucene", fields: Sequence[str] | None = None,
+                 tokenizer: str | None = "article", stop_words: str | None = "both",
+                 stem: str | None = "snowball"):
         super().__init__(fields=fields, tokenizer=tokenizer, stop_words=stop_words, stem=stem)
         self.k1 = k1
         self.b = b

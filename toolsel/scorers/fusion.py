@@ -189,10 +189,16 @@ class FusionScorer(Scorer):
         ``False`` means ``None`` (the boolean this parameter used to be).
     stem : {"snowball", None}
         Snowball stemming of the lexical signal's terms, or none.
-    tokenizer : {"tool_words", "words", "article"} or None
+    tokenizer : {"article", "tool_words", "words"} or None
         Name splitting of the lexical signal (:class:`~toolsel.text.Tokenizer`; ``None``:
-        the lexical scorer's own default). ``"tool_words"`` splits identifiers in tool texts
-        and reads a request lowercased, so a brand typed ``SkyCast`` matches ``skycast``.
+        the lexical scorer's own default). The default fields already split names
+        (``name_words``, ``param_names``); ``"article"`` reads the rest (descriptions, the
+        request) lowercased without splitting, so a brand typed ``SkyCast`` matches
+        ``skycast``; ``"tool_words"`` (the setting before ``benchmarks/tune_tokenization.py``
+        chose ``"article"`` on dev) also splits camelCase in descriptions.
+    idf : {"okapi", "lucene"} or None
+        The idf of a BM25 lexical signal (:class:`~toolsel.scorers.bm25.Bm25Scorer`;
+        ``None``: its default); ignored by a lexical scorer without one.
     model : str
         Embedding model (see :class:`~toolsel.scorers.embedding.EmbeddingScorer`).
     fields : sequence of str
@@ -210,8 +216,8 @@ class FusionScorer(Scorer):
                  weights: tuple[float, float] | str = (0.4, 0.6), k: int = 10,
                  clauses: bool | str = True, clause_vectors: str = "in_context",
                  whole_bonus: float = 0.1, stop_words: str | bool | None = "query",
-                 stem: str | None = None, tokenizer: str | None = "tool_words",
-                 model: str | None = None, fields: Sequence[str] | None = None):
+                 stem: str | None = None, tokenizer: str | None = "article",
+                 idf: str | None = "okapi", model: str | None = None, fields: Sequence[str] | None = None):
         super().__init__(fields=fields)
         self.lexical = lexical
         self.semantic = semantic
@@ -225,6 +231,7 @@ class FusionScorer(Scorer):
         self.stop_words = stop_words
         self.stem = stem
         self.tokenizer = tokenizer
+        self.idf = idf
         self.model = model
 
     def _stop_mode(self) -> str | None:
@@ -260,12 +267,16 @@ class FusionScorer(Scorer):
             # kind of scorer gets the request with stop words dropped (_lexical_text)
             self._prefilter_ = False
             if isinstance(lex, LexicalScorer):
-                lex = get_scorer(self.lexical, fields=fields, stop_words=self._stop_mode(),
-                                 stem=self.stem, tokenizer=self.tokenizer)
+                params = dict(fields=fields, stop_words=self._stop_mode(), stem=self.stem)
+                if self.tokenizer is not None:
+                    params["tokenizer"] = self.tokenizer
+                if self.idf is not None and "idf" in type(lex)._param_names():
+                    params["idf"] = self.idf
+                lex = get_scorer(self.lexical, **params)
             else:
-                if self.stem is not None or self.tokenizer not in (None, "tool_words"):
-                    raise ValueError(f"{type(self).__name__}: stem and tokenizer apply to a "
-                                     f"lexical scorer; {self.lexical!r} is not one")
+                if self.stem is not None:
+                    raise ValueError(f"{type(self).__name__}: stem applies to a lexical "
+                                     f"scorer; {self.lexical!r} is not one")
                 self._prefilter_ = self._stop_mode() is not None
             self.signals_.append(("lexical", lex.fit(tools)))
         if self.semantic is not None:
@@ -429,6 +440,10 @@ class DefaultScorer(FusionScorer):
     lost at Complete@10. BM25 over parameter descriptions scored 0.900 alone but lost 1.5
     requests' worth combined with the bonus; no splitting cost 1.5-3.7 points of dev R@5 on
     plugin, pooled, openapi and the workspace set.
+
+    The lexical half's tokenization (name splitting, stop words, stemming) was chosen the same
+    way by ``benchmarks/tune_tokenization.py`` (``reports/benchmarks/tokenization.csv``):
+    ``tokenizer="article"``, request stop words, no stemming, rank-bm25's idf.
     """
 
     _lexical_fallback = True

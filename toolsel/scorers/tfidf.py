@@ -18,6 +18,12 @@ __all__ = ["TfidfScorer"]
 class TfidfScorer(LexicalScorer):
     """Cosine between L2-normalised TF-IDF vectors of the query and of each tool.
 
+    Tokenization defaults (chosen on the dev splits of six sets by
+    ``benchmarks/tune_tokenization.py``, table ``reports/benchmarks/tokenization.csv``):
+    identifiers not split beyond the ``name_words`` field, stop words dropped from requests,
+    Snowball stemming. ``tokenizer="words", stop_words=None, stem=None`` is the tokenization
+    before that choice (scikit-learn's ``TfidfVectorizer`` over :func:`~toolsel.text.split_identifier`).
+
     Parameters
     ----------
     sublinear_tf : bool
@@ -29,8 +35,8 @@ class TfidfScorer(LexicalScorer):
     """
 
     def __init__(self, *, sublinear_tf: bool = True, ngram_range: tuple[int, int] = (1, 1),
-                 fields: Sequence[str] | None = None, tokenizer: str | None = None,
-                 stop_words: str | None = None, stem: str | None = None):
+                 fields: Sequence[str] | None = None, tokenizer: str | None = "article",
+                 stop_words: str | None = "query", stem: str | None = "snowball"):
         super().__init__(fields=fields, tokenizer=tokenizer, stop_words=stop_words, stem=stem)
         self.sublinear_tf = sublinear_tf
         self.ngram_range = ngram_range
