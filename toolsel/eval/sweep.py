@@ -243,7 +243,10 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
                 per_q = evaluate(req_ranks, ks, [n_required[qi] for qi in qs])
                 # payload of the top kk candidates of every query, for every cut-off
                 kks = np.asarray([min(k, m) for k in ks])
-                cum = {c: np.cumsum(cand_costs[c][batch.order], axis=1) for c in cost_kinds}
+                # only the top max(k) columns: four (batch x registry) arrays at 44k tools
+                # were the sweep's largest transient
+                top = batch.order[:, :int(kks.max())] if len(kks) else batch.order[:, :0]
+                cum = {c: np.cumsum(cand_costs[c][top], axis=1) for c in cost_kinds}
                 sent = {c: fixed[c] + (cum[c][:, kks - 1] if m else
                                        np.zeros((batch.stop - batch.start, len(ks)), int))
                         for c in cost_kinds}
