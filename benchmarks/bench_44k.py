@@ -114,7 +114,9 @@ LINEAR = ("seconds", "p50_ms", "p95_ms", "peak_mb", "base_mb")
 
 def extrapolate(rows: pd.DataFrame, n_to: int) -> pd.DataFrame:
     """Per phase × scorer × n_jobs, a least-squares line ``a + b * n_tools`` through the
-    measured sizes, evaluated at ``n_to`` (see the module docstring)."""
+    measured sizes, evaluated at ``n_to`` (see the module docstring). Encoding time is
+    ``n_to`` divided by the pooled throughput (all texts over all seconds at that
+    ``n_jobs``), since its rate, not a fixed part, is what the sizes share."""
     sizes = sorted(set(rows["n_tools"]))
     if len(sizes) < 2:
         raise ValueError("extrapolating needs measurements at two or more --tools sizes")
@@ -124,14 +126,23 @@ def extrapolate(rows: pd.DataFrame, n_to: int) -> pd.DataFrame:
         row = g.iloc[-1].copy()
         x = g["n_tools"].to_numpy(float)
         cols = [c for c in g.columns if c in LINEAR or c.endswith(("_fit_s", "_score_s"))]
+        flat = []
         for c in cols:
             y = g[c].to_numpy(float)
             if pd.isna(y).any():
                 continue
             b, a = np.polyfit(x, y, 1)
-            row[c] = a + b * n_to
+            if b < 0:  # noise larger than growth: no estimate rather than a wrong one
+                row[c] = np.nan
+                flat.append(c)
+            else:
+                row[c] = a + b * n_to
+        row["note"] = (f"no estimate for {', '.join(flat)}: measured values fall with size "
+                       "(noise from the machine's load exceeds their growth)") if flat else ""
         if row["phase"] == "encode":
-            row["texts_per_s"] = n_to / row["seconds"]
+            rate = g["n_encoded"].sum() / g["seconds"].sum()
+            row["texts_per_s"] = rate
+            row["seconds"] = n_to / rate
             row["n_encoded"] = n_to
         row["n_tools"] = n_to
         row["kind"] = ("extrapolated (line through "
@@ -149,8 +160,16 @@ def main() -> None:
     ap.add_argument("--extrapolate-to", type=int, default=None)
     ap.add_argument("--phases", default="encode,index,sweep")
     ap.add_argument("--out", type=Path, help="CSV file to write")
+    ap.add_argument("--combine", nargs="+", type=Path, metavar="CSV",
+                    help="instead of measuring: join the measured rows of these earlier "
+                         "outputs (then --extrapolate-to, --out)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.combine:
+        table = pd.concat([pd.read_csv(p) for p in args.combine], ignore_index=True)
+        table = table[table["kind"] == "measured"].sort_values("n_tools", kind="stable")
+        _finish(table.reset_index(drop=True), args)
+        return
     if args.child:
         kind, *rest = args.child
         n_tools, n_queries = int(rest[0]), int(rest[1])
@@ -195,6 +214,10 @@ def main() -> None:
     table = pd.DataFrame(rows)
     table["cpus"] = os.cpu_count()
     table["python"] = platform.python_version()
+    _finish(table, args)
+
+
+def _finish(table: pd.DataFrame, args) -> None:
     if args.extrapolate_to:
         table = pd.concat([table, extrapolate(table, args.extrapolate_to)], ignore_index=True)
     pd.set_option("display.width", 250, "display.max_columns", 40)
