@@ -58,6 +58,8 @@ __all__ = ["sweep", "SweepResult", "effective_top_k", "DEFAULT_TOP_K", "DEFAULT_
            "SUMMARY_COLUMNS", "POLICY_COLUMNS"]
 
 DEFAULT_TOP_K = (1, 3, 5, 10, 20, 30)
+#: Scores (queries × tools) one scoring block of a sweep may hold: 64 queries at 4,000 tools.
+MAX_BLOCK_CELLS = 64 * 4000
 DEFAULT_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "default")
 SUMMARY_COLUMNS = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "payload_chars",
                    "payload_reduction", "n_queries", "payload_tokens", "payload_tokens_reduction",
@@ -168,7 +170,9 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     always_include : iterable of str
         Names sent on every turn, outside the filter and outside ``top_k``.
     batch_size : int
-        Queries scored per matrix operation (bounds memory on large sets).
+        Queries scored per matrix operation (bounds memory on large sets): at most this many,
+        and at most :data:`MAX_BLOCK_CELLS` divided by the registry size (a fusion scorer
+        holds several blocks of segments × tools scores), so past 4,000 tools blocks shrink.
     progress : bool or None
         Show a progress bar; ``None`` shows it only on a terminal.
     encoding : str
@@ -225,6 +229,9 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     timings: dict[str, float] = {}
 
     from tqdm.auto import tqdm
+    # a block of queries holds at most MAX_BLOCK_CELLS scores per array, so memory stays
+    # bounded however large the registry (64 queries up to 4,000 tools, 5 at 44,000)
+    batch_size = max(1, min(batch_size, MAX_BLOCK_CELLS // max(len(reg), 1)))
     n_batches = (len(queries) + batch_size - 1) // batch_size
     # None: a bar only on a terminal (never in notebooks, whose reports must regenerate
     # byte-identically)
