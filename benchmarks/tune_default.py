@@ -46,7 +46,8 @@ STYLES = ("api", "plugin", "pooled", "marketplace", "openapi")
 #: comparison survives a change of the defaults.
 TODAY = dict(lexical_fields=("name_words", "name_words", "description", "param_names"),
              semantic_fields=("name_words", "description"), weights=(0.4, 0.6),
-             clauses=True, clause_vectors="separate", whole_bonus=0.05)
+             clauses=True, clause_vectors="separate", whole_bonus=0.05,
+             tokenizer="tool_words", stop_words="query", stem=None, idf="okapi")
 
 #: Where the knobs start: today's configuration with each request's clauses pooled from its
 #: one encoder pass. Today's (one pass per clause, plus the whole request) took 38 ms p50 /

@@ -51,7 +51,7 @@ from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
 from toolsel.eval.metrics import payload_chars
-from toolsel.eval.replication import is_article_registry
+from toolsel.tables.replication import is_article_registry
 from toolsel.report import markdown as md
 from toolsel.report.explorer import build_explorer, explore, rankings_markdown
 from toolsel.report.cutoffs import headline_k

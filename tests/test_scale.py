@@ -83,8 +83,12 @@ def _hooks(name, tools, queries):
 
 SCORERS = {
     "jaccard": {},
-    "bm25": {"fields": ["name", "description"], "tokenizer": "article"},
-    "tfidf": {"fields": ["name", "description"], "tokenizer": "article"},
+    # the parity modes (the tokenization before the tuned defaults): the reference hooks
+    # tokenize with the article's tokenizer and nothing else
+    "bm25": {"fields": ["name", "description"], "tokenizer": "article", "stop_words": None,
+             "stem": None, "idf": "okapi"},
+    "tfidf": {"fields": ["name", "description"], "tokenizer": "article", "stop_words": None,
+              "stem": None},
 }
 
 

@@ -82,7 +82,10 @@ def test_jaccard_scores_exactly_as_the_article(registry, queries):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_bm25_matches_rank_bm25(registry, queries, seed):
-    scorer = Bm25Scorer(fields=["name", "description"], tokenizer="article").fit(registry)
+    # the parity mode: no stop words, no stemming, rank-bm25's idf
+    parity = dict(stop_words=None, stem=None, idf="okapi")
+    scorer = Bm25Scorer(fields=["name", "description"], tokenizer="article", **parity).fit(
+        registry)
     corpus = [tokenize(tool_text(t)) for t in registry]
     ref = BM25Okapi(corpus)
     for q in queries:
@@ -94,7 +97,7 @@ def test_bm25_matches_rank_bm25(registry, queries, seed):
     tools = [Tool(f"t{i}", " ".join(rng.choice(words, rng.integers(1, 15))))
              for i in range(200)]
     scorer = Bm25Scorer(fields=["description"], tokenizer="article", k1=1.2, b=0.6,
-                        epsilon=0.3).fit(tools)
+                        epsilon=0.3, **parity).fit(tools)
     ref = BM25Okapi([t.description.split() for t in tools], k1=1.2, b=0.6, epsilon=0.3)
     for _ in range(20):
         query = list(rng.choice(words + ["unknown"], rng.integers(1, 6)))

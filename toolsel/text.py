@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+import threading
+from dataclasses import dataclass
 from typing import Any
 
 from .data import Tool
 
-__all__ = ["FIELDS", "STOP_WORDS", "content_words", "tokenize", "token_set", "split_identifier", "field_text", "tool_text",
-           "check_fields", "parameter_items"]
+__all__ = ["FIELDS", "STOP_WORDS", "LEXICAL_STOP_WORDS", "content_words", "tokenize", "token_set",
+           "split_identifier", "field_text", "tool_text", "check_fields", "parameter_items",
+           "Tokenizer", "SPLITTERS", "SPLIT_MODES", "STOP_WORD_MODES", "STEMMERS", "stem_words"]
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 # lower→Upper, UPPER→Upper+lower (PDFTool → PDF Tool), letter↔digit
@@ -123,3 +126,107 @@ def content_words(text: str) -> str:
     """
     words = [w for w in tokenize(text) if w not in STOP_WORDS]
     return " ".join(words or tokenize(text)) or text
+
+
+#: The stop words the lexical scorers drop (``stop_words="query"`` or ``"both"``): the core
+#: :data:`STOP_WORDS` plus contractions and reflexives. The lexical half of ``default`` has
+#: dropped these from requests since it was first chosen.
+LEXICAL_STOP_WORDS = STOP_WORDS | frozenset("""
+because before can't don't herself himself i'd i'm i've itself ourselves that's themselves
+what's yourselves
+""".split())
+
+#: How text is cut into tokens: ``"words"`` splits identifiers (:func:`split_identifier`),
+#: ``"article"`` keeps them whole (:func:`tokenize`, the article's tokenizer).
+SPLITTERS = {"words": split_identifier, "article": tokenize}
+#: ``split`` values of a :class:`Tokenizer`: the :data:`SPLITTERS`, and ``"tool_words"``:
+#: identifiers split in tool texts, but a query lowercased first (so a brand typed
+#: ``"SkyCast"`` stays ``skycast``, as tool names spell it; snake_case and letter-digit
+#: boundaries still split).
+SPLIT_MODES = (*SPLITTERS, "tool_words")
+#: Where stop words are dropped: from the query only, from query and tool texts, or nowhere.
+STOP_WORD_MODES = ("query", "both", None)
+#: Stemmers: Snowball's English stemmer (PyStemmer, the C Snowball library), or none.
+STEMMERS = ("snowball", None)
+
+_local = threading.local()  # a PyStemmer object is not safe to share between threads
+
+
+def stem_words(words: list[str]) -> list[str]:
+    """Snowball (English) stems of ``words``, in order (``"invoices"`` → ``"invoic"``)."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        try:
+            import Stemmer
+        except ImportError as exc:  # a core dependency; only a broken install lacks it
+            raise ImportError("stem='snowball' needs PyStemmer (pip install PyStemmer)") \
+                from exc
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    return stemmer.stemWords(words)
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """How a lexical scorer turns tool texts and queries into terms; one object shared by
+    ``jaccard``, ``bm25``, ``tfidf`` and the lexical half of ``fusion``/``default``.
+
+    Parameters
+    ----------
+    split : {"words", "article", "tool_words"}
+        ``"words"``: lowercase ``[a-z0-9]+`` runs after splitting snake_case/camelCase
+        identifiers and letter-digit boundaries; ``"article"``: the same without splitting;
+        ``"tool_words"``: ``"words"`` for tool texts, queries lowercased before splitting
+        (no camelCase split; what the lexical half of ``default`` has always done).
+    stop_words : {"query", "both", None}
+        Drop :data:`LEXICAL_STOP_WORDS` from the query only, from the query and every tool
+        text, or keep every token. A query made only of stop words then has no terms and
+        matches nothing.
+    stem : {"snowball", None}
+        Reduce every token (query and tools alike) to its Snowball English stem, after the
+        stop-word check.
+
+    ``Tokenizer()`` (words, no stop words, no stemming) is the tokenization every lexical
+    scorer used before these options existed; with the same tokens, ``bm25`` scores exactly
+    as ``rank_bm25.BM25Okapi``.
+
+    >>> Tokenizer(stop_words="query", stem="snowball").query("Void the open invoices")
+    ['void', 'open', 'invoic']
+    """
+
+    split: str = "words"
+    stop_words: str | None = None
+    stem: str | None = None
+
+    def __post_init__(self):
+        if self.split not in SPLIT_MODES:
+            raise ValueError(f"unknown tokenizer {self.split!r}; expected one of "
+                             f"{list(SPLIT_MODES)}")
+        if self.stop_words not in STOP_WORD_MODES:
+            raise ValueError(f"stop_words must be one of {list(STOP_WORD_MODES)}, got "
+                             f"{self.stop_words!r}")
+        if self.stem not in STEMMERS:
+            raise ValueError(f"stem must be one of {list(STEMMERS)}, got {self.stem!r}")
+        if self.stem is not None:
+            stem_words(["check"])  # fail at fit time, not at the first query
+
+    def _finish(self, toks: list[str], drop: bool) -> list[str]:
+        if drop:
+            toks = [t for t in toks if t not in LEXICAL_STOP_WORDS]
+        if self.stem is not None and toks:
+            toks = stem_words(toks)
+        return toks
+
+    def document(self, text: str) -> list[str]:
+        """Terms of a tool text, in order, repeats kept."""
+        split = "words" if self.split == "tool_words" else self.split
+        return self._finish(SPLITTERS[split](text), self.stop_words == "both")
+
+    def query(self, text: str) -> list[str]:
+        """Terms of a query, in order, repeats kept."""
+        if self.split == "tool_words":
+            # stop words are whole lowercase runs ("90s" is kept, then split to 90, s)
+            toks = tokenize(text)
+            if self.stop_words is not None:
+                toks = [t for t in toks if t not in LEXICAL_STOP_WORDS]
+            return self._finish([w for t in toks for w in split_identifier(t)], False)
+        return self._finish(SPLITTERS[self.split](text), self.stop_words is not None)

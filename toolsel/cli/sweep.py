@@ -33,6 +33,25 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
                    help="leave wall-clock timings out of the output (reproducible logs)")
 
 
+def _single_scorer_warnings(result, scorers) -> list[str]:
+    """A ``warning:`` line per swept scorer far below ``default`` on these requests
+    (:mod:`toolsel.eval.scorer_warning`; from the sweep's own per-query metrics)."""
+    from ..eval.scorer_warning import gap_message, scorer_gaps
+    names = [s for s in dict.fromkeys(result.query_metrics["scorer"])]
+    if "default" not in names or len(names) < 2:
+        return []
+    if not {5, 10} <= set(result.query_metrics["top_k"]):
+        return ["note: no check of single scorers against 'default': it needs cut-offs 5 "
+                "and 10 in --top-k"]
+    out = []
+    for name in names:
+        if name != "default":
+            msg = gap_message(scorer_gaps(result.query_metrics, name, "default"))
+            if msg:
+                out.append(msg)
+    return out
+
+
 #: At most this many policy rows are printed; past it, only the Pareto-best ones.
 _MAX_POLICY_ROWS = 50
 
@@ -78,6 +97,8 @@ def _sweep(args: argparse.Namespace) -> int:
         cols = ["scorer", "setting", "R@sent", "Complete@sent", "n_sent", "payload_json_tokens_reduction",
                 "pareto", "n_settings"]
         print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    for line in _single_scorer_warnings(result, args.scorers):
+        print(line)
     for note in result.notes:
         print(f"note: {note}")
     print(f"\n{len(reg)} tools, {len(queries)} queries, unfiltered payload "

@@ -61,6 +61,8 @@ __all__ = ["sweep", "SweepResult", "effective_top_k", "DEFAULT_TOP_K", "DEFAULT_
            "SUMMARY_COLUMNS", "POLICY_COLUMNS"]
 
 DEFAULT_TOP_K = (1, 3, 5, 10, 20, 30)
+#: Scores (queries × tools) one scoring block of a sweep may hold: 64 queries at 4,000 tools.
+MAX_BLOCK_CELLS = 64 * 4000
 DEFAULT_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "default")
 SUMMARY_COLUMNS = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "NDCG@k", "MAP",
                    "payload_chars", "payload_reduction", "n_queries", "payload_tokens", "payload_tokens_reduction",
@@ -171,7 +173,9 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     always_include : iterable of str
         Names sent on every turn, outside the filter and outside ``top_k``.
     batch_size : int
-        Queries scored per matrix operation (bounds memory on large sets).
+        Queries scored per matrix operation (bounds memory on large sets): at most this many,
+        and at most :data:`MAX_BLOCK_CELLS` divided by the registry size (a fusion scorer
+        holds several blocks of segments × tools scores), so past 4,000 tools blocks shrink.
     progress : bool or None
         Show a progress bar; ``None`` shows it only on a terminal.
     encoding : str
@@ -229,6 +233,9 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     timings: dict[str, float] = {}
 
     from tqdm.auto import tqdm
+    # a block of queries holds at most MAX_BLOCK_CELLS scores per array, so memory stays
+    # bounded however large the registry (64 queries up to 4,000 tools, 5 at 44,000)
+    batch_size = max(1, min(batch_size, MAX_BLOCK_CELLS // max(len(reg), 1)))
     n_batches = (len(queries) + batch_size - 1) // batch_size
     # None: a bar only on a terminal (never in notebooks, whose reports must regenerate
     # byte-identically)
@@ -248,7 +255,10 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
                                  [gains[qi] for qi in qs])
                 # payload of the top kk candidates of every query, for every cut-off
                 kks = np.asarray([min(k, m) for k in ks])
-                cum = {c: np.cumsum(cand_costs[c][batch.order], axis=1) for c in cost_kinds}
+                # only the top max(k) columns: four (batch x registry) arrays at 44k tools
+                # were the sweep's largest transient
+                top = batch.order[:, :int(kks.max())] if len(kks) else batch.order[:, :0]
+                cum = {c: np.cumsum(cand_costs[c][top], axis=1) for c in cost_kinds}
                 sent = {c: fixed[c] + (cum[c][:, kks - 1] if m else
                                        np.zeros((batch.stop - batch.start, len(ks)), int))
                         for c in cost_kinds}

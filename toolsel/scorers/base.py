@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..data import Tool, suggest_names
-from ..text import check_fields, split_identifier, tokenize, tool_text
+from ..text import SPLITTERS, Tokenizer, check_fields, split_identifier, tokenize, tool_text
 
 __all__ = ["Scorer", "LexicalScorer", "NotFittedError", "register_scorer", "get_scorer",
            "available_scorers", "scorer_class", "check_params", "registry_fingerprint",
@@ -35,7 +35,7 @@ __all__ = ["Scorer", "LexicalScorer", "NotFittedError", "register_scorer", "get_
 _SCORERS: dict[str, type[Scorer]] = {}
 
 #: Tokenizers a lexical scorer can use: the article's, or identifier-splitting.
-TOKENIZERS: dict[str, Callable[[str], list[str]]] = {"article": tokenize, "words": split_identifier}
+TOKENIZERS: dict[str, Callable[[str], list[str]]] = dict(SPLITTERS)
 
 
 class NotFittedError(RuntimeError):
@@ -305,24 +305,48 @@ class LexicalScorer(Scorer):
     fields : sequence of str
         Tool fields to index.
     tokenizer : {"words", "article"}
-        ``"article"``: lowercase ``[a-z0-9]+`` runs; ``"words"``: the same after splitting
-        snake_case/camelCase identifiers and letter-digit boundaries.
+        Name splitting: ``"article"``: lowercase ``[a-z0-9]+`` runs; ``"words"``: the same
+        after splitting snake_case/camelCase identifiers and letter-digit boundaries.
+    stop_words : {"query", "both", None}
+        Drop :data:`~toolsel.text.LEXICAL_STOP_WORDS` from the query, from query and tool
+        texts, or nowhere.
+    stem : {"snowball", None}
+        Snowball English stemming of query and tool terms (PyStemmer), or none.
+
+    The three make one :class:`~toolsel.text.Tokenizer`, built and checked by :meth:`fit`
+    (``tokenizer_``); a bad value is a ``ValueError`` naming the scorer and the parameter.
+    ``stop_words=None, stem=None`` reproduce the tokenization these scorers had before the
+    options existed (the ``rank_bm25`` parity mode of ``bm25``).
     """
 
     default_tokenizer: ClassVar[str] = "words"
 
-    def __init__(self, *, fields: Sequence[str] | None = None, tokenizer: str | None = None):
+    def __init__(self, *, fields: Sequence[str] | None = None, tokenizer: str | None = None,
+                 stop_words: str | None = None, stem: str | None = None):
         super().__init__(fields=fields)
         self.tokenizer = tokenizer
+        self.stop_words = stop_words
+        self.stem = stem
+
+    def make_tokenizer(self) -> Tokenizer:
+        """The :class:`~toolsel.text.Tokenizer` these parameters describe (checked)."""
+        split = self.default_tokenizer if self.tokenizer is None else self.tokenizer
+        try:
+            return Tokenizer(split=split, stop_words=self.stop_words, stem=self.stem)
+        except ValueError as exc:
+            raise ValueError(f"{type(self).__name__}: {exc}") from None
+
+    def fit(self, tools) -> Scorer:
+        self.tokenizer_ = self.make_tokenizer()
+        return super().fit(tools)
 
     def _tokens(self, text: str) -> list[str]:
-        name = self.default_tokenizer if self.tokenizer is None else self.tokenizer
-        try:
-            fn = TOKENIZERS[name]
-        except KeyError:
-            raise ValueError(f"unknown tokenizer {name!r}; expected one of "
-                             f"{list(TOKENIZERS)}") from None
-        return fn(text)
+        """Terms of a tool text."""
+        return self.tokenizer_.document(text)
+
+    def _query_tokens(self, text: str) -> list[str]:
+        """Terms of a query."""
+        return self.tokenizer_.query(text)
 
     def _build_vocab(self, docs: list[list[str]]):
         """Vocabulary (term → column, first-seen order) and a CSR count matrix."""
@@ -347,7 +371,7 @@ class LexicalScorer(Scorer):
 
     def _query_terms(self, query: str, *, binary: bool) -> tuple[dict[int, int], int]:
         """Known query terms ``{column: count}`` in first-seen order, and the token count."""
-        toks = self._tokens(query)
+        toks = self._query_tokens(query)
         if binary:
             toks = list(dict.fromkeys(toks))
         vocab = self.vocabulary_

@@ -6,7 +6,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-
 from .base import LexicalScorer, register_scorer
 
 __all__ = ["Bm25Scorer"]
@@ -14,7 +13,14 @@ __all__ = ["Bm25Scorer"]
 
 @register_scorer("bm25")
 class Bm25Scorer(LexicalScorer):
-    """BM25Okapi over the tool fields.
+    """BM25 over the tool fields.
+
+    Defaults (chosen on the dev splits of six sets by ``benchmarks/tune_tokenization.py``,
+    table ``reports/benchmarks/tokenization.csv``): identifiers not split beyond the
+    ``name_words`` field (``tokenizer="article"``), stop words dropped from requests and tool
+    texts, Snowball stemming, Lucene's idf. ``Bm25Scorer(tokenizer="words", stop_words=None,
+    stem=None, idf="okapi")`` is the parity mode: it scores exactly as
+    ``rank_bm25.BM25Okapi`` on the same tokens (the tokenization before this choice).
 
     Parameters
     ----------
@@ -22,8 +28,13 @@ class Bm25Scorer(LexicalScorer):
         Term-frequency saturation and length normalisation (rank-bm25's defaults).
     epsilon : float
         Terms in more than half the tools get a negative idf; as in rank-bm25 it is replaced
-        by ``epsilon`` times the mean idf.
-    fields, tokenizer
+        by ``epsilon`` times the mean idf (``idf="okapi"`` only).
+    idf : {"okapi", "lucene"}
+        ``"okapi"``: rank-bm25's ``log((N - df + 0.5) / (df + 0.5))`` with the floor above
+        (parity with ``rank_bm25.BM25Okapi``); ``"lucene"``: ``log(1 + (N - df + 0.5) /
+        (df + 0.5))``, never negative, so a term in most tools weighs little instead of
+        ``epsilon`` times the mean (Lucene's and bm25s's idf).
+    fields, tokenizer, stop_words, stem
         See :class:`~toolsel.scorers.base.LexicalScorer`.
 
     Notes
@@ -33,13 +44,19 @@ class Bm25Scorer(LexicalScorer):
     """
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
-                 fields: Sequence[str] | None = None, tokenizer: str | None = None):
-        super().__init__(fields=fields, tokenizer=tokenizer)
+                 idf: str = "lucene", fields: Sequence[str] | None = None,
+                 tokenizer: str | None = "article", stop_words: str | None = "both",
+                 stem: str | None = "snowball"):
+        super().__init__(fields=fields, tokenizer=tokenizer, stop_words=stop_words, stem=stem)
         self.k1 = k1
         self.b = b
         self.epsilon = epsilon
+        self.idf = idf
 
     def _fit(self, tools) -> None:
+        if self.idf not in ("okapi", "lucene"):
+            raise ValueError(f"{type(self).__name__}: idf must be 'okapi' or 'lucene', got "
+                             f"{self.idf!r}")
         docs = [self._tokens(text) for text in self.texts_]
         self.vocabulary_, tf = self._build_vocab(docs)
         n = len(docs)
@@ -47,8 +64,11 @@ class Bm25Scorer(LexicalScorer):
         avgdl = doc_len.mean()
         df = np.bincount(tf.indices, minlength=tf.shape[1]).astype(np.float64)
         # rank-bm25's idf, computed the same way (math.log per term) for bit-level parity
-        idf = np.asarray([math.log(n - f + 0.5) - math.log(f + 0.5) for f in df])
-        if len(self.vocabulary_):
+        if self.idf == "lucene":
+            idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        else:
+            idf = np.asarray([math.log(n - f + 0.5) - math.log(f + 0.5) for f in df])
+        if self.idf == "okapi" and len(self.vocabulary_):
             eps = self.epsilon * (idf.sum() / len(idf))
             idf[idf < 0] = eps
         self.idf_ = idf

@@ -46,9 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from ..text import STOP_WORDS as CORE_STOP_WORDS
-from ..text import tokenize
-from .base import Scorer, get_scorer, register_scorer
+from ..text import LEXICAL_STOP_WORDS, STOP_WORD_MODES, tokenize
+from .base import LexicalScorer, Scorer, get_scorer, register_scorer
 from .embedding import cosines
 
 __all__ = ["FusionScorer", "DefaultScorer", "split_clauses", "normalize_scores",
@@ -56,12 +55,9 @@ __all__ = ["FusionScorer", "DefaultScorer", "split_clauses", "normalize_scores",
 
 #: English function words dropped from the query before term matching: they carry no
 #: evidence about which tool is meant, but BM25's idf floor lets them add noise in long,
-#: chatty requests. The shared core (:data:`toolsel.text.STOP_WORDS`) plus contractions and
-#: reflexives.
-STOP_WORDS = CORE_STOP_WORDS | frozenset("""
-because before can't don't herself himself i'd i'm i've itself ourselves that's themselves
-what's yourselves
-""".split())
+#: chatty requests. The same set as :data:`toolsel.text.LEXICAL_STOP_WORDS` (the shared core
+#: plus contractions and reflexives); clause splitting counts content words with it.
+STOP_WORDS = LEXICAL_STOP_WORDS
 
 # sentence ends and semicolons always split; commas and these words split only when each
 # side keeps enough content to stand alone as a request
@@ -187,8 +183,22 @@ class FusionScorer(Scorer):
     whole_bonus : float
         Added to the whole request's fused score before taking the max over segments, so a
         single-intent request ranks as if it were not split.
-    stop_words : bool
-        Drop :data:`STOP_WORDS` from the query before term matching.
+    stop_words : {"query", "both", None}
+        Stop words of the lexical signal (:class:`~toolsel.text.Tokenizer`): dropped from
+        the query, from query and tool texts, or kept. ``True`` means ``"query"`` and
+        ``False`` means ``None`` (the boolean this parameter used to be).
+    stem : {"snowball", None}
+        Snowball stemming of the lexical signal's terms, or none.
+    tokenizer : {"article", "tool_words", "words"} or None
+        Name splitting of the lexical signal (:class:`~toolsel.text.Tokenizer`; ``None``:
+        the lexical scorer's own default). The default fields already split names
+        (``name_words``, ``param_names``); ``"article"`` reads the rest (descriptions, the
+        request) lowercased without splitting, so a brand typed ``SkyCast`` matches
+        ``skycast``; ``"tool_words"`` (the setting before ``benchmarks/tune_tokenization.py``
+        chose ``"article"`` on dev) also splits camelCase in descriptions.
+    idf : {"okapi", "lucene"} or None
+        The idf of a BM25 lexical signal (:class:`~toolsel.scorers.bm25.Bm25Scorer`;
+        ``None``: its default); ignored by a lexical scorer without one.
     model : str
         Embedding model (see :class:`~toolsel.scorers.embedding.EmbeddingScorer`).
     fields : sequence of str
@@ -205,8 +215,9 @@ class FusionScorer(Scorer):
                  semantic_fields: Sequence[str] = ("name_words", "description"),
                  weights: tuple[float, float] | str = (0.4, 0.6), k: int = 10,
                  clauses: bool | str = True, clause_vectors: str = "in_context",
-                 whole_bonus: float = 0.1, stop_words: bool = True,
-                 model: str | None = None, fields: Sequence[str] | None = None):
+                 whole_bonus: float = 0.1, stop_words: str | bool | None = "query",
+                 stem: str | None = None, tokenizer: str | None = "article",
+                 idf: str | None = "okapi", model: str | None = None, fields: Sequence[str] | None = None):
         super().__init__(fields=fields)
         self.lexical = lexical
         self.semantic = semantic
@@ -218,9 +229,23 @@ class FusionScorer(Scorer):
         self.clause_vectors = clause_vectors
         self.whole_bonus = whole_bonus
         self.stop_words = stop_words
+        self.stem = stem
+        self.tokenizer = tokenizer
+        self.idf = idf
         self.model = model
 
+    def _stop_mode(self) -> str | None:
+        mode = self.stop_words
+        if isinstance(mode, bool):
+            mode = "query" if mode else None
+        if mode not in STOP_WORD_MODES:
+            raise ValueError(f"{type(self).__name__}: stop_words must be one of "
+                             f"{list(STOP_WORD_MODES)} (or True/False), got "
+                             f"{self.stop_words!r}")
+        return mode
+
     def _fit(self, tools) -> None:
+        self._stop_mode()  # a bad value fails before any model is loaded
         if self.lexical is None and self.semantic is None:
             raise ValueError("FusionScorer needs at least one of lexical and semantic")
         if self.clauses not in (True, False, "sentences"):
@@ -237,7 +262,23 @@ class FusionScorer(Scorer):
         self.signals_: list[tuple[str, Scorer]] = []
         if self.lexical is not None:
             fields = self.lexical_fields if self.fields is None else self.fields
-            self.signals_.append(("lexical", get_scorer(self.lexical, fields=fields).fit(tools)))
+            lex = get_scorer(self.lexical, fields=fields)
+            # the lexical scorer tokenizes (stop words, stemming, name splitting); another
+            # kind of scorer gets the request with stop words dropped (_lexical_text)
+            self._prefilter_ = False
+            if isinstance(lex, LexicalScorer):
+                params = dict(fields=fields, stop_words=self._stop_mode(), stem=self.stem)
+                if self.tokenizer is not None:
+                    params["tokenizer"] = self.tokenizer
+                if self.idf is not None and "idf" in type(lex)._param_names():
+                    params["idf"] = self.idf
+                lex = get_scorer(self.lexical, **params)
+            else:
+                if self.stem is not None:
+                    raise ValueError(f"{type(self).__name__}: stem applies to a lexical "
+                                     f"scorer; {self.lexical!r} is not one")
+                self._prefilter_ = self._stop_mode() is not None
+            self.signals_.append(("lexical", lex.fit(tools)))
         if self.semantic is not None:
             params: dict[str, Any] = {"fields": self.semantic_fields if self.fields is None
                                       else self.fields}
@@ -263,7 +304,7 @@ class FusionScorer(Scorer):
         return [query] + parts if len(parts) > 1 else [query]
 
     def _lexical_text(self, text: str) -> str:
-        if not self.stop_words:
+        if not getattr(self, "_prefilter_", False):
             return text
         kept = _content(text)
         return " ".join(kept)
@@ -399,6 +440,10 @@ class DefaultScorer(FusionScorer):
     lost at Complete@10. BM25 over parameter descriptions scored 0.900 alone but lost 1.5
     requests' worth combined with the bonus; no splitting cost 1.5-3.7 points of dev R@5 on
     plugin, pooled, openapi and the workspace set.
+
+    The lexical half's tokenization (name splitting, stop words, stemming) was chosen the same
+    way by ``benchmarks/tune_tokenization.py`` (``reports/benchmarks/tokenization.csv``):
+    ``tokenizer="article"``, request stop words, no stemming, rank-bm25's idf.
     """
 
     _lexical_fallback = True

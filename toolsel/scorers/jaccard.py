@@ -24,8 +24,9 @@ class JaccardScorer(LexicalScorer):
     default_fields: ClassVar[tuple[str, ...]] = ("name", "description")
     default_tokenizer: ClassVar[str] = "article"
 
-    def __init__(self, *, fields: Sequence[str] | None = None, tokenizer: str | None = None):
-        super().__init__(fields=fields, tokenizer=tokenizer)
+    def __init__(self, *, fields: Sequence[str] | None = None, tokenizer: str | None = None,
+                 stop_words: str | None = None, stem: str | None = None):
+        super().__init__(fields=fields, tokenizer=tokenizer, stop_words=stop_words, stem=stem)
 
     def _fit(self, tools) -> None:
         docs = [set(self._tokens(text)) for text in self.texts_]

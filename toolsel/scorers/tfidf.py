@@ -18,26 +18,34 @@ __all__ = ["TfidfScorer"]
 class TfidfScorer(LexicalScorer):
     """Cosine between L2-normalised TF-IDF vectors of the query and of each tool.
 
+    Tokenization defaults (chosen on the dev splits of six sets by
+    ``benchmarks/tune_tokenization.py``, table ``reports/benchmarks/tokenization.csv``):
+    identifiers not split beyond the ``name_words`` field, stop words dropped from requests,
+    Snowball stemming. ``tokenizer="words", stop_words=None, stem=None`` is the tokenization
+    before that choice (scikit-learn's ``TfidfVectorizer`` over :func:`~toolsel.text.split_identifier`).
+
     Parameters
     ----------
     sublinear_tf : bool
         Use ``1 + log(tf)``; passed to scikit-learn.
     ngram_range : tuple of int
         Word n-grams to index; ``(1, 2)`` adds bigrams.
-    fields, tokenizer
+    fields, tokenizer, stop_words, stem
         See :class:`~toolsel.scorers.base.LexicalScorer`.
     """
 
     def __init__(self, *, sublinear_tf: bool = True, ngram_range: tuple[int, int] = (1, 1),
-                 fields: Sequence[str] | None = None, tokenizer: str | None = None):
-        super().__init__(fields=fields, tokenizer=tokenizer)
+                 fields: Sequence[str] | None = None, tokenizer: str | None = "article",
+                 stop_words: str | None = "query", stem: str | None = "snowball"):
+        super().__init__(fields=fields, tokenizer=tokenizer, stop_words=stop_words, stem=stem)
         self.sublinear_tf = sublinear_tf
         self.ngram_range = ngram_range
 
-    def _analyzer(self):
+    def _analyzer(self, query: bool = False):
         # a partial of a module-level function, not a closure, so a fitted scorer pickles
         lo, hi = self.ngram_range
-        return functools.partial(_ngrams, tokens=self._tokens, lo=lo, hi=hi)
+        return functools.partial(_ngrams, tokens=self._query_tokens if query else self._tokens,
+                                 lo=lo, hi=hi)
 
     def _fit(self, tools) -> None:
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -59,7 +67,7 @@ class TfidfScorer(LexicalScorer):
         # per-call validation overhead; tests check the values are identical
         vocab = self.vectorizer_.vocabulary_
         counts: dict[int, int] = {}
-        for tok in self._analyzer()(query):
+        for tok in self._analyzer(query=True)(query):
             j = vocab.get(tok)
             if j is not None:
                 counts[j] = counts.get(j, 0) + 1
@@ -80,8 +88,33 @@ class TfidfScorer(LexicalScorer):
     def _score_many(self, queries: list[str]) -> np.ndarray:
         if self.vectorizer_ is None:
             return np.zeros((len(queries), self.n_tools_))
-        q = self.vectorizer_.transform(queries)
+        if self.tokenizer_.stop_words == "query":
+            q = self._query_tfidf(queries)
+        else:  # queries are tokenized as tool texts are
+            q = self.vectorizer_.transform(queries)
         return (q @ self.matrix_).toarray()
+
+    def _query_tfidf(self, queries: list[str]):
+        # scikit-learn's transform (counts, 1 + log(tf), times idf, L2 norm) over the query
+        # analyzer's terms, which drops stop words the tool texts keep
+        from sklearn.feature_extraction.text import CountVectorizer
+        counts = CountVectorizer(analyzer=self._analyzer(query=True),
+                                 vocabulary=self.vectorizer_.vocabulary_,
+                                 dtype=np.float64).transform(queries)
+        if self.sublinear_tf:
+            np.log(counts.data, counts.data)
+            counts.data += 1.0
+        counts = (counts @ _diag(self.vectorizer_.idf_)).tocsr()
+        counts.sort_indices()
+        # each row divided by its L2 norm summed in column order, as _score_one does
+        for i in range(counts.shape[0]):
+            row = counts.data[counts.indptr[i]:counts.indptr[i + 1]]
+            norm = 0.0
+            for v in row.tolist():
+                norm += v * v
+            if norm > 0:
+                row /= math.sqrt(norm)
+        return counts
 
 
 def _ngrams(text: str, *, tokens, lo: int, hi: int) -> list[str]:
@@ -90,3 +123,8 @@ def _ngrams(text: str, *, tokens, lo: int, hi: int) -> list[str]:
         return toks
     return [" ".join(toks[i:i + n]) for n in range(lo, hi + 1)
             for i in range(len(toks) - n + 1)]
+
+
+def _diag(values: np.ndarray):
+    from scipy import sparse
+    return sparse.diags(values, offsets=0, format="csr")

@@ -1,0 +1,94 @@
+"""The single-scorer warning: a scorer far below ``default`` on the user's labeled requests."""
+
+import warnings
+
+import pandas as pd
+import pytest
+
+from toolsel import Selector
+from toolsel.cli import main
+from toolsel.datasets import load_style
+from toolsel.eval.scorer_warning import MARGIN, gap_message, scorer_gaps, scorer_warning
+from toolsel.eval.sweep import sweep
+
+
+def _qm(a_values, b_values, k_list=(5, 10)):
+    """A query-metrics frame of two scorers 'x' and 'default' with the given per-query R/Complete."""
+    rows = []
+    for k in k_list:
+        for i, (a, b) in enumerate(zip(a_values, b_values)):
+            rows.append({"scorer": "x", "top_k": k, "query_id": f"q{i}", "R@k": a,
+                         "Complete@k": a, "RR": a})
+            rows.append({"scorer": "default", "top_k": k, "query_id": f"q{i}", "R@k": b,
+                         "Complete@k": b, "RR": b})
+    return pd.DataFrame(rows)
+
+
+def test_gap_message_needs_margin_and_an_interval_above_zero():
+    # default finds 30 of 40 requests, x 10 of them: gap 0.5, interval well above zero
+    qm = _qm([1.0] * 10 + [0.0] * 30, [1.0] * 30 + [0.0] * 10)
+    gaps = scorer_gaps(qm, "x")
+    assert list(gaps["metric"]) == ["R@5", "Complete@10"]
+    assert gaps["gap"].tolist() == [0.5, 0.5] and (gaps["gap_low"] > 0).all()
+    msg = gap_message(gaps)
+    assert msg.startswith("warning: scorer 'x' is far below 'default' on these 40 labeled")
+    assert "R@5 0.25 vs 0.75 (gap 0.50" in msg
+    # a gap under the margin says nothing, however sure
+    qm = _qm([1.0] * 74 + [0.0] * 6, [1.0] * 80)  # gap 0.075
+    g = scorer_gaps(qm, "x")
+    assert g["gap"].iloc[0] < MARGIN and g["gap_low"].iloc[0] > 0
+    assert gap_message(g) is None
+    assert gap_message(g, margin=0.05) is not None  # the margin is a parameter
+    assert gap_message(scorer_gaps(_qm([1.0] * 36 + [0.0] * 4, [1.0] * 40), "x"))  # 0.10
+    # a big gap on 3 requests: its interval includes zero, no warning
+    qm = _qm([0.0, 1.0, 1.0], [1.0, 1.0, 1.0])
+    g = scorer_gaps(qm, "x")
+    assert g["gap"].iloc[0] >= MARGIN and g["gap_low"].iloc[0] <= 0
+    assert gap_message(g) is None
+    # x better than default: never a warning
+    assert gap_message(scorer_gaps(_qm([1.0] * 20, [0.0] * 20), "x")) is None
+
+
+def test_scorer_gaps_input_errors():
+    qm = _qm([1.0], [1.0])
+    with pytest.raises(ValueError, match="scorer 'y' is not in the sweep"):
+        scorer_gaps(qm, "y")
+    with pytest.raises(ValueError, match="both 'default'"):
+        scorer_gaps(qm, "default")
+    with pytest.raises(ValueError, match="no top_k=10"):
+        scorer_gaps(_qm([1.0], [1.0], k_list=(5,)), "x")
+
+
+def test_scorer_warning_on_a_real_style():
+    """The plugin style (brand names, paraphrased blurbs): the article's Jaccard is far below
+    default on its own labeled requests; default compared with itself says nothing."""
+    reg, queries = load_style("plugin")
+    msg = scorer_warning(reg, queries, "jaccard")
+    assert msg is not None and "'jaccard' is far below 'default'" in msg
+    assert f"{len(queries)} labeled requests" in msg
+    # the message's figures are the sweep's
+    qm = sweep(reg, queries, ["jaccard", "default"], top_k=(5, 10), progress=False).query_metrics
+    r5 = qm[(qm["scorer"] == "jaccard") & (qm["top_k"] == 5)]["R@k"].mean()
+    assert f"R@5 {r5:.2f} vs" in msg
+    assert scorer_warning(reg, queries, "default") is None
+    sel = Selector(reg, "jaccard", always_include=())
+    with pytest.warns(UserWarning, match="far below 'default'"):
+        assert scorer_warning(sel, queries) == msg
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert scorer_warning(Selector(reg, "default", always_include=()), queries) is None
+
+
+def test_cli_sweep_prints_the_warning(tmp_path, capsys):
+    base = "data/styles/plugin/"
+    assert main(["sweep", "--registry", base + "registry.json", "--queries",
+                 base + "queries.jsonl", "--scorers", "jaccard,default", "--top-k", "5,10",
+                 "--out", str(tmp_path / "out"), "--no-progress", "--no-timings"]) == 0
+    out = capsys.readouterr().out
+    lines = [ln for ln in out.splitlines() if ln.startswith("warning: scorer")]
+    assert len(lines) == 1 and "'jaccard' is far below 'default'" in lines[0]
+    # without cut-offs 5 and 10 the check is skipped, and says so
+    assert main(["sweep", "--registry", base + "registry.json", "--queries",
+                 base + "queries.jsonl", "--scorers", "jaccard,default", "--top-k", "3",
+                 "--out", str(tmp_path / "out3"), "--no-progress", "--no-timings"]) == 0
+    assert "needs cut-offs 5 and 10" in capsys.readouterr().out
