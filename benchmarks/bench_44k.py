@@ -126,6 +126,8 @@ def extrapolate(rows: pd.DataFrame, n_to: int) -> pd.DataFrame:
         row = g.iloc[-1].copy()
         x = g["n_tools"].to_numpy(float)
         cols = [c for c in g.columns if c in LINEAR or c.endswith(("_fit_s", "_score_s"))]
+        if row["phase"] == "encode":
+            cols.remove("seconds")  # from the pooled throughput, below
         flat = []
         for c in cols:
             y = g[c].to_numpy(float)
@@ -138,7 +140,7 @@ def extrapolate(rows: pd.DataFrame, n_to: int) -> pd.DataFrame:
             else:
                 row[c] = a + b * n_to
         row["note"] = (f"no estimate for {', '.join(flat)}: measured values fall with size "
-                       "(noise from the machine's load exceeds their growth)") if flat else ""
+                       "(their noise, from the machine's load or the allocator, exceeds their growth)") if flat else ""
         if row["phase"] == "encode":
             rate = g["n_encoded"].sum() / g["seconds"].sum()
             row["texts_per_s"] = rate

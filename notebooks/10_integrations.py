@@ -152,7 +152,7 @@ display(Markdown(f"**{len(loaded)} of {len(big)} tools loaded** for *{md.escape(
 
 # %%
 custom_tools = build_tools(big, selected=loaded, search="custom")
-handler = ToolSearchHandler(big, custom_tools, scorer="bm25", limit=3)
+handler = ToolSearchHandler(big, custom_tools, scorer="default", limit=3)
 result = handler({"type": "tool_use", "id": "toolu_01", "name": "search_tools",
                   "input": {"query": search_query}})
 validate_tool_result(result)

@@ -301,3 +301,16 @@ def test_cli_sweep_bad_policy_spec_fails_first(tmp_path, capsys, spec, part):
     assert len(lines) == 1 and lines[0].startswith("toolsel sweep: error: ")
     assert repr(spec) in lines[0] and part in lines[0]
     assert not out.exists()
+
+
+def test_sweep_blocks_shrink_on_large_registries_with_the_same_tables(monkeypatch):
+    """Past MAX_BLOCK_CELLS scores a block holds fewer queries; every table is unchanged."""
+    import toolsel.eval.sweep as sweep_module
+    from toolsel.synthetic import synthetic_queries, synthetic_registry
+    reg = synthetic_registry(1000, seed=0)
+    qs = synthetic_queries(reg, 40, seed=1)
+    whole = sweep(reg, qs, ["jaccard", "bm25", "tfidf"], [1, 5, 10], progress=False)
+    monkeypatch.setattr(sweep_module, "MAX_BLOCK_CELLS", 3 * len(reg))  # 3 queries a block
+    blocked = sweep(reg, qs, ["jaccard", "bm25", "tfidf"], [1, 5, 10], progress=False)
+    for name in ("summary", "query_metrics", "per_query", "misses"):
+        pd.testing.assert_frame_equal(getattr(blocked, name), getattr(whole, name))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from .base import LexicalScorer, register_scorer
 
-__all__ = ["Bm25Scorer"]
+__all__ = ["Bm25Scorer", "Bm25OkapiScorer"]
 
 
 @register_scorer("bm25")
@@ -88,3 +88,20 @@ class Bm25Scorer(LexicalScorer):
     def _score_many(self, queries: list[str]) -> np.ndarray:
         q, _ = self._query_matrix(queries, binary=False)
         return (q @ self.matrix_).toarray()
+
+
+@register_scorer("bm25-okapi")
+class Bm25OkapiScorer(Bm25Scorer):
+    """``bm25`` in its ``rank_bm25`` parity mode, by name: words tokens (identifiers split), no
+    stop words, no stemming, rank-bm25's Okapi idf with its floor.
+
+    The tokenization ``bm25`` had before ``benchmarks/tune_tokenization.py`` chose its
+    defaults; what the bundled description repairs (``data/repairs``) were chosen with.
+    """
+
+    def __init__(self, *, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
+                 idf: str = "okapi", fields: Sequence[str] | None = None,
+                 tokenizer: str | None = "words", stop_words: str | None = None,
+                 stem: str | None = None):
+        super().__init__(k1=k1, b=b, epsilon=epsilon, idf=idf, fields=fields,
+                         tokenizer=tokenizer, stop_words=stop_words, stem=stem)
