@@ -71,6 +71,15 @@ def test_list_text_as_a_table_format_is_escaped():
     assert t.splitlines()[2:] == [r"| a\_b, &lt;x&gt; |", "| – |"]
 
 
+def test_yes_no_flags_with_gaps():
+    assert [md.yes_no(v) for v in (True, 1.0, 0, False, None, math.nan)] == \
+        ["yes", "yes", "no", "no", "–", "–"]
+    assert md.yes_no(None, missing="n/a") == "n/a"
+    # as a table format: a float flag column with a gap (table skips the format for NaN)
+    t = md.table(pd.DataFrame({"recovered": [1.0, 0.0, math.nan]}), {"recovered": md.yes_no})
+    assert t.splitlines()[2:] == ["| yes |", "| no |", "| – |"]
+
+
 def test_name_list_escapes_and_bolds_siblings():
     assert md.name_list("slack_send_message;jira_*x", bold="slack_send_message") == \
         r"**slack\_send\_message**, jira\_\*x"

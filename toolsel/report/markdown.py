@@ -9,8 +9,9 @@ the CSV holding all of them. :func:`interval` formats a rate with its interval (
 
 Cell helpers the report notebooks call instead of defining their own: :func:`wide_table` (one
 measure as rows × columns, e.g. scorer × K), :func:`list_text` (a ``;``-joined cell as a
-readable list, for ``table(formats=...)``), :func:`name_list` (names as Markdown, some in
-bold) and :func:`code_hit` (a search result as code, bold when it is the tool wanted).
+readable list, for ``table(formats=...)``), :func:`yes_no` (a flag, for the same),
+:func:`name_list` (names as Markdown, some in bold) and :func:`code_hit` (a search result as
+code, bold when it is the tool wanted).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from numbers import Integral, Real
 import pandas as pd
 
 __all__ = ["escape", "code", "table", "interval", "interval_row", "interval_table", "pct",
-           "wide_table", "list_text", "name_list", "code_hit"]
+           "wide_table", "list_text", "name_list", "code_hit", "yes_no"]
 
 # Markdown punctuation that can change how a line renders; "$" starts math in Jupyter
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$])")
@@ -128,6 +129,16 @@ def list_text(value: object, *, sep: str = ";", limit: int | None = None) -> str
     if limit is not None and len(items) > limit:
         return ", ".join(items[:limit]) + f" (+{len(items) - limit} more)"
     return ", ".join(items)
+
+
+def yes_no(value: object, *, missing: str = "–") -> str:
+    """A flag as ``"yes"``/``"no"`` (``1.0``, ``True`` → yes; ``0``, ``False`` → no); ``None``
+    and NaN as ``missing`` (e.g. ``"n/a"`` for a target that does not apply). A
+    :func:`table` format for flag columns held as numbers or with gaps (a plain ``bool``
+    column is shown as yes/no without one)."""
+    if _missing(value):
+        return missing
+    return "yes" if value else "no"
 
 
 def name_list(value: object, *, bold: object = (), sep: str = ";") -> str:
