@@ -106,16 +106,11 @@ intervals = with_wilson(bootstrap_intervals(result.query_metrics, n_boot=n_boot,
                         result.query_metrics)
 headline = headline_frame(result.summary, intervals, top_k=k)
 write_table(headline, out / "headline.csv")
-
-
-def _ci(r, m):
-    return f"{100 * r[m]:.1f}% [{100 * r[m + '_low']:.1f}, {100 * r[m + '_high']:.1f}]"
-
-
 table = pd.DataFrame({
     "scorer": headline["scorer"],
-    f"R@{k} [95% CI]": [_ci(r, "R@k") for _, r in headline.iterrows()],
-    f"Complete@{k} [95% CI]": [_ci(r, "Complete@k") for _, r in headline.iterrows()],
+    f"R@{k} [95% CI]": [md.interval_row(r, "R@k", digits=1) for _, r in headline.iterrows()],
+    f"Complete@{k} [95% CI]": [md.interval_row(r, "Complete@k", digits=1)
+                               for _, r in headline.iterrows()],
     "MRR": [f"{v:.3f}" for v in headline["MRR"]],
     "payload chars": [f"{v:,.0f}" for v in headline["payload_chars"]],
     "payload reduction": [f"{100 * v:.1f}%" for v in headline["payload_reduction"]]})

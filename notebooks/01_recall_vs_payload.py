@@ -104,24 +104,16 @@ write_table(summary, out / "summary.csv")
 write_table(result.query_metrics, out / "query_metrics.csv")
 write_table(intervals, out / "intervals.csv")
 order = list(dict.fromkeys(summary["scorer"]))
-
-
-def by_k(value, fmt):
-    """One row per scorer, one column per cut-off K."""
-    wide = summary.pivot(index="scorer", columns="top_k", values=value).loc[order]
-    wide.columns = [f"K={c}" for c in wide.columns]
-    return md.table(wide, {c: fmt for c in wide.columns}, index=True)
-
-
+scorer_by_k = {"rows": "scorer", "columns": "top_k", "column_label": "K={}"}  # md.wide_table
 display(Markdown(
     "**R@k**, share of required tools sent ("
     + log.add(claims.counts(data, "data.csv", "{q} queries", q="n_queries")) + "):\n\n"
-    + by_k("R@k", "{:.1%}")
+    + md.wide_table(summary, "R@k", fmt="{:.1%}", **scorer_by_k)
     + "\n\n**Complete@k**, share of queries with every required tool sent:\n\n"
-    + by_k("Complete@k", "{:.1%}")
+    + md.wide_table(summary, "Complete@k", fmt="{:.1%}", **scorer_by_k)
     + "\n\n**Payload reduction**, one minus the name + description characters sent over all "
     "tools':\n\n"
-    + by_k("payload_reduction", "{:.1%}")
+    + md.wide_table(summary, "payload_reduction", fmt="{:.1%}", **scorer_by_k)
     + "\n\nMRR (the reciprocal rank of the first required tool, the same at every K): "
     + log.add(claims.values(summary[summary.top_k == ks[0]], "MRR", "summary.csv",
                             where={"top_k": ks[0]}))

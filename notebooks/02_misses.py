@@ -88,17 +88,13 @@ display(Markdown(log.summary(claims.counts(
 # **bold**.
 
 # %%
-def _sent(row) -> str:
-    siblings = set(str(row.siblings_sent).split(";"))
-    return ", ".join(f"**{md.escape(n)}**" if n in siblings else md.escape(n)
-                     for n in str(row.sent_instead).split(";"))
-
-
 first = scorers[0]
 rows = classified[classified.scorer == first]
 table = pd.DataFrame({"query": rows["query"], "expected": rows["expected"],
                       "rank": rows["rank"],
-                      "sent instead (best first)": [_sent(r) for _, r in rows.iterrows()],
+                      "sent instead (best first)": [md.name_list(r.sent_instead,
+                                                                 bold=r.siblings_sent)
+                                                    for r in rows.itertuples()],
                       "failure mode": rows["mode"]})
 display(Markdown(f"**{md.escape(first)}** at K={k}:\n\n"
                  + (md_table(table, code=["expected"], raw=["sent instead (best first)"])

@@ -191,7 +191,10 @@ recovery = pd.DataFrame({
     "after search term (upper bound)": s["Complete_after_search_term"]})
 display(Markdown(
     f"Required tools missed at K={k}, and how many one `discover` call recovers (counts), "
-    f"then Complete@{k} before and after the call ({n_queries}):\n\n"
+    f"then Complete@{k} before and after the call ("
+    # over the queries with a filtered required tool (the summary's n_queries)
+    + log.add(claims.counts(hatch.summary, "summary.csv", "{q} queries",
+                            where={"scorer": scorers[0]}, q="n_queries")) + "):\n\n"
     + md.table(recovery, {c: "{:.0%}" for c in recovery.columns if "Complete" in c
                           or "after" in c}, index=True, link=f"{out.name}/summary.csv")
     + f"\n\nThe content-word variant: [summary_content_words.csv]"
@@ -238,21 +241,18 @@ j = s.loc[scorers[0]]
 # when it is the missing tool.
 
 # %%
-def _hit(name, wanted):
-    if not name:
-        return "–"
-    return f"**{md.code(name)}**" if name == wanted else md.code(name)
-
-
 m = hatch.misses.assign(content_words=[content_words(q) for q in hatch.misses["query"]],
                         content_words_hit=words.misses["search_term_hit"].to_numpy())
 display(Markdown(md.table(pd.DataFrame({
     "scorer": m["scorer"], "query": m["query"], "missed": m["expected"], "rank": m["rank"],
-    "literal, unseen only": [_hit(a, b) for a, b in zip(m["literal_unseen_hit"], m["expected"])],
+    "literal, unseen only": [md.code_hit(a, b)
+                             for a, b in zip(m["literal_unseen_hit"], m["expected"])],
     "content words": m["content_words"],
-    "content words found": [_hit(a, b) for a, b in zip(m["content_words_hit"], m["expected"])],
+    "content words found": [md.code_hit(a, b)
+                            for a, b in zip(m["content_words_hit"], m["expected"])],
     "search term": m["search_term"],
-    "search term found": [_hit(a, b) for a, b in zip(m["search_term_hit"], m["expected"])]}),
+    "search term found": [md.code_hit(a, b)
+                          for a, b in zip(m["search_term_hit"], m["expected"])]}),
     code=["missed"], raw=["literal, unseen only", "content words found", "search term found"],
     link=f"{out.name}/misses.csv")))
 

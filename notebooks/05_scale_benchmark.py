@@ -50,6 +50,7 @@ out_dir: str = "../reports/05_scale_benchmark"  # where tables and figures go
 # %%
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -177,7 +178,7 @@ if have_bench:
 if have_bench:
     targets = targets_table(scale, sweeps)
     display(Markdown(md.table(targets, {
-        "measured": "{:,.3f}", "met": lambda v: "n/a" if v is None else ("yes" if v else "no")},
+        "measured": "{:,.3f}", "met": partial(md.yes_no, missing="n/a")},
         link=f"{out.name}/targets.csv")))
     write_table(targets, out / "targets.csv")
     missed = targets[targets.met == False]  # noqa: E712 (None = not applicable)

@@ -56,7 +56,6 @@ out_dir: str = "../reports/07_discovery"  # where tables and figures go
 
 # %%
 import dataclasses
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import Markdown, display
@@ -72,13 +71,14 @@ from toolsel.text import content_words
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 from toolsel.report.cutoffs import distinct_top_k
+from toolsel.report.plan import same_path
 
 out = setup(out_dir)
 
 reg = load_registry(registry)
 all_requests = load_queries(requests, reg)
-bundled = (Path(registry).resolve() == Path("../data/registry.json").resolve()
-           and Path(requests).resolve() == Path("../data/requests.jsonl").resolve())
+bundled = (same_path(registry, "../data/registry.json")
+           and same_path(requests, "../data/requests.jsonl"))
 has_split = any(q.split for q in all_requests)
 follows_rule = [q.split for q in all_requests] == assign_splits(all_requests)
 if bundled:
@@ -243,32 +243,29 @@ _ = save_figure(fig, out, "recall_vs_noise",
 
 # %%
 shown_limits = [n for n in limits if n in (1, 3, 5, 10)] or list(limits)
-
-
-def by_limit(frame, value, fmt):
-    wide = frame[frame.limit.isin(shown_limits)].pivot_table(index="limit", columns="scorer",
-                                                             values=value, sort=False)
-    return md.table(wide.rename_axis("n"), {c: fmt for c in wide.columns}, index=True)
-
-
+n_by_scorer = {"rows": "limit", "columns": "scorer", "rows_label": "n"}  # md.wide_table
+shown = noise[noise.limit.isin(shown_limits)]
 n_req = int(noise["n_requests"].iloc[0]) if len(noise) else 0
 display(Markdown(
     f"Searching with the whole request ({n_req} requests with a deferred required tool; "
     f"[noise.csv]({out.name}/noise.csv) has every n):\n\n"
-    f"**R@n**, share of required tools found:\n\n{by_limit(noise, 'R@n', '{:.1%}')}\n\n"
-    "**Irrelevant definitions loaded** per request (mean count):\n\n"
-    f"{by_limit(noise, 'irrelevant', '{:.1f}')}\n\n"
-    "**Irrelevant tokens loaded** per request (mean):\n\n"
-    f"{by_limit(noise, 'irrelevant_tokens', '{:,.0f}')}"))
+    "**R@n**, share of required tools found:\n\n"
+    + md.wide_table(shown, "R@n", fmt="{:.1%}", **n_by_scorer)
+    + "\n\n**Irrelevant definitions loaded** per request (mean count):\n\n"
+    + md.wide_table(shown, "irrelevant", fmt="{:.1f}", **n_by_scorer)
+    + "\n\n**Irrelevant tokens loaded** per request (mean):\n\n"
+    + md.wide_table(shown, "irrelevant_tokens", fmt="{:,.0f}", **n_by_scorer)))
 
 # %%
 text = ("**R@n with a short search term.** Content words of the request, derived without "
         f"labels ([noise_content_words.csv]({out.name}/noise_content_words.csv)):\n\n"
-        + by_limit(noise_words, "R@n", "{:.1%}"))
+        + md.wide_table(noise_words[noise_words.limit.isin(shown_limits)], "R@n",
+                        fmt="{:.1%}", **n_by_scorer))
 if has_terms:
     text += ("\n\nThe labeler's `search_term`, an **upper bound** (written by whoever wrote the "
              f"answer; [noise_search_term.csv]({out.name}/noise_search_term.csv)):\n\n"
-             + by_limit(noise_terms, "R@n", "{:.1%}"))
+             + md.wide_table(noise_terms[noise_terms.limit.isin(shown_limits)], "R@n",
+                             fmt="{:.1%}", **n_by_scorer))
 display(Markdown(text))
 
 # %%

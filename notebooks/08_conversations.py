@@ -178,7 +178,7 @@ display(Markdown(
                        "discover_calls", "recovered"]].rename(columns={
                            "conversation_id": "conversation", "context_dependent":
                            "context-dependent", "discover_calls": "discover calls"}),
-               {"recovered": lambda v: "yes" if v else "no"},
+               {"recovered": md.yes_no},
                link=f"{out.name}/turns.csv")))
 
 # %% [markdown]

@@ -56,7 +56,7 @@ top_k: int = 5  # cut-off (a list: 5 if in it, else its middle value)
 out_dir: str = "../reports/09_description_repair"  # where tables and figures go
 
 # %%
-from pathlib import Path
+from functools import partial
 
 import pandas as pd
 from IPython.display import Markdown, display
@@ -70,21 +70,16 @@ from toolsel.tables.failure_modes import classify_misses, repair_hints
 from toolsel.report import markdown as md
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
+from toolsel.report.plan import same_path
 from toolsel.report import claims
 from toolsel.report.claims import plural
 
 out = setup(out_dir, figures=False, max_colwidth=90)
 log = claims.ClaimLog(out)
-
-
-def _same(a: str, b: str) -> bool:
-    return bool(a) and bool(b) and Path(a).resolve() == Path(b).resolve()
-
-
 if isinstance(top_k, (list, tuple)):  # the report runner passes the suite's list of cut-offs
     top_k = 5 if 5 in top_k else sorted(top_k)[len(top_k) // 2]
-bundled_registry = _same(registry, "../data/registry.json")
-bundled = bundled_registry and _same(requests, "../data/requests.jsonl")
+bundled_registry = same_path(registry, "../data/registry.json")
+bundled = bundled_registry and same_path(requests, "../data/requests.jsonl")
 reg = load_registry(registry)
 all_requests = load_queries(requests, reg)
 has_split = any(q.split for q in all_requests)
@@ -94,11 +89,11 @@ else:
     dev, test = all_requests, []
 # the bundled replication queries and patch name the bundled registry's tools only
 held_name = "replication" if bundled_registry else "queries"
-use_queries = (bool(queries) and not _same(queries, requests)
-               and (bundled_registry or not _same(queries, "../data/queries.jsonl")))
+use_queries = (bool(queries) and not same_path(queries, requests)
+               and (bundled_registry or not same_path(queries, "../data/queries.jsonl")))
 replication = load_queries(queries, reg) if use_queries else []
 use_repairs = bool(repairs) and (bundled_registry
-                                 or not _same(repairs, "../data/repairs/descriptions_v2.json"))
+                                 or not same_path(repairs, "../data/repairs/descriptions_v2.json"))
 patch = load_repairs(repairs, reg) if use_repairs else None
 repaired = apply_repairs(reg, patch) if use_repairs else None
 dev_name = "dev" if has_split else "all"
@@ -127,19 +122,14 @@ classified = classify_misses(dev_run.misses, reg)
 hints = repair_hints(classified)
 write_table(classified, out / "dev_misses.csv")
 write_table(hints, out / "dev_repair_hints.csv")
-
-def first_terms(text, n=8):
-    terms = str(text).split(", ")
-    return ", ".join(terms[:n]) + (f" (+{len(terms) - n} more)" if len(terms) > n else "")
-
-
 display(Markdown(
     f"{plural(len(classified), 'required tool')} missed by `{hint_scorer}` at K={top_k} on the "
     f"{dev_name} requests, by tool (request words the tool's text lacks, most frequent "
     "first):\n\n"
     + md.table(hints[["expected", "misses", "query_ids", "missing_terms"]].rename(
         columns={"expected": "tool", "query_ids": "requests", "missing_terms":
-                 "words its text lacks"}), {"words its text lacks": first_terms},
+                 "words its text lacks"}),
+        {"words its text lacks": partial(md.list_text, sep=", ", limit=8)},
         link=f"{out.name}/dev_repair_hints.csv")))
 
 # %% [markdown]
@@ -232,15 +222,18 @@ if patch is not None and bundled:
     # the held-back sets are the evidence; they must be reported whatever they show
     assert t["found"] >= t["lost"] and r["lost"] == 0
     gain_csv = table.reset_index()
-
-    def said(suite, scorer_name=hint_scorer):
-        return log.add(claims.repair_change(gain_csv, "gain_by_suite.csv", suite=suite,
-                                            scorer=scorer_name, metric=f"Complete@{top_k}"))
-
+    metric = f"Complete@{top_k}"
     display(Markdown(
-        f"**Reading ({hint_scorer}).** Where the repairs were chosen, {said('dev')}. On the "
-        f"held-back **test** split, {said('test')}. On the replication queries with a filtered "
-        f"required tool, {said('replication')}. "
+        f"**Reading ({hint_scorer}).** Where the repairs were chosen, "
+        + log.add(claims.repair_change(gain_csv, "gain_by_suite.csv", suite="dev",
+                                       scorer=hint_scorer, metric=metric))
+        + ". On the held-back **test** split, "
+        + log.add(claims.repair_change(gain_csv, "gain_by_suite.csv", suite="test",
+                                       scorer=hint_scorer, metric=metric))
+        + ". On the replication queries with a filtered required tool, "
+        + log.add(claims.repair_change(gain_csv, "gain_by_suite.csv", suite="replication",
+                                       scorer=hint_scorer, metric=metric))
+        + ". "
         + ("Most of the dev gain did not carry over: repairs written from a few dozen dev "
            "misses fit those requests' words. " if t["gain"] < d["gain"] / 2 else
            "The gain carries over to the held-back requests. ")
@@ -249,7 +242,10 @@ if patch is not None and bundled:
     tests_ = table.loc["test"]
     display(Markdown(
         f"**Every scorer on test.** "
-        + "; ".join(f"`{md.escape(s_)}`: " + said("test", s_) for s_ in tests_.index) + ". "
+        + "; ".join(f"`{md.escape(s_)}`: "
+                    + log.add(claims.repair_change(gain_csv, "gain_by_suite.csv",
+                                                   suite="test", scorer=s_, metric=metric))
+                    for s_ in tests_.index) + ". "
         + ("Every paired interval of a test change includes zero: these changes are within "
            "the noise." if ((tests_["gain_low"] <= 0) & (tests_["gain_high"] >= 0)).all()
            else "Some test changes have intervals that exclude zero.")))

@@ -61,16 +61,16 @@ from IPython.display import Markdown, display
 from toolsel import load_registry
 from toolsel.report.plots import plot_cost_split, save_figure
 from toolsel.tables.runs import evaluate_runs, load_runs
-from toolsel.eval.stats import bootstrap_intervals
 from toolsel.report import markdown as md
-from toolsel.report.claims import rate_with_interval
+from toolsel.report.claims import rates_with_interval
 from toolsel.report.notebook_setup import setup
+from toolsel.report.plan import same_path
 
 setup(out_dir, precision=None, max_colwidth=160)
 
 # the checks of the bundled recording's numbers run only on it
-bundled = (Path(runs).resolve() == Path("../data/runs").resolve()
-           and Path(registry).resolve() == Path("../data/registry.json").resolve())
+bundled = (same_path(runs, "../data/runs")
+           and same_path(registry, "../data/registry.json"))
 reg = load_registry(registry)
 runset = load_runs(runs, registry=reg)
 report = evaluate_runs(runset)
@@ -92,25 +92,18 @@ display(Markdown(f"{len(runset)} runs of {len(runset.tasks)} labeled tasks, "
 # %%
 # Wilson intervals over tasks (each task 0 or 1): with 1-5 tasks per run a bootstrap
 # collapses to a point at 0% or 100%; Wilson's stays honest about how little n tells
-
-
-def rate(run, metric):
-    values = report.tasks.loc[report.tasks["run"] == run, metric].astype(bool)
-    return rate_with_interval(int(values.sum()), len(values))
-
-
 st = report.stages
 discovery = pd.DataFrame({
     "run": st["run"], "tasks": st["tasks"],
     "discovery recall": st["discovery_recall"],
     "required found": [f"{r.discovered_required}/{r.deferred_required}"
                        if r.deferred_required else "–" for r in st.itertuples()],
-    "complete [95%]": [md.interval_row(ci.loc[(r, "all_available")]) for r in st["run"]],
+    "complete [95%]": rates_with_interval(report.tasks, "run", "all_available", st["run"]),
     "empty misses": st["empty_search_misses"],
     "tasks available": st["tasks_available"],
     "selection given discovery": st["selection_given_discovery"],
     "wrong operation": st["wrong_operation_rate"],
-    "success [95%]": [md.interval_row(ci.loc[(r, "success")]) for r in st["run"]]})
+    "success [95%]": rates_with_interval(report.tasks, "run", "success", st["run"])})
 cost_cols = pd.DataFrame({
     "run": st["run"], "requests": st["requests"], "searches": st["searches"],
     "references": st["references_loaded"], "client calls": st["client_calls"],
@@ -146,15 +139,11 @@ if bundled:
 # called something else or left a required tool uncalled; *ok*.
 
 # %%
-
-def names(v):
-    return ", ".join(str(v).split(";")) if isinstance(v, str) and v else "–"
-
-
 display(Markdown(md.table(
     report.tasks[["task_id", "run", "required", "undiscovered", "called", "diagnosis",
                   "evidence"]].rename(columns={"task_id": "task"}),
-    {"required": names, "undiscovered": names, "called": names}, max_rows=None,
+    {"required": md.list_text, "undiscovered": md.list_text, "called": md.list_text},
+    max_rows=None,
     link=f"{link}/tasks.csv")))
 
 # %%
@@ -183,7 +172,7 @@ display(Markdown(md.table(
                      "empty_miss"]].rename(columns={
                          "task_id": "task", "search": "#", "references": "returned",
                          "new_required": "required found", "empty_miss": "empty miss"}),
-    {"returned": names, "required found": names}, max_rows=None,
+    {"returned": md.list_text, "required found": md.list_text}, max_rows=None,
     link=f"{link}/searches.csv")))
 
 # %% [markdown]

@@ -62,7 +62,7 @@ from toolsel.eval.policies import (beats_top_k, best_at_comparable_payload, defa
                                    dev_choice, evaluate_policies, frontier, summarize_policies)
 from toolsel.eval.stats import paired_comparison
 from toolsel.eval.stats import bootstrap_intervals
-from toolsel.policies import TopK, policy_spec
+from toolsel.policies import TopK, config_specs
 from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_policy_frontier, save_figure
@@ -205,20 +205,13 @@ pareto = test_summary[test_summary["pareto"]].sort_values(
 pareto = pareto[["style", "policy", "config", "R@sent", "R@sent_low", "R@sent_high",
                  "Complete@sent", "n_sent", "payload_tokens", "payload_reduction"]]
 write_table(pareto, out / "policy_frontier.csv")
-spec = {repr(p): policy_spec(p) for p in grid}
-
-
-def specs(column):
-    """Policy settings as spec strings (``toolsel.policies.policy_spec``), not reprs."""
-    return column.map(lambda c: spec.get(c, c) if isinstance(c, str) else c)
-
-
+# settings are shown as spec strings (toolsel.policies.policy_spec), not as reprs
 n_of = test_summary.set_index(["style", "config"])["n_queries"]
 display(Markdown(f"The Pareto-best points ({words['heading']}), per registry, fewest tokens "
                  "first (R with its bootstrap 95% interval; Complete, a yes-or-no outcome per "
                  "request, with its Wilson 95% interval):\n\n"
                  + md.table(pareto.assign(
-                     config=specs(pareto["config"]),
+                     config=config_specs(pareto["config"], grid),
                      **{"R@sent": [claims.interval_text(r["R@sent"], r["R@sent_low"],
                                                         r["R@sent_high"])
                                    for r in pareto.to_dict("records")],
@@ -245,8 +238,9 @@ display(Markdown(f"The Pareto-best points ({words['heading']}), per registry, fe
 # %%
 verdict = beats_top_k(test_summary, by="style")
 write_table(verdict, out / "policy_verdict.csv")
-display(Markdown(md.table(verdict.assign(config=specs(verdict["config"]),
-                                         dominated=specs(verdict["dominated"])).rename(columns={
+display(Markdown(md.table(verdict.assign(config=config_specs(verdict["config"], grid),
+                                         dominated=config_specs(verdict["dominated"], grid)
+                                         ).rename(columns={
     "beats": "beats top-K", "n_winning": "winning points", "config": "best winning setting",
     "payload_reduction": "its payload reduction", "R@sent": "its R",
     "dominated": "top-K point it dominates", "dominated_payload_reduction": "dominated: reduction",
@@ -284,7 +278,8 @@ write_table(comparable, out / "comparable_payload.csv")
 display(Markdown(md.table(pd.DataFrame({
     "style": comparable["style"], "K": comparable["k"],
     "top-K reduction": comparable["top_k_payload_reduction"], "top-K R": comparable["top_k_R@sent"],
-    "best policy": comparable["best_policy"], "its setting": specs(comparable["best_config"]),
+    "best policy": comparable["best_policy"],
+    "its setting": config_specs(comparable["best_config"], grid),
     "its reduction": comparable["best_payload_reduction"], "its R": comparable["best_R@sent"],
     "gain in R, points [95% CI]": [
         f"{100 * r.gain:+.1f} [{100 * r.gain_low:+.1f}, {100 * r.gain_high:+.1f}]"

@@ -81,3 +81,38 @@ def test_literal_discover_never_recovers_on_the_benchmark(registry, queries):
     j = h.summary.set_index("scorer").loc["jaccard"]
     assert j.misses == 16 and j.recovered_search_term == 9
     assert j.payload_reduction_search_term < j.payload_reduction
+
+
+def test_escape_hatch_leaves_out_requests_needing_only_always_include_tools(tiny):
+    # calculator is always-include: sent on every turn, so query b has nothing for the
+    # filter to find and is left out of Complete@k (the metrics' zero-relevant policy), as
+    # it is out of the sweep's; d needs it and a filtered tool, so it counts
+    qs = [Query("a", "translate text", ("translate_text",)),                # hit
+          Query("b", "crunch numbers", ("calculator",)),                    # always-include
+          Query("c", "latest weather", ("stock_price",), search_term="zzz"),  # miss
+          Query("d", "translate text", ("translate_text", "calculator"))]     # hit
+    h = escape_hatch(tiny, qs, ["jaccard"], top_k=1, always_include=["calculator"])
+    s = h.summary.iloc[0]
+    assert s.n_queries == 3  # a, c, d
+    assert list(h.misses["query_id"]) == ["c"]
+    assert s["Complete@k"] == pytest.approx(2 / 3)
+    # c's search term finds nothing; the unseen-only search with its words finds stock_price
+    assert s.Complete_after_search_term == pytest.approx(2 / 3)
+    assert s.Complete_after_literal_unseen == pytest.approx(1.0)
+    # payload is still averaged over every query, b included
+    w, st, tr, calc = (payload_chars([t]) for t in tiny)
+    assert s.payload_chars == pytest.approx((calc + tr + calc + w + calc + w + calc + tr) / 4)
+
+
+def test_escape_hatch_complete_at_k_is_the_sweeps(registry, queries):
+    from toolsel.eval.sweep import sweep
+    always = sorted(registry.always_include)
+    # a request of the benchmark needs only always-include tools: the case this checks
+    assert any(set(q.expected) <= set(always) for q in queries)
+    h = escape_hatch(registry, queries, ["jaccard", "bm25"], top_k=5, always_include=always)
+    sw = sweep(registry, queries, ["jaccard", "bm25"], [5], always_include=always,
+               progress=False).summary.set_index("scorer")
+    for _, row in h.summary.iterrows():
+        assert row["Complete@k"] == pytest.approx(sw.loc[row.scorer, "Complete@k"])
+        assert row["n_queries"] == sw.loc[row.scorer, "n_queries"]
+        assert row["Complete_after_search_term"] >= row["Complete@k"]

@@ -45,7 +45,7 @@ from .ranking import rank_order, top_k_indices
 
 __all__ = ["Policy", "PrefixPolicy", "TopK", "Threshold", "AdaptiveK", "TokenBudget", "TwoStage",
            "get_policy", "available_policies", "policy_grid", "parse_policy", "policy_spec",
-           "as_policies"]
+           "config_specs", "as_policies"]
 
 _POLICIES: dict[str, type[Policy]] = {}
 _ALIASES = {"topk": "top_k", "fixed": "top_k", "adaptive": "adaptive_k", "budget": "token_budget",
@@ -526,6 +526,21 @@ def policy_spec(policy: str | Policy) -> str:
     if not params:
         return policy.name
     return policy.name + ":" + ",".join(f"{k}={v}" for k, v in params.items())
+
+
+def config_specs(configs: Iterable[Any], policies: Iterable[str | Policy]) -> list[Any]:
+    """Policy settings as spec strings: each of ``configs`` that is the ``repr`` of one of
+    ``policies`` (the ``config`` column of :mod:`toolsel.eval.policies` tables, e.g.
+    ``"TopK(k=5)"``) becomes its :func:`policy_spec` (``"top_k:k=5"``). ``policies`` are
+    policy objects or spec strings; any other value (a missing one, a setting of another
+    grid) is returned as it is.
+
+    >>> config_specs(["TopK(k=5)", None], [TopK(5)])
+    ['top_k:k=5', None]
+    """
+    spec = {repr(p): policy_spec(p) for p in
+            (q if isinstance(q, Policy) else parse_policy(q) for q in policies)}
+    return [spec.get(c, c) if isinstance(c, str) else c for c in configs]
 
 
 def as_policies(policies: Iterable[str | Policy] | str | Policy) -> list[Policy]:

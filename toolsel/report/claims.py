@@ -35,7 +35,7 @@ from . import markdown as md
 __all__ = ["Ref", "Num", "Claim", "ClaimLog", "CLAIMS_FILE", "in_sample_words", "plural",
            "one_request", "leader", "values", "real_differences", "mode_summary", "change",
            "escape_hatch", "verdict_label", "versus_best", "versus_rows", "variant_vs", "signal_alone",
-           "policy_beats", "benchmark_counts", "interval_text", "rate_with_interval",
+           "policy_beats", "benchmark_counts", "interval_text", "rate_with_interval", "rates_with_interval",
            "latency", "which_scorer_verdicts", "repair_change", "page_summary", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows"]
 
 #: The file a page's claims are written to, beside its CSVs.
@@ -255,6 +255,22 @@ def rate_with_interval(successes: int, n: int, *, digits: int = 0) -> str:
         return "0/0, –"
     low, high = wilson_interval(int(successes), int(n))
     return f"{successes}/{n}, " + interval_text(successes / n, low, high, digits=digits)
+
+
+def rates_with_interval(table: pd.DataFrame, by: str, column: str, keys: Sequence,
+                        *, digits: int = 0) -> list[str]:
+    """:func:`rate_with_interval` of a yes/no ``column`` per group: for each of ``keys``, the
+    rows of ``table`` whose ``by`` equals it (e.g. one rate per run over its tasks).
+
+    A key with no row gives ``"0/0, –"``.
+    """
+    if by not in table.columns or column not in table.columns:
+        raise KeyError(f"rates_with_interval: the table has no column {by!r} or {column!r}")
+    out = []
+    for key in keys:
+        values = table.loc[table[by] == key, column].astype(bool)
+        out.append(rate_with_interval(int(values.sum()), len(values), digits=digits))
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,6 +6,12 @@ such as ``#backend`` at the start of a line renders as a heading, ``|`` breaks a
 is put into Markdown. :func:`table` renders a DataFrame as a Markdown table (no row numbers,
 formatted numbers, escaped cells) and shows only the top rows of a long table, with a link to
 the CSV holding all of them. :func:`interval` formats a rate with its interval (``"62% [45, 78]"``).
+
+Cell helpers the report notebooks call instead of defining their own: :func:`wide_table` (one
+measure as rows × columns, e.g. scorer × K), :func:`list_text` (a ``;``-joined cell as a
+readable list, for ``table(formats=...)``), :func:`yes_no` (a flag, for the same),
+:func:`name_list` (names as Markdown, some in bold) and :func:`code_hit` (a search result as
+code, bold when it is the tool wanted).
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from numbers import Integral, Real
 
 import pandas as pd
 
-__all__ = ["escape", "code", "table", "interval", "interval_row", "interval_table", "pct"]
+__all__ = ["escape", "code", "table", "interval", "interval_row", "interval_table", "pct",
+           "wide_table", "list_text", "name_list", "code_hit", "yes_no"]
 
 # Markdown punctuation that can change how a line renders; "$" starts math in Jupyter
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$])")
@@ -68,10 +75,16 @@ def interval(mean: float, low: float, high: float, *, percent: bool = True,
     return f"{mean:.{digits or 2}f} [{low:.{digits or 2}f}, {high:.{digits or 2}f}]"
 
 
-def interval_row(row, *, percent: bool = True, digits: int = 0) -> str:
+def interval_row(row, metric: str | None = None, *, percent: bool = True,
+                 digits: int = 0) -> str:
     """:func:`interval` of a row with ``mean``, ``low`` and ``high`` (a row of
-    :func:`toolsel.eval.stats.bootstrap_intervals`)."""
-    return interval(row["mean"], row["low"], row["high"], percent=percent, digits=digits)
+    :func:`toolsel.eval.stats.bootstrap_intervals`), or, given ``metric``, with ``metric``,
+    ``metric_low`` and ``metric_high`` (a wide row, as
+    :func:`toolsel.tables.replication.headline_frame` gives: ``"R@k"``, ``"R@k_low"``, ...)."""
+    if metric is None:
+        return interval(row["mean"], row["low"], row["high"], percent=percent, digits=digits)
+    return interval(row[metric], row[f"{metric}_low"], row[f"{metric}_high"],
+                    percent=percent, digits=digits)
 
 
 def interval_table(ci, by: str, metric: str, k: int, label: str):
@@ -86,6 +99,101 @@ def interval_table(ci, by: str, metric: str, k: int, label: str):
         row.update({r.scorer: interval(r.mean, r.low, r.high) for r in g.itertuples()})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _items(value: object, sep: str) -> list[str]:
+    """The items of a list cell: a ``sep``-joined string split, a list as it is; none when
+    the cell is empty or missing."""
+    if _missing(value):
+        return []
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [str(v) for v in value]
+    text = str(value)
+    return text.split(sep) if text else []
+
+
+def list_text(value: object, *, sep: str = ";", limit: int | None = None) -> str:
+    """A list cell as plain text for reading: ``"a;b"`` → ``"a, b"``; ``"–"`` when empty.
+
+    ``sep`` is how the cell joins its items (``";"`` in the tables' CSV columns); with
+    ``limit``, only the first ``limit`` items are shown, followed by ``(+N more)``. Meant as a
+    :func:`table` format (``formats={"called": list_text}``), which escapes the text.
+    """
+    items = _items(value, sep)
+    if not items:
+        return "–"
+    if limit is not None and len(items) > limit:
+        return ", ".join(items[:limit]) + f" (+{len(items) - limit} more)"
+    return ", ".join(items)
+
+
+def yes_no(value: object, *, missing: str = "–") -> str:
+    """A flag as ``"yes"``/``"no"`` (``1.0``, ``True`` → yes; ``0``, ``False`` → no); ``None``
+    and NaN as ``missing`` (e.g. ``"n/a"`` for a target that does not apply). A
+    :func:`table` format for flag columns held as numbers or with gaps (a plain ``bool``
+    column is shown as yes/no without one)."""
+    if _missing(value):
+        return missing
+    return "yes" if value else "no"
+
+
+def name_list(value: object, *, bold: object = (), sep: str = ";") -> str:
+    """Names as Markdown, escaped and joined by ``", "``; those also in ``bold`` in bold.
+
+    ``value`` and ``bold`` are lists or ``sep``-joined strings (a misses table's
+    ``sent_instead`` and ``siblings_sent``); ``"–"`` when there is no name. For a
+    :func:`table` column passed as ``raw``.
+    """
+    names = _items(value, sep)
+    if not names:
+        return "–"
+    strong = set(_items(bold, sep))
+    return ", ".join(f"**{escape(n)}**" if n in strong else escape(n) for n in names)
+
+
+def code_hit(name: object, wanted: object) -> str:
+    """A tool a search returned, as inline code, in bold when it is ``wanted``; ``"–"`` when
+    the search returned nothing (an empty or missing name). For a ``raw`` :func:`table` column.
+    """
+    if _missing(name) or not str(name):
+        return "–"
+    return f"**{code(name)}**" if name == wanted else code(name)
+
+
+def wide_table(frame: pd.DataFrame, value: str, *, rows: str, columns: str, fmt: Format,
+               rows_label: str | None = None, column_label: str = "{}",
+               max_rows: int | None = 15, link: str | None = None) -> str:
+    """One measure of a long table as a Markdown table: a row per value of ``rows``, a
+    column per value of ``columns`` (both in first-seen order), cells ``value`` formatted
+    with ``fmt``.
+
+    E.g. R@k per scorer and K: ``wide_table(summary, "R@k", rows="scorer",
+    columns="top_k", fmt="{:.1%}", column_label="K={}")``. ``rows_label`` heads the first
+    column (default ``rows``); ``column_label`` formats the other headers from the column
+    values. A combination missing from ``frame`` shows as "–"; one given twice is an error.
+    ``max_rows`` and ``link`` are :func:`table`'s.
+    """
+    missing = [c for c in (value, rows, columns) if c not in frame.columns]
+    if missing:
+        raise KeyError(f"wide_table: no column(s) {missing} in the frame")
+    twice = frame.duplicated([rows, columns], keep=False)
+    if twice.any():
+        first = frame.loc[twice, [rows, columns]].iloc[0]
+        r, c = (v.item() if hasattr(v, "item") else v for v in first)
+        raise ValueError(f"wide_table: {rows}={r!r}, {columns}={c!r} occurs "
+                         f"{int(twice.sum())} times; one {value} per cell expected")
+    row_keys = list(dict.fromkeys(frame[rows]))
+    col_keys = list(dict.fromkeys(frame[columns]))
+    wide = frame.pivot(index=rows, columns=columns, values=value).reindex(
+        index=row_keys, columns=col_keys)
+    wide.columns = [column_label.format(c) for c in col_keys]
+    wide = wide.rename_axis(rows_label or rows)
+    return table(wide, {c: fmt for c in wide.columns}, index=True, max_rows=max_rows,
+                 link=link)
 
 
 def _cell(value: object, fmt: Format | None) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from .cutoffs import headline_k
 
 __all__ = ["NOTEBOOK_GLOB", "DATA_PARAMS", "DEFAULT_NEEDS", "find_notebooks", "notebook_title",
+           "same_path",
            "notebook_needs", "notebook_parameters", "UserData", "check_user_data",
            "PlannedNotebook", "notebook_plan"]
 
@@ -62,6 +63,18 @@ DATA_PARAMS = ("registry", "queries", "requests", "conversations", "runs")
 DEFAULT_NEEDS = ("registry", "queries")
 #: The largest cut-off passed to a notebook (larger ones overflow the rankings' integers).
 MAX_TOP_K = 10**9
+
+
+def same_path(a: str | Path | None, b: str | Path | None) -> bool:
+    """Whether two path parameters name the same file or folder (after resolving ``..`` and
+    links); ``False`` when either is empty (a notebook parameter left ``""``: not given).
+
+    How a notebook tells that it runs on the bundled data (``same_path(registry,
+    "../data/registry.json")``), where it checks the bundled numbers.
+    """
+    if not a or not b:
+        return False
+    return Path(a).resolve() == Path(b).resolve()
 
 
 def _read_nb(path: Path) -> dict:

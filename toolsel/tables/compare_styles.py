@@ -39,7 +39,6 @@ __all__ = ["SINGLE_SCORERS", "METRICS", "BINARY_METRICS", "StyleComparison", "co
 SINGLE_SCORERS = ("jaccard", "bm25", "tfidf", "embedding")
 #: Metric columns of the comparison, and the sweep cut-off each is read at.
 METRICS = {"R@5": ("R@k", 5), "Complete@10": ("Complete@k", 10), "MRR": ("RR", 10)}
-_FLOAT_FORMAT = "%.6f"
 
 
 @dataclass
@@ -72,16 +71,15 @@ class StyleComparison:
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write ``style_summary.csv`` (long), ``style_table.csv`` (wide) and
-        ``style_query_metrics.csv``; deterministic (no timings)."""
+        ``style_query_metrics.csv``; deterministic (no timings). Each through the one table
+        writer, :func:`toolsel.io.write_table` (atomic, 6-decimal floats)."""
+        from ..io import write_table
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for name, frame in (("style_summary", self.summary), ("style_table", self.table()),
-                            ("style_query_metrics", self.query_metrics)):
-            path = out / f"{name}.csv"
-            frame.to_csv(path, index=False, float_format=_FLOAT_FORMAT, lineterminator="\n")
-            paths.append(path)
-        return paths
+        return [write_table(frame, out / f"{name}.csv")
+                for name, frame in (("style_summary", self.summary),
+                                    ("style_table", self.table()),
+                                    ("style_query_metrics", self.query_metrics))]
 
 
 def _per_query(result, style: str) -> pd.DataFrame:

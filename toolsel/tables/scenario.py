@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import Query, Registry, Tool
-from ..eval.metrics import payload_chars, payload_reduction
+from ..eval.metrics import evaluate, evaluate_sent, mean_metrics, payload_chars, payload_reduction
 from ..ranking import best_matches, ranks_of
 from ..scorers.base import Scorer
 from ..selection import DISCOVER_TOOL, Selector
@@ -182,6 +182,12 @@ def _best(selector: Selector, text: str, allowed: np.ndarray) -> int | None:
     return int(hits[0]) if len(hits) else None
 
 
+def _mean_valid(values: np.ndarray) -> float:
+    """Mean over the queries with a required tool to find (``nan`` rows left out)."""
+    valid = ~np.isnan(values)
+    return float(values[valid].mean()) if valid.any() else float("nan")
+
+
 def escape_hatch(registry: Sequence[Tool], queries: Sequence[Query],
                  scorers: Sequence[str | Scorer] = ("jaccard",), top_k: int = 10, *,
                  always_include: Iterable[str] = (),
@@ -197,8 +203,20 @@ def escape_hatch(registry: Sequence[Tool], queries: Sequence[Query],
     a second request carrying them again with the pinned hit. Reductions are against sending
     the whole registry without a hatch. Required tools that are always-include count as
     available, not as misses.
+
+    ``Complete@k`` and ``Complete_after_*`` follow :mod:`toolsel.eval.metrics`: Complete@k is
+    :func:`~toolsel.eval.metrics.evaluate` over the ranks of each query's required
+    (non-always-include) tools among the candidates, and the rate after the call is
+    :func:`~toolsel.eval.metrics.evaluate_sent` over the required tools sent or found. A
+    query whose required tools are all always-include has nothing for the filter to find
+    and is left out of both (the zero-relevant policy); ``n_queries`` counts the queries
+    that are in (as in :func:`toolsel.eval.sweep.sweep`'s summary). Payload is averaged over
+    every query.
     """
     reg = registry if isinstance(registry, Registry) else Registry(registry)
+    queries = list(queries)
+    if not queries:
+        raise ValueError("escape_hatch: no queries to evaluate")
     always = sorted(reg.check_names(always_include, what="always_include"), key=reg.index)
     unfiltered = payload_chars(reg)
     d_chars = payload_chars([discover_tool])
@@ -212,10 +230,12 @@ def escape_hatch(registry: Sequence[Tool], queries: Sequence[Query],
         selector = Selector(reg, sc, top_k=top_k, always_include=always)
         label = sc if isinstance(sc, str) else selector.scorer.name
         n = len(queries)
-        n_miss_q = n_miss = complete = 0
+        n_miss_q = n_miss = 0
         base = 0
         recovered = dict.fromkeys(DISCOVER_VARIANTS, 0)
-        after = dict.fromkeys(DISCOVER_VARIANTS, 0)
+        rank_lists = []  # per query, its required (non-always-include) tools' ranks
+        n_required = []
+        found_after = {v: [] for v in DISCOVER_VARIANTS}  # required tools sent or found
         payload = dict.fromkeys(DISCOVER_VARIANTS, 0)
         calls = dict.fromkeys(DISCOVER_VARIANTS, 0)
         for q in queries:
@@ -226,28 +246,33 @@ def escape_hatch(registry: Sequence[Tool], queries: Sequence[Query],
             base += sent_chars
             for v in DISCOVER_VARIANTS:
                 payload[v] += sent_chars + d_chars
+            required = [reg.index(t) for t in q.expected if not always_mask[reg.index(t)]]
+            scores = selector.scores(q.query)
+            ranks = ranks_of(scores, required, ~always_mask)
+            rank_lists.append(ranks)
+            n_required.append(len(required))
             missed = [t for t in q.expected if not sent_mask[reg.index(t)]]
             if not missed:
-                complete += 1
                 for v in DISCOVER_VARIANTS:
-                    after[v] += 1
+                    found_after[v].append(len(required))
                 continue
             n_miss_q += 1
-            scores = selector.scores(q.query)
             hits = {"literal": _best(selector, q.query, everything),
                     "literal_unseen": _best(selector, q.query, ~sent_mask),
                     "search_term": (_best(selector, q.search_term, everything)
                                     if q.search_term else None)}
             names = {v: ("" if i is None else reg[i].name) for v, i in hits.items()}
             for v, i in hits.items():
+                found_after[v].append(sum(bool(sent_mask[j]) or reg[j].name == names[v]
+                                          for j in required))
                 if v == "search_term" and not q.search_term:
                     continue
                 calls[v] += 1
                 extra = 0 if i is None or sent_mask[i] else payload_chars([reg[i]])
                 payload[v] += sent_chars + d_chars + extra
-                after[v] += all(sent_mask[reg.index(t)] or t == names[v] for t in q.expected)
-            ranks = ranks_of(scores, [reg.index(t) for t in missed], ~always_mask)
-            for t, rank in zip(missed, ranks):
+            rank_of = dict(zip(required, ranks))
+            for t in missed:
+                rank = rank_of[reg.index(t)]
                 n_miss += 1
                 row = {"scorer": label, "top_k": top_k, "query_id": q.id, "query": q.query,
                        "expected": t, "rank": int(rank), "search_term": q.search_term or ""}
@@ -256,14 +281,16 @@ def escape_hatch(registry: Sequence[Tool], queries: Sequence[Query],
                     row[f"{v}_hit"] = names[v]
                     row[f"{v}_recovered"] = names[v] == t
                 miss_rows.append(row)
-        summary = {"scorer": label, "top_k": top_k, "n_queries": n,
+        before = mean_metrics(evaluate(rank_lists, [top_k]), k_index=0)
+        summary = {"scorer": label, "top_k": top_k, "n_queries": before["n_queries"],
                    "queries_with_miss": n_miss_q, "misses": n_miss,
-                   "discover_tool_chars": d_chars, "Complete@k": complete / n,
+                   "discover_tool_chars": d_chars, "Complete@k": before["Complete@k"],
                    "payload_chars": base / n,
                    "payload_reduction": payload_reduction(base / n, unfiltered)}
         for v in DISCOVER_VARIANTS:
             summary[f"recovered_{v}"] = recovered[v]
-            summary[f"Complete_after_{v}"] = after[v] / n
+            summary[f"Complete_after_{v}"] = _mean_valid(
+                evaluate_sent(found_after[v], n_required)["Complete@sent"])
             summary[f"extra_calls_{v}"] = calls[v]
             summary[f"payload_chars_{v}"] = payload[v] / n
             summary[f"payload_reduction_{v}"] = payload_reduction(payload[v] / n, unfiltered)
