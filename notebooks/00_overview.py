@@ -95,7 +95,9 @@ display(Markdown("## The benchmark\n\n- " + registry_line + " " + payload + "\n-
 #
 # At the headline cut-off, each scorer's share of required tools sent (R@k) and of queries
 # with every required tool sent (Complete@k), with 95% intervals (a bootstrap over queries for
-# R@k; Wilson's for Complete@k, a yes-or-no outcome per query); MRR; and the payload sent.
+# R@k; Wilson's for Complete@k, a yes-or-no outcome per query); MRR; NDCG@k (the rank-discounted
+# gain of the required tools in the top k, graded where the labels carry grades); and the payload
+# sent.
 
 # %%
 n_candidates = len(reg) - len(set(always_include))
@@ -112,6 +114,7 @@ table = pd.DataFrame({
     f"Complete@{k} [95% CI]": [md.interval_row(r, "Complete@k", digits=1)
                                for _, r in headline.iterrows()],
     "MRR": [f"{v:.3f}" for v in headline["MRR"]],
+    f"NDCG@{k}": [f"{v:.3f}" for v in headline["NDCG@k"]],
     "payload chars": [f"{v:,.0f}" for v in headline["payload_chars"]],
     "payload reduction": [f"{100 * v:.1f}%" for v in headline["payload_reduction"]]})
 note = top_k_note(ks, dropped, n_candidates)

@@ -111,6 +111,9 @@ display(Markdown(
     + md.wide_table(summary, "R@k", fmt="{:.1%}", **scorer_by_k)
     + "\n\n**Complete@k**, share of queries with every required tool sent:\n\n"
     + md.wide_table(summary, "Complete@k", fmt="{:.1%}", **scorer_by_k)
+    + "\n\n**NDCG@k**, the required tools' gain discounted by rank (log2), over the best "
+    "possible order (graded where the labels carry grades):\n\n"
+    + md.wide_table(summary, "NDCG@k", fmt="{:.3f}", **scorer_by_k)
     + "\n\n**Payload reduction**, one minus the name + description characters sent over all "
     "tools':\n\n"
     + md.wide_table(summary, "payload_reduction", fmt="{:.1%}", **scorer_by_k)

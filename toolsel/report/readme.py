@@ -134,7 +134,9 @@ def _headline_parts(reports_dir: str | Path, top_k: int = 10):
         return "" if r.empty else (f" [{100 * r['low'].iloc[0]:.1f}, "
                                    f"{100 * r['high'].iloc[0]:.1f}]")
 
+    ndcg = "NDCG@k" in s.columns  # summaries written before NDCG was measured lack it
     header = ["scorer", f"R@{k} [95% CI]", f"Complete@{k} [95% CI]", "MRR",
+              *([f"NDCG@{k}"] if ndcg else []),
               f"payload chars @{k}", f"payload reduction @{k}", f"R@{k_max}"]
     rows = []
     for scorer in dict.fromkeys(s["scorer"]):
@@ -142,6 +144,7 @@ def _headline_parts(reports_dir: str | Path, top_k: int = 10):
         r = g.loc[k]
         rows.append([str(scorer), f"{_pct(r['R@k'])}{ci(scorer, 'R@k')}",
                      f"{_pct(r['Complete@k'])}{ci(scorer, 'Complete@k')}", f"{r['MRR']:.3f}",
+                     *([f"{r['NDCG@k']:.3f}"] if ndcg else []),
                      f"{r['payload_chars']:,.0f}", _pct(r["payload_reduction"]),
                      _pct(g.loc[k_max, "R@k"])])
     return header, rows, src.relative_to(rep).as_posix(), int(s["n_queries"].iloc[0])

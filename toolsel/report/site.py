@@ -236,8 +236,9 @@ def render_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
                 "queries: share of required tools sent (R@k) and of queries with every "
                 "required tool sent (Complete@k), with 95% intervals where computed (as the "
                 "report's intervals.csv says: a bootstrap over queries, Wilson's for "
-                "Complete@k); MRR; payload = name + description characters sent per "
-                "query, reduction against sending every tool.</p>", "<table><thead><tr>"
+                "Complete@k); MRR; NDCG@k (graded where the labels carry grades); payload = "
+                "name + description characters sent per query, reduction against sending "
+                "every tool.</p>", "<table><thead><tr>"
                 + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr></thead><tbody>"]
         for row in rows:
             out.append("<tr>" + f"<td>{escape(row[0])}</td>"

@@ -137,7 +137,8 @@ def miss_rank_bands(per_query: pd.DataFrame, *, scorer: str = "jaccard", k: int 
 
 def headline_frame(summary: pd.DataFrame, intervals: pd.DataFrame | None = None, *,
                    top_k: int = 10) -> pd.DataFrame:
-    """One row per scorer at ``top_k``: R@k and Complete@k (with 95% CI), MRR, payload."""
+    """One row per scorer at ``top_k``: R@k and Complete@k (with 95% CI), MRR, NDCG@k (when
+    the summary has it), payload."""
     s = summary[summary["top_k"] == top_k]
     if s.empty:
         raise ValueError(f"the summary has no rows for top_k={top_k}")
@@ -145,6 +146,7 @@ def headline_frame(summary: pd.DataFrame, intervals: pd.DataFrame | None = None,
     for r in s.to_dict("records"):
         row = {"scorer": r["scorer"], "top_k": top_k, "R@k": r["R@k"],
                "Complete@k": r["Complete@k"], "MRR": r["MRR"],
+               **({"NDCG@k": r["NDCG@k"]} if "NDCG@k" in r else {}),
                "payload_chars": r["payload_chars"],
                "payload_reduction": r["payload_reduction"]}
         if intervals is not None:
