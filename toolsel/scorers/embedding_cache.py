@@ -46,7 +46,7 @@ PROGRESS_TEXTS = 2048
 
 
 @contextlib.contextmanager
-def _progress(total: int):
+def _progress(total: int, what: str = "tool texts"):
     """A progress bar for encoding ``total`` texts (texts encoded, rate, time left) on stderr,
     shown only on a terminal and for long encodes."""
     import sys
@@ -61,7 +61,7 @@ def _progress(total: int):
                 pass
         yield _Quiet()
         return
-    with tqdm(total=total, desc="encoding tool texts", unit="text", file=sys.stderr,
+    with tqdm(total=total, desc=f"encoding {what}", unit="text", file=sys.stderr,
               dynamic_ncols=True) as bar:
         yield bar
 
@@ -222,13 +222,19 @@ class EmbeddingCache:
         for path in self._shards():
             path.unlink(missing_ok=True)
 
+    def lookup(self, texts: Sequence[str], dim: int | None = None) -> list[np.ndarray | None]:
+        """The cached vector of each text, ``None`` where there is none (nothing is encoded)."""
+        table = self.load(dim)
+        return [table.get(text_hash(t)) for t in texts]
+
     def get_or_encode(self, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray],
-                      *, dim: int | None = None) -> tuple[np.ndarray, int]:
+                      *, dim: int | None = None,
+                      what: str = "tool texts") -> tuple[np.ndarray, int]:
         """Vectors for ``texts`` (rows in order), encoding only those not cached.
 
         ``encode`` takes a list of texts and returns their float32 vectors; ``dim``, when
-        known, is checked against every cached shard. Returns the vectors and how many texts
-        were encoded.
+        known, is checked against every cached shard; ``what`` names the texts on the
+        progress bar. Returns the vectors and how many texts were encoded.
         """
         table = self.load(dim)
         digests = [text_hash(t) for t in texts]
@@ -239,7 +245,7 @@ class EmbeddingCache:
         if missing:
             todo = list(missing.values())
             keys = list(missing)
-            with _progress(len(todo)) as bar:
+            with _progress(len(todo), what) as bar:
                 for start in range(0, len(todo), CHECKPOINT_TEXTS):
                     part = todo[start:start + CHECKPOINT_TEXTS]
                     fresh = np.asarray(encode(part), dtype=np.float32)

@@ -50,6 +50,7 @@ from ..policies import PrefixPolicy, TopK, get_policy, parse_policy, policy_spec
 from ..eval.engine import Candidates, as_registry, fit_scorers, rank_batches, scorer_items
 from .failure_modes import classify_miss, content_terms, tool_terms
 from ..eval.metrics import evaluate
+from ..scorers.embedding import persist_request_vectors
 
 __all__ = ["FORMAT", "DEFAULT_TOP_K", "MAX_PASSED_BY", "Threshold", "parse_thresholds",
            "selection_policy", "RequestResult", "ScorerRun", "CheckRun", "run_check",
@@ -214,7 +215,7 @@ class ScorerRun:
     fit_s: float = 0.0
     """Seconds fitting the scorer (for embeddings: cache look-up and encoding new tools)."""
     score_s: float = 0.0
-    """Seconds scoring and ranking the requests (for embeddings: encoding them)."""
+    """Seconds scoring and ranking the requests (for embeddings: encoding those not cached)."""
 
     @property
     def seconds(self) -> float:
@@ -274,7 +275,7 @@ def _mean(values: Sequence[float]) -> float | None:
 
 def run_check(registry: Sequence[Tool], queries: Sequence[Query], scorers="default", *,
               selection: PrefixPolicy | None = None,
-              always_include: Iterable[str] = ()) -> CheckRun:
+              always_include: Iterable[str] = (), cache_requests: bool = True) -> CheckRun:
     """Rank every request with every scorer and record what :func:`compare` needs.
 
     Parameters
@@ -284,6 +285,10 @@ def run_check(registry: Sequence[Tool], queries: Sequence[Query], scorers="defau
     selection : a prefix policy (:func:`selection_policy`); default ``TopK(10)``.
     always_include : names sent every turn, outside the filter: never ranked, and required
         tools among them are left out (they are visible anyway).
+    cache_requests : keep the requests' vectors in the on-disk embedding cache too
+        (:func:`~toolsel.scorers.embedding.persist_request_vectors`), so a second check of
+        the same requests encodes none of them; a scorer built with ``cache=False`` writes
+        nothing regardless.
     """
     reg = as_registry(registry)
     queries = list(queries)
@@ -308,31 +313,33 @@ def run_check(registry: Sequence[Tool], queries: Sequence[Query], scorers="defau
     scorer_items(scorers)  # unknown names fail before any fitting
     runs: dict[str, ScorerRun] = {}
     fitted_scorers = fit_scorers(reg, scorers)
-    while True:
-        t0 = time.perf_counter()  # the scorer's fit (embedding cache look-up) included
-        try:
-            label, sc = next(fitted_scorers)
-        except StopIteration:
-            break
-        t1 = time.perf_counter()
-        results: list[RequestResult] = []
-        for batch in rank_batches(sc, [q.query for q in queries], cands, matches=False):
-            for b, qi in enumerate(range(batch.start, batch.stop)):
-                q, req = queries[qi], required[qi]
-                ranks = batch.ranks_of(b, pos[req]).tolist()
-                order = cand_index[batch.order[b]]
-                n_sent = int(fitted.cutoff(batch.scores[b][order], order))
-                depth = max(ranks, default=0)
-                terms = {}
-                for i in req:
-                    if i not in t_terms:
-                        t_terms[i] = tool_terms(reg[i])
-                    terms[names[i]] = tuple(t for t in q_terms[qi] if t in t_terms[i])
-                results.append(RequestResult(
-                    q.id, q.query, {names[i]: int(r) for i, r in zip(req, ranks)}, n_sent,
-                    tuple(names_arr[order[:depth]].tolist()), terms))
-        runs[label] = ScorerRun(label, results, summary_metrics(results, k_label),
-                                t1 - t0, time.perf_counter() - t1)
+    # the requests' vectors go to disk too: the next check of the same requests encodes none
+    with persist_request_vectors(cache_requests):
+        while True:
+            t0 = time.perf_counter()  # the scorer's fit (embedding cache look-up) included
+            try:
+                label, sc = next(fitted_scorers)
+            except StopIteration:
+                break
+            t1 = time.perf_counter()
+            results: list[RequestResult] = []
+            for batch in rank_batches(sc, [q.query for q in queries], cands, matches=False):
+                for b, qi in enumerate(range(batch.start, batch.stop)):
+                    q, req = queries[qi], required[qi]
+                    ranks = batch.ranks_of(b, pos[req]).tolist()
+                    order = cand_index[batch.order[b]]
+                    n_sent = int(fitted.cutoff(batch.scores[b][order], order))
+                    depth = max(ranks, default=0)
+                    terms = {}
+                    for i in req:
+                        if i not in t_terms:
+                            t_terms[i] = tool_terms(reg[i])
+                        terms[names[i]] = tuple(t for t in q_terms[qi] if t in t_terms[i])
+                    results.append(RequestResult(
+                        q.id, q.query, {names[i]: int(r) for i, r in zip(req, ranks)}, n_sent,
+                        tuple(names_arr[order[:depth]].tolist()), terms))
+            runs[label] = ScorerRun(label, results, summary_metrics(results, k_label),
+                                    t1 - t0, time.perf_counter() - t1)
     return CheckRun(selection, tuple(always), runs, len(reg))
 
 
