@@ -7,16 +7,21 @@ A synthetic registry and query set (``toolsel.synthetic``, seed 0) are written t
 ``toolsel check`` runs as a CI job would run it, one process per run, the embedding cache in
 a fresh temporary directory (``TOOLSEL_CACHE``). Per scorer:
 
-- ``first``: ``--update-baseline`` with an empty cache (every tool encoded, baseline written);
-- ``second``: the check against that baseline, same files, cache warm;
+- ``first``: ``--update-baseline`` with an empty cache (every tool and request encoded,
+  baseline written);
+- ``second``: the check against that baseline, same files, cache warm (tool and request
+  vectors both read from disk);
 - ``edited``: the check after 1% of the descriptions were cut to their first three words
-  (those tools re-encoded, the rest from the cache), which fails with regressions.
+  (those tools re-encoded, the rest and the requests from the cache), which fails with
+  regressions.
 
 Wall-clock seconds of the whole command (interpreter start, imports, loading files, model,
 scoring, comparison, writing the baseline/JUnit/Markdown), and the command's own fit and
-scoring seconds (fit: the embedding cache look-up and any tool encoded; scoring: encoding the
-requests, which are not cached on disk, and ranking), with the machine's 1-minute load
-average when the run started (the machine may be shared). Writes ``<out>/check.csv``.
+scoring seconds (fit: the embedding cache look-up and any tool encoded; scoring: the request
+vectors' cache look-up, any request encoded, and ranking), with the machine's 1-minute load
+average when the run started (the machine may be shared), and the bytes the request vectors
+take in the cache after the run (``request_cache_bytes``: the ``#requests`` and ``#spans``
+folders; 0 for a scorer without embeddings). Writes ``<out>/check.csv``.
 """
 
 from __future__ import annotations
@@ -103,6 +108,10 @@ def main(argv=None) -> int:
                 fit_s = float(line.split("; fit ")[1].split()[0])
                 score_s = float(line.split(", scoring ")[1].split()[0])
                 root = ET.parse(junit).getroot()
+                req_bytes = sum(f.stat().st_size
+                                for d in (work / "cache" / "embeddings").glob("*--*")
+                                if d.name.endswith(("--requests", "--spans"))
+                                for f in d.glob("*.npz"))
                 rows.append({"scorer": scorer, "n_tools": args.tools,
                              "n_queries": args.queries, "run": run, "cache": cache,
                              "edited_tools": n_edited if run == "edited" else 0,
@@ -110,7 +119,7 @@ def main(argv=None) -> int:
                              "exit": done.returncode,
                              "failing_requests": int(root.get("failures")),
                              "baseline_bytes": baseline.stat().st_size,
-                             "load_avg_1m": load})
+                             "load_avg_1m": load, "request_cache_bytes": req_bytes})
                 r = rows[-1]
                 print(f"{scorer} {run} ({cache} cache): {wall:.1f} s wall, fit "
                       f"{fit_s:.2f} s, scoring {score_s:.2f} s, exit {done.returncode}, "

@@ -424,8 +424,9 @@ def persist_request_vectors(enabled: bool = True):
     one entry per row keyed by the request text, its exact spans and the row, so a request
     split into other clauses misses. The process LRU (:data:`QUERY_CACHE`) still sits in
     front. Nothing is evicted: each row costs ``4 * dim + 32`` bytes plus the shard's zip
-    overhead (1,000 requests of a synthetic 4,000-tool check: see ``benchmarks/README.md``);
-    delete the two ``#`` folders under ``<cache root>/embeddings/`` to reclaim the space.
+    overhead (``benchmarks/bench_check.py`` records the total after 1,000 requests as
+    ``request_cache_bytes``); delete the ``<model>--requests`` and ``<model>--spans``
+    folders under ``<cache root>/embeddings/`` to reclaim the space.
     """
     token = _PERSIST_REQUESTS.set(bool(enabled))
     try:
