@@ -145,6 +145,8 @@ def _fmt(value: float, kind: str, digits: int) -> str:
         return f"{100 * value:.{digits}f}"
     if kind == "spoints":
         return f"{100 * value:+.{digits}f}"
+    if kind == "spct":
+        return f"{100 * value:+.{digits}f}%"
     if kind == "dec":
         return f"{value:,.{digits}f}"
     if kind == "sdec":
@@ -802,8 +804,8 @@ def fill(frame: pd.DataFrame, source: str, template: str, *,
             if len(s) != 1:
                 raise ValueError(f"fill: {len(s)} rows match {where}, expected one")
             v = s.iloc[0]
-        elif op == "count_true":
-            v = int(s.astype(bool).sum())
+        elif op == "count_true":  # as the check reads it back: empty is not true
+            v = int(s.astype(str).str.lower().isin(["true", "1", "1.0", "yes"]).sum())
         else:
             if s.empty:
                 raise ValueError(f"fill: no rows match {where} for {op} of {col!r}")
@@ -998,7 +1000,7 @@ def _eval(ref: dict, base: Path) -> float:
 
 def _matches(shown: str, value: float, kind: str, digits: int) -> bool:
     x = _parse(shown)
-    scale = 100 if kind in ("pct", "points", "spoints") else 1
+    scale = 100 if kind in ("pct", "points", "spoints", "spct") else 1
     return abs(x - scale * value) <= 0.5 * 10 ** -digits + 1e-9
 
 
