@@ -1065,7 +1065,9 @@ def uncovered_numbers(executed_ipynb: str | Path, page_dir: str | Path) -> list[
             block = block.replace(t, " ")
         prose = "\n".join(ln for ln in block.splitlines()
                           if not ln.lstrip().startswith(("|", "#")))
-        prose = re.sub(r"The first \d[\d,]* of \d[\d,]* rows", " ", prose)
+        # a table's caption (how many of its rows it shows) belongs to the table
+        prose = re.sub(r"The first \d[\d,]* of \d[\d,]* (?:rows|candidate tools)", " ",
+                       prose)
         for tok in numbers_in(prose, literals):
             problems.append(f"{Path(page_dir).name}: {tok!r} in {prose.strip()[:160]!r}")
     return problems
