@@ -118,8 +118,9 @@ if used not in data.columns:  # a split other than dev/test: count it into data.
     write_table(data, out / "data.csv")
 display(Markdown(log.add(claims.counts(
     data, "data.csv", "{n} labeled requests, {m} of them needing several tools; "
-    f"this report uses the **{md.escape(split)}** split: {{u}} requests.",
-    n="n_queries", m="n_multi_tool", u=used))
+    + ("this report uses every request." if split == "all" else
+       f"this report uses the **{md.escape(split)}** split: {{u}} requests."),
+    n="n_queries", m="n_multi_tool", **({} if split == "all" else {"u": used})))
                  + "\n\n" + md.table(composition.fillna(0).astype(int), index=True,
                             link=f"{out.name}/composition.csv")))
 
