@@ -111,8 +111,9 @@ data = pd.DataFrame([{"n_conversations_labeled": len(all_convs), "n_conversation
                       "n_always_include": len(selector.always_include)}])
 write_table(data, out / "data.csv")
 display(Markdown(log.add(claims.counts(
-    data, "data.csv", "{a} labeled conversations; this report replays the "
-    f"**{md.escape(split)}** split: {{n}} conversations, {{t}} turns, {{d}} of them labeled "
+    data, "data.csv", "{a} labeled conversations; this report replays "
+    + ("every conversation: " if split == "all" else f"the **{md.escape(split)}** split: ")
+    + "{n} conversations, {t} turns, {d} of them labeled "
     f"context-dependent. Scorer `{scorer}`, top_k={top_k}, {{i}} always-include tools.",
     a="n_conversations_labeled", n="n_conversations", t="n_turns", d="n_context_dependent",
     i="n_always_include"))))
@@ -233,8 +234,9 @@ assert (totals.input_tokens == totals.uncached + totals.cache_write + totals.cac
 for name in ("eager", "filtered", "deferred"):
     assert name in t.index
 display(Markdown(log.add(
-    claims.counts(data, "data.csv", "**Totals over the {n} " + md.escape(split)
-                  + " conversations** (input tokens; cost in base-token equivalents): ",
+    claims.counts(data, "data.csv", "**Totals over the {n} "
+                  + ("" if split == "all" else md.escape(split) + " ")
+                  + "conversations** (input tokens; cost in base-token equivalents): ",
                   n="n_conversations")
     + claims.per_row(totals, "cost_totals.csv", "{key} {i} tokens ({u} uncached, {w} written, "
                      "{r} read) costing {c}", by="strategy", sep="; ", i="input_tokens",
