@@ -52,6 +52,7 @@ from IPython.display import Markdown, display
 from toolsel import load_queries, load_registry
 from toolsel.eval.metrics import payload_chars
 from toolsel.tables.replication import is_article_registry
+from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.explorer import build_explorer, explore, rankings_markdown
 from toolsel.report.cutoffs import headline_k
@@ -60,6 +61,7 @@ from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
 out = setup(out_dir, figures=False, precision=None)
+log = claims.ClaimLog(out)
 reg = load_registry(registry)
 always = sorted(set(always_include) | reg.always_include, key=reg.index)
 k = headline_k(top_k, len(reg) - len(always))
@@ -72,7 +74,7 @@ if expected and expected not in reg:
 
 explorer = build_explorer(reg, scorers, query=query, top_k=k, always_include=always)
 views = explorer.update()
-display(Markdown(f"**Query:** \"{md.escape(query)}\" · **top_k** = {k}"
+display(Markdown(f"**Query:** \"{md.escape(query)}\" · **top_k={k}**"
                  + (f" · always sent, outside top_k: {', '.join(md.code(a) for a in always)}"
                     if always else "")
                  + (f" · looking for {md.code(expected)}" if expected else "")))
@@ -95,12 +97,15 @@ display(Markdown(
 
 # %%
 if expected:
-    found = []
-    for v in views:
-        r = v.ranking.set_index("tool").loc[expected]
-        found.append(f"{md.escape(v.scorer)} ranks it {int(r['rank'])}"
-                     + (" (sent)" if r["sent"] else f" (not sent at K={k})"))
-    display(Markdown(f"{md.code(expected)}: " + "; ".join(found) + "."))
+    text = f"{md.code(expected)}: "
+    for i, v in enumerate(views):
+        sent = bool(v.ranking.set_index("tool").loc[expected, "sent"])
+        text = text + ("; " if i else "") + claims.fill(
+            v.ranking, f"ranking_{v.scorer}.csv",
+            f"{md.escape(v.scorer)} ranks it {{r}}"
+            + (" (sent)" if sent else f" (not sent at K={k})"),
+            where={"tool": expected}, r="rank")
+    display(Markdown(log.add(text + ".")))
 
 # %%
 # checks (they stop the report when a number is off; nothing is shown)

@@ -68,7 +68,10 @@ from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
 out = setup(out_dir, figures=False, precision=None)
+log = claims.ClaimLog(out)
 bench = Path(bench_dir)
+# the committed benchmark's tables as cited from claims.json (beside the page's CSVs)
+bench_src = Path(os.path.relpath(bench.resolve(), out.resolve())).as_posix()
 # links from the HTML page (written beside out_dir) to the committed benchmark tables
 bench_link = Path(os.path.relpath(bench.resolve(), out.resolve().parent)).as_posix()
 have_bench = all((bench / f).exists() for f in ("scale.csv", "sweep.csv", "machine.json"))
@@ -78,8 +81,10 @@ if have_bench:
     scale = scale_table(pd.read_csv(bench / "scale.csv"))
     sweeps = pd.read_csv(bench / "sweep.csv")
     machine = json.loads((bench / "machine.json").read_text())
-    display(Markdown("Measured on: " + ", ".join(f"{md.escape(k)} {md.escape(v)}"
-                                                 for k, v in machine.items()) + "."))
+    # the machine's description is data (quoted), not a finding
+    items = {f"v{i}": f"{k} {v}" for i, (k, v) in enumerate(machine.items())}
+    display(Markdown(log.add(claims.literal(
+        "Measured on: " + ", ".join("{%s}" % n for n in items) + ".", **items))))
 else:
     display(Markdown(f"No committed benchmark in `{bench_dir}` (run `make benchmark`): the "
                      "sections on it are skipped; the smoke runs below still run."))
@@ -131,8 +136,10 @@ if have_bench:
             "cached_load_s": "cached load (s)"}
     shown = top[[c for c in cols if c in top.columns]].rename(columns=cols)
     display(Markdown(
-        f"**At {int(top.n_tools.max()):,} tools** (the embedding's first encoding of every "
-        "tool is in `first_encode_s` of the CSV):\n\n"
+        log.add(claims.fill(pd.read_csv(bench / "scale.csv"), f"{bench_src}/scale.csv",
+                            "**At {n} tools**", n=("n_tools", "max")))
+        + " (the embedding's first encoding of every tool is in `first_encode_s` of the "
+        "CSV):\n\n"
         + md.table(shown, {"build (s)": "{:.3f}", "p50 (ms)": "{:.3f}", "p95 (ms)": "{:.3f}",
                            "× faster than naive": "{:,.0f}×", "index (MB)": "{:.2f}",
                            "peak RSS (MB)": "{:,.0f}", "cached load (s)": "{:.3f}"},
@@ -182,8 +189,11 @@ if have_bench:
         link=f"{out.name}/targets.csv")))
     write_table(targets, out / "targets.csv")
     missed = targets[targets.met == False]  # noqa: E712 (None = not applicable)
-    display(Markdown("All targets met." if missed.empty else "**Missed:** "
-                     + "; ".join(missed.target) + " (see reports/benchmarks/README.md)."))
+    # the targets' names (their thresholds are part of the name) are quoted from the table
+    names = {f"t{i}": t for i, t in enumerate(missed.target)}
+    display(Markdown("All targets met." if missed.empty else log.add(claims.literal(
+        "**Missed:** " + "; ".join("{%s}" % n for n in names)
+        + " (see reports/benchmarks/README.md).", **names))))
 
 # %% [markdown]
 # ## Smoke run
@@ -201,9 +211,11 @@ smoke = scale_table([measure_scale(reg, texts, s, n_timed=smoke_queries, trace_m
                      for s in ("jaccard", "bm25", "naive")])
 assert len(smoke) == 3 and (smoke.n_tools == smoke_tools).all()
 assert smoke.p50_ms.notna().all()
-display(Markdown(f"Smoke run: {smoke_tools:,} synthetic tools, {smoke_queries} timed calls "
-                 f"each for {', '.join(f'`{s}`' for s in smoke.scorer)}; every call measured, "
-                 "and the indexed `jaccard` selection equal to `select_tools` on each."))
+# the smoke run's size is a setting of this page (its parameters), shown as such
+display(Markdown(f"Smoke run: `smoke_tools={smoke_tools}` synthetic tools, "
+                 f"`smoke_queries={smoke_queries}` timed calls each for "
+                 + ", ".join(f"`{s}`" for s in smoke.scorer) + "; every call measured, and "
+                 "the indexed `jaccard` selection equal to `select_tools` on each."))
 
 # %% [markdown]
 # ## The given registry
@@ -228,8 +240,10 @@ display(Markdown(f"{md.code(Path(registry).name)}: the indexed `jaccard` selecti
 
 # %%
 if bundled_registry:
-    display(Markdown("*The bundled registry: its timings are the committed benchmark's 61-tool "
-                     "rows above (timings are not written into the regenerated report).*"))
+    display(Markdown(log.fixed(
+        "*The bundled registry: its timings are the committed benchmark's 61-tool rows "
+        "above (timings are not written into the regenerated report).*",
+        "the bundled registry")))
 else:
     rows = [measure_scale(user_reg, user_texts, s_, n_timed=user_timed, trace_memory=False)
             for s_ in scorers]
@@ -241,15 +255,16 @@ else:
                            "timed texts": "queries" if queries else "tool descriptions",
                            "mean words per timed text": words.mean()}])
     write_table(sizes, out / "given_registry.csv", float_format=None)
-    display(Markdown("**This run:** " + claims.ClaimLog(out).summary(claims.counts(
+    display(Markdown("**This run:** " + log.summary(claims.counts(
         sizes, "given_registry.csv", "Selection latency measured on this registry ({n} tools), "
         "beside the committed benchmark.", n="tools"))))
     display(Markdown(md.table(sizes, {"mean chars per tool (name + description)": "{:,.0f}",
                                       "longest tool text (chars)": "{:,.0f}",
-                                      "mean words per timed text": "{:.1f}"})))
+                                      "mean words per timed text": "{:.1f}"},
+                              link=f"{out.name}/given_registry.csv")))
     shown_ms = mine[["scorer", "n_tools", "build_s", "p50_ms", "p95_ms"]].rename(columns={
         "n_tools": "tools", "build_s": "build (s)", "p50_ms": "p50 (ms)", "p95_ms": "p95 (ms)"})
-    display(Markdown(f"**One `select` call on {md.code(Path(registry).name)}**, this machine, "
-                     f"{user_timed} timed calls per scorer (wall clock: it changes from run to "
-                     "run):\n\n" + md.table(shown_ms, {"build (s)": "{:.3f}", "p50 (ms)": "{:.3f}",
+    display(Markdown(f"**One `select` call on {md.code(Path(registry).name)}**, "
+                     f"this machine, `user_timed={user_timed}` timed calls per scorer (wall "
+                     "clock: it changes from run to run):\n\n" + md.table(shown_ms, {"build (s)": "{:.3f}", "p50 (ms)": "{:.3f}",
                                                      "p95 (ms)": "{:.3f}"})))

@@ -65,6 +65,7 @@ from toolsel.datasets import assign_splits, filter_split
 from toolsel.tables.discovery import (multi_tool_metrics, noise_curve, summarize_noise,
                                       summarize_requests)
 from toolsel.eval.stats import bootstrap_by_group, bootstrap_intervals, with_wilson
+from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_multi_tool, plot_noise_curve, save_figure
 from toolsel.text import content_words
@@ -74,6 +75,7 @@ from toolsel.report.cutoffs import distinct_top_k
 from toolsel.report.plan import same_path
 
 out = setup(out_dir)
+log = claims.ClaimLog(out)
 
 reg = load_registry(registry)
 all_requests = load_queries(requests, reg)
@@ -95,9 +97,14 @@ qs = filter_split(all_requests, split)
 # top_k values at or above the number of filtered tools all send everything: keep the first
 n_filtered = len(reg) - len(reg.always_include)
 top_k, capped = distinct_top_k(top_k, n_filtered)
-if capped:
-    display(Markdown(f"top_k {', '.join(map(str, capped))} ≥ {n_filtered} filtered tools: "
-                     f"the same as top_k={top_k[-1]} (every tool sent), reported once."))
+data = claims.data_table(reg, all_requests)
+data["n_filtered"] = data["n_tools"] - data["n_always_include"]
+write_table(data, out / "data.csv")
+if capped:  # the cut-offs are settings; the number of filtered tools is read from data.csv
+    display(Markdown(log.add(
+        f"{md.code('top_k ' + ', '.join(map(str, capped)))} ≥ "
+        + claims.counts(data, "data.csv", "{n} filtered tools: ", n="n_filtered")
+        + f"the same as top_k={top_k[-1]} (every tool sent), reported once.")))
 labels = pd.DataFrame([{"category": q.category or "(none)", "split": q.split or "(none)",
                         "n_tools": len(q.expected)} for q in all_requests])
 composition = labels.pivot_table(index="category", columns="split", values="n_tools",
@@ -105,10 +112,16 @@ composition = labels.pivot_table(index="category", columns="split", values="n_to
 composition["needing 2-4 tools"] = labels[labels.n_tools >= 2].groupby(
     "category", sort=False).size().reindex(composition.index).fillna(0).astype(int)
 write_table(composition.reset_index(), out / "composition.csv")
-display(Markdown(f"{len(all_requests)} labeled requests, "
-                 f"{int((labels.n_tools >= 2).sum())} of them needing 2–4 tools; "
-                 f"this report uses the **{split}** split: {len(qs)} requests.\n\n"
-                 + md.table(composition.fillna(0).astype(int), index=True,
+used = "n_queries" if split == "all" else f"n_{split}"
+if used not in data.columns:  # a split other than dev/test: count it into data.csv
+    data[used] = len(qs)
+    write_table(data, out / "data.csv")
+display(Markdown(log.add(claims.counts(
+    data, "data.csv", "{n} labeled requests, {m} of them needing several tools; "
+    + ("this report uses every request." if split == "all" else
+       f"this report uses the **{md.escape(split)}** split: {{u}} requests."),
+    n="n_queries", m="n_multi_tool", **({} if split == "all" else {"u": used})))
+                 + "\n\n" + md.table(composition.fillna(0).astype(int), index=True,
                             link=f"{out.name}/composition.csv")))
 
 # %% [markdown]
@@ -144,12 +157,16 @@ else:
     multi_summary = summarize_requests(multi, [])
     write_table(multi_summary, out / "multi_tool_summary.csv")
     complete_multi = multi_summary[multi_summary.top_k == k].set_index("scorer")
-    display(Markdown(
-        f"**Complete@{k} on the {split} requests that need several tools** "
-        f"({int(complete_multi['n_requests'].iloc[0])} requests; always-include tools set "
-        f"apart — {int(complete_multi['n_always_required'].iloc[0])} of them): "
-        + ", ".join(f"{s} {r['Complete@k']:.1%} (R@{k} {r['R@k']:.1%})"
-                    for s, r in complete_multi.iterrows())))
+    first = complete_multi.index[0]
+    display(Markdown(log.add(
+        claims.fill(multi_summary, "multi_tool_summary.csv",
+                    f"**Complete@{k} on the {md.escape(split)} requests that need several "
+                    "tools** ({n} requests; always-include tools set apart — {a} of them): ",
+                    where={"top_k": k, "scorer": first}, n="n_requests",
+                    a="n_always_required")
+        + claims.per_row(multi_summary, "multi_tool_summary.csv",
+                         "{key} {c} (R@" + str(k) + " {r})", where={"top_k": k},
+                         c=("Complete@k", "pct", 1), r=("R@k", "pct", 1)))))
     multi_k = multi[(multi.top_k == k) & (multi.n_required > 0)]
     ci_multi = with_wilson(bootstrap_intervals(multi_k, metrics=["R@k", "Complete@k"]), multi_k)
     rows = []
@@ -184,9 +201,15 @@ _ = save_figure(fig, out, "multi_tool_by_category",
                     "with 95% intervals of Complete")
 
 # %%
-display(Markdown(f"**Complete@{k} by category** (mean [Wilson 95% interval]; n = requests: "
-                 "with so few requests per category, differences under about 20 points are "
-                 "within the noise):\n\n"
+cat_k = by_cat[by_cat.top_k == k]
+smallest = cat_k.loc[cat_k["n_requests"].idxmin()]
+display(Markdown(f"**Complete@{k} by category** (mean [Wilson 95% interval]; n = requests). "
+                 + log.add(claims.one_request(
+                     int(smallest["n_requests"]), "by_category.csv", column="n_requests",
+                     where={"scorer": smallest["scorer"], "top_k": k,
+                            "category": smallest["category"]},
+                     what=f"the smallest category's Complete@{k}"))
+                 + "\n\n"
                  + md.table(md.interval_table(ci_cat, "category", "Complete@k", k, "category"),
                             link=f"{out.name}/by_category.csv")))
 
@@ -196,13 +219,13 @@ display(Markdown(f"**Complete@{k} by category** (mean [Wilson 95% interval]; n =
 
 # %%
 if bundled:  # what the bundled requests show (the tables above hold the numbers)
-    display(Markdown(
+    display(Markdown(log.fixed(
         "On the bundled requests the two multi-operation categories show the gap: a scorer "
         "usually finds one of the tools a request needs and misses another, so the request "
         "still needs a discover call. `far_wording` (requests that share almost no words with "
         "the tool's description) is where the lexical scorers fail and the embedding (and the "
         "default built on it) help most. With about a dozen test requests per category, the "
-        "error bars and the table's intervals are wide."))
+        "error bars and the table's intervals are wide.", "the bundled requests")))
 
 # %% [markdown]
 # ## Recall vs loaded noise
@@ -245,10 +268,12 @@ _ = save_figure(fig, out, "recall_vs_noise",
 shown_limits = [n for n in limits if n in (1, 3, 5, 10)] or list(limits)
 n_by_scorer = {"rows": "limit", "columns": "scorer", "rows_label": "n"}  # md.wide_table
 shown = noise[noise.limit.isin(shown_limits)]
-n_req = int(noise["n_requests"].iloc[0]) if len(noise) else 0
 display(Markdown(
-    f"Searching with the whole request ({n_req} requests with a deferred required tool; "
-    f"[noise.csv]({out.name}/noise.csv) has every n):\n\n"
+    (log.add(claims.fill(noise, "noise.csv", "Searching with the whole request ({n} requests "
+                         "with a deferred required tool; ", n=("n_requests", "max")))
+     if len(noise) else "Searching with the whole request (no request with a deferred "
+     "required tool; ")
+    + f"[noise.csv]({out.name}/noise.csv) has every n):\n\n"
     "**R@n**, share of required tools found:\n\n"
     + md.wide_table(shown, "R@n", fmt="{:.1%}", **n_by_scorer)
     + "\n\n**Irrelevant definitions loaded** per request (mean count):\n\n"
@@ -274,29 +299,39 @@ for s, g in noise.groupby("scorer"):
     assert g["found"].is_monotonic_increasing and g["irrelevant"].is_monotonic_increasing
     assert (g["loaded"] <= g["limit"]).all()
 n5 = 5 if 5 in limits else max(limits)
-five = noise[noise.limit == n5].set_index("scorer")
-display(Markdown(
+display(Markdown(log.add(
     f"At n={n5} a search loads on average "
-    + ", ".join(f"{md.escape(s)}: {r['irrelevant']:.1f} irrelevant definitions "
-                f"({r['irrelevant_tokens']:.0f} tokens) for R@{n5} {r['R@n']:.1%}"
-                for s, r in five.iterrows()) + "."))
+    + claims.per_row(noise, "noise.csv", "{key}: {i} irrelevant definitions ({t} tokens) "
+                     "for R@" + str(n5) + " {r}", where={"limit": n5},
+                     i=("irrelevant", "dec", 1), t=("irrelevant_tokens", "dec", 0),
+                     r=("R@n", "pct", 1)) + ".")))
 
 # %%
-lo, hi = noise[noise.limit == min(limits)], noise[noise.limit == max(limits)]
-by_words = noise_words[noise_words.limit == min(limits)]
-terms = (f"Searching with the request's content words (no labels) finds "
-         f"{by_words['R@n'].min():.0%}–{by_words['R@n'].max():.0%} at n={min(limits)}. ")
+n_lo, n_hi = min(limits), max(limits)
+pct0 = ("R@n", "min", "pct", 0), ("R@n", "max", "pct", 0)
+terms = claims.fill(noise_words, "noise_content_words.csv",
+                    "Searching with the request's content words (no labels) finds {a}–{b}"
+                    f" at n={n_lo}. ", where={"limit": n_lo}, a=pct0[0], b=pct0[1])
 if has_terms:
-    by_term = noise_terms[noise_terms.limit == min(limits)]
-    terms += ("The labeler's `search_term` finds "
-              f"{by_term['R@n'].min():.0%}–{by_term['R@n'].max():.0%}: an upper bound, since "
-              "its author knew the answer (what a model's own search term finds was not measured here).")
-display(Markdown(
-    f"**Reading ({split} split).** Going from n={min(limits)} to n={max(limits)} raises the "
-    f"share of required tools one search finds from {lo['R@n'].min():.0%}–{lo['R@n'].max():.0%} "
-    f"to {hi['R@n'].min():.0%}–{hi['R@n'].max():.0%} (across scorers), and loads "
-    f"{hi['irrelevant'].min():.1f}–{hi['irrelevant'].max():.1f} irrelevant definitions "
-    f"({hi['irrelevant_tokens'].min():.0f}–{hi['irrelevant_tokens'].max():.0f} tokens) per "
-    "request, which then stay in the context. " + terms
-    + (" A focused search term can matter more than the scorer, but the gain measured with "
-       "labeler-written terms is an upper bound." if bundled and has_terms else "")))
+    terms += (claims.fill(noise_terms, "noise_search_term.csv",
+                            "The labeler's `search_term` finds {a}–{b}",
+                            where={"limit": n_lo}, a=pct0[0], b=pct0[1])
+              + ": an upper bound, since its author knew the answer (what a model's own "
+              "search term finds was not measured here).")
+reading = (claims.literal("**Reading ({s} split).** ", s=split)
+           + claims.fill(noise, "noise.csv", f"Going from n={n_lo} to n={n_hi} raises the "
+                         "share of required tools one search finds from {a}–{b}",
+                         where={"limit": n_lo},
+                         a=pct0[0], b=pct0[1])
+           + claims.fill(noise, "noise.csv", " to {a}–{b} (across scorers), and loads "
+                         "{c}–{d} irrelevant definitions ({e}–{f} tokens) per request, which "
+                         "then stay in the context. ", where={"limit": n_hi},
+                         a=pct0[0], b=pct0[1], c=("irrelevant", "min", "dec", 1),
+                         d=("irrelevant", "max", "dec", 1),
+                         e=("irrelevant_tokens", "min", "dec", 0),
+                         f=("irrelevant_tokens", "max", "dec", 0))
+           + terms)
+display(Markdown(log.add(reading)
+                 + (" A focused search term can matter more than the scorer, but the gain "
+                    "measured with labeler-written terms is an upper bound."
+                    if bundled and has_terms else "")))

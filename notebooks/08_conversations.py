@@ -80,12 +80,14 @@ from toolsel.tables.conversations import (POLICIES, STRATEGIES, detector_agreeme
 from toolsel.tables.cost import (Prices, cost_sensitivity, cost_table, cost_totals,
                                  fewer_tokens_cost_more)
 from toolsel.eval.stats import bootstrap_intervals
+from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_conversation_requests, plot_cost, save_figure
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
 out = setup(out_dir, max_colwidth=60)
+log = claims.ClaimLog(out)
 
 reg = load_registry(registry)
 all_convs = load_conversations(conversations, reg)
@@ -102,11 +104,19 @@ selector = Selector(reg, scorer, top_k=top_k)
 prices = Prices(cache_write=cache_write, cache_read=cache_read)
 n_turns = sum(len(c.turns) for c in convs)
 n_dependent = sum(t.context_dependent for c in convs for t in c.turns)
-display(Markdown(f"{len(all_convs)} labeled conversations; this report replays the **{split}** "
-                 f"split: {len(convs)} conversations, {n_turns} turns, {n_dependent} of them "
-                 f"labeled context-dependent. Scorer `{scorer}`, top_k={top_k}, "
-                 f"{len(selector.always_include)} always-include tools."))
 assert convs, f"no conversation in split {split!r}"
+# the counts the page's sentences cite (data.csv; the detector's agreement is added below)
+data = pd.DataFrame([{"n_conversations_labeled": len(all_convs), "n_conversations": len(convs),
+                      "n_turns": n_turns, "n_context_dependent": n_dependent,
+                      "n_always_include": len(selector.always_include)}])
+write_table(data, out / "data.csv")
+display(Markdown(log.add(claims.counts(
+    data, "data.csv", "{a} labeled conversations; this report replays "
+    + ("every conversation: " if split == "all" else f"the **{md.escape(split)}** split: ")
+    + "{n} conversations, {t} turns, {d} of them labeled "
+    f"context-dependent. Scorer `{scorer}`, top_k={top_k}, {{i}} always-include tools.",
+    a="n_conversations_labeled", n="n_conversations", t="n_turns", d="n_context_dependent",
+    i="n_always_include"))))
 if bundled:
     assert len(convs) >= 10
 
@@ -146,19 +156,26 @@ shown = pd.DataFrame({
     "discover calls": summary["discover_calls"], "requests": summary["n_requests"],
     "pins / conversation": summary["pins_per_conversation"],
     "tool tokens": summary["tools_tokens"], "reduction": summary["reduction"]})
-n_need = int(ci.loc[(f"eager ", "available_at_start"), "n_queries"])
-display(Markdown(f"Over {len(convs)} conversations; rates over the {n_need} turns that need a "
-                 "filtered tool, with bootstrap 95% intervals that resample whole "
-                 "conversations (the turns of one conversation are not independent):\n\n"
+data["n_turns_need_filtered"] = int(ci.loc[(f"eager ", "available_at_start"), "n_queries"])
+agreement = detector_agreement(convs)
+data["detector_flags"] = agreement["true_pos"] + agreement["false_pos"]
+data["detector_precision"] = agreement["precision"]
+data["detector_recall"] = agreement["recall"]
+write_table(data, out / "data.csv")
+display(Markdown(log.add(claims.counts(
+    data, "data.csv", "Over {n} conversations; rates over the {t} turns that need a filtered "
+    "tool, with bootstrap 95% intervals that resample whole conversations (the turns of one "
+    "conversation are not independent):", n="n_conversations", t="n_turns_need_filtered"))
+                 + "\n\n"
                  + md.table(shown, {"pins / conversation": "{:.2f}", "reduction": "{:.0%}"},
                             link=f"{out.name}/replay_summary.csv")))
 
 # %%
-agreement = detector_agreement(convs)
-display(Markdown(
-    f"The context rule flags {agreement['true_pos'] + agreement['false_pos']} messages; "
-    f"precision {agreement['precision']:.0%} and recall {agreement['recall']:.0%} against the "
-    "labels (`carry_if_labeled` uses the labels themselves: an upper bound for any detector)."))
+display(Markdown(log.add(claims.fill(
+    data, "data.csv", "The context rule flags {n} messages; precision {p} and recall {r} "
+    "against the labels (`carry_if_labeled` uses the labels themselves: an upper bound for "
+    "any detector).", n="detector_flags", p=("detector_precision", "value", "pct", 0),
+    r=("detector_recall", "value", "pct", 0)))))
 s = summary.set_index(["strategy", "policy"])
 assert s.loc[("eager", ""), "available"] == 1.0 and s.loc[("eager", ""), "discover_calls"] == 0
 assert (s.loc[("filtered", policy), "available_at_start"]
@@ -171,9 +188,13 @@ assert (summary["available"] >= summary["available_at_start"]).all()
 # the turns where the filter missed, and whether discover recovered them
 missed = turns[(turns.strategy == "filtered") & (turns.policy == policy)
                & (turns.available_at_start == 0)]
+where_missed = {"strategy": "filtered", "policy": policy, "available_at_start": 0.0}
 display(Markdown(
-    f"**Turns the filter missed** (`{policy}`): {len(missed)}, "
-    f"{int(missed['recovered'].fillna(0).astype(bool).sum())} recovered by discover.\n\n"
+    log.add(claims.count_rows(turns, "turns.csv", f"**Turns the filter missed** (`{policy}`): "
+                              "{n}, ", where=where_missed)
+            + claims.fill(turns, "turns.csv", "{r} recovered by discover.", where=where_missed,
+                          r=("recovered", "count_true")))
+    + "\n\n"
     + md.table(missed[["conversation_id", "turn", "user", "context_dependent", "carried",
                        "discover_calls", "recovered"]].rename(columns={
                            "conversation_id": "conversation", "context_dependent":
@@ -212,13 +233,15 @@ t = totals.set_index("strategy")
 assert (totals.input_tokens == totals.uncached + totals.cache_write + totals.cache_read).all()
 for name in ("eager", "filtered", "deferred"):
     assert name in t.index
-display(Markdown(
-    "**Totals over the {n} {split} conversations** (input tokens; cost in base-token "
-    "equivalents): ".format(n=len(convs), split=split)
-    + "; ".join(f"{name} {int(r['input_tokens']):,} tokens "
-                f"({int(r['uncached']):,} uncached, {int(r['cache_write']):,} written, "
-                f"{int(r['cache_read']):,} read) costing {r['cost']:,.0f}"
-                for name, r in t.iterrows()) + "."))
+display(Markdown(log.add(
+    claims.counts(data, "data.csv", "**Totals over the {n} "
+                  + ("" if split == "all" else md.escape(split) + " ")
+                  + "conversations** (input tokens; cost in base-token equivalents): ",
+                  n="n_conversations")
+    + claims.per_row(totals, "cost_totals.csv", "{key} {i} tokens ({u} uncached, {w} written, "
+                     "{r} read) costing {c}", by="strategy", sep="; ", i="input_tokens",
+                     u="uncached", w="cache_write", r="cache_read", c=("cost", "dec", 0))
+    + ".")))
 
 # %% [markdown]
 # ## Where fewer tokens cost more
@@ -231,10 +254,17 @@ display(Markdown(
 # %%
 worse = fewer_tokens_cost_more(costs)
 write_table(worse, out / "fewer_tokens_cost_more.csv")
-display(Markdown(f"{len(worse)} of {len(convs)} conversations send fewer tokens than eager "
-                 "and cost more, by strategy: "
-                 + (", ".join(f"{k} {v}" for k, v in worse.groupby('strategy').size().items())
-                    or "none")
+by_strategy = [claims.count_rows(worse, "fewer_tokens_cost_more.csv",
+                                f"{md.escape(k)} {{n}}", where={"strategy": k})
+               for k in worse["strategy"].drop_duplicates()]
+worse_claim = (claims.count_rows(worse, "fewer_tokens_cost_more.csv", "{n} of ")
+               + claims.counts(data, "data.csv", "{n} conversations send fewer tokens than "
+                               "eager and cost more, by strategy: ", n="n_conversations"))
+for i, c in enumerate(by_strategy):
+    worse_claim = worse_claim + (", " if i else "") + c
+if not by_strategy:
+    worse_claim = worse_claim + "none"
+display(Markdown(log.add(worse_claim)
                  + ("\n\n" + md.table(worse.assign(policy=worse["policy"].fillna(""))
                                        .rename(columns={"conversation_id": "conversation",
                                                         "input_tokens": "input tokens",
@@ -281,23 +311,36 @@ display(Markdown("Cost relative to eager under the same setting:\n\n" + md.table
 # %%
 base = sens[(sens.cache_write_ratio == cache_write) & (sens.min_cacheable == min_cacheable)]
 assert (base.loc[base.strategy == "eager", "cost_vs_eager"] == 1).all()
+# each strategy against eager, the ratios the reading below cites
+vs = pd.DataFrame({"strategy": t.index,
+                   "tokens_vs_eager": t["input_tokens"] / t.loc["eager", "input_tokens"],
+                   "cost_vs_eager": t["cost"] / t.loc["eager", "cost"]})
+vs["fewer_tokens"] = 1 - vs["tokens_vs_eager"]
+vs["extra_cost"] = vs["cost_vs_eager"] - 1
+write_table(vs, out / "versus_eager.csv")
+pct = {name: (col, "value", kind, 0) for name, col, kind in (
+    ("t", "tokens_vs_eager", "pct"), ("c", "cost_vs_eager", "pct"),
+    ("f", "fewer_tokens", "pct"), ("x", "extra_cost", "spct"))}
+calls = claims.fill(summary, "replay_summary.csv", "{n}", where={"strategy": "deferred"},
+                    n="discover_calls")
 if not bundled:  # the reading below explains the bundled numbers; here, the numbers alone
-    display(Markdown(
-        f"**Reading ({split}).** Against eager, over every request: filtered sends "
-        f"{t.loc['filtered', 'input_tokens'] / t.loc['eager', 'input_tokens']:.0%} of the "
-        f"input tokens at {t.loc['filtered', 'cost'] / t.loc['eager', 'cost']:.0%} of the cost; "
-        f"deferred {t.loc['deferred', 'input_tokens'] / t.loc['eager', 'input_tokens']:.0%} of "
-        f"the tokens at {t.loc['deferred', 'cost'] / t.loc['eager', 'cost']:.0%} of the cost, "
-        f"with {int(s.loc[('deferred', ''), 'discover_calls'])} discover calls."))
+    display(Markdown(log.add(
+        claims.literal("**Reading ({s}).** ", s=split)
+        + claims.fill(vs, "versus_eager.csv", "Against eager, over every request: filtered "
+                      "sends {t} of the input tokens at {c} of the cost; ",
+                      where={"strategy": "filtered"}, t=pct["t"], c=pct["c"])
+        + claims.fill(vs, "versus_eager.csv", "deferred {t} of the tokens at {c} of the cost, "
+                      "with ", where={"strategy": "deferred"}, t=pct["t"], c=pct["c"])
+        + calls + " discover calls.")))
 else:
-    display(Markdown(
-        f"**Reading ({split} split).** Counted over every request, the filtered strategy sends "
-        f"{1 - t.loc['filtered', 'input_tokens'] / t.loc['eager', 'input_tokens']:.0%} fewer "
-        f"input tokens than eager but costs "
-        f"{t.loc['filtered', 'cost'] / t.loc['eager', 'cost'] - 1:+.0%}, because its changing "
-        f"tools block is rewritten to the cache on every request. The deferred strategy keeps its "
-        f"prefix stable, sends {1 - t.loc['deferred', 'input_tokens'] / t.loc['eager', 'input_tokens']:.0%} "
-        f"fewer tokens and costs {t.loc['deferred', 'cost'] / t.loc['eager', 'cost'] - 1:+.0%} "
-        f"against eager, at the price of {int(s.loc[('deferred', ''), 'discover_calls'])} discover "
-        "calls (extra round trips). Token savings and cost savings are different claims: report "
-        "the components."))
+    display(Markdown(log.add(
+        claims.literal("**Reading ({s} split).** ", s=split)
+        + claims.fill(vs, "versus_eager.csv", "Counted over every request, the filtered "
+                      "strategy sends {f} fewer input tokens than eager but costs {x}, "
+                      "because its changing tools block is rewritten to the cache on every "
+                      "request. ", where={"strategy": "filtered"}, f=pct["f"], x=pct["x"])
+        + claims.fill(vs, "versus_eager.csv", "The deferred strategy keeps its prefix stable, "
+                      "sends {f} fewer tokens and costs {x} against eager, at the price of ",
+                      where={"strategy": "deferred"}, f=pct["f"], x=pct["x"])
+        + calls + " discover calls (extra round trips). Token savings and cost savings are "
+        "different claims: report the components.")))

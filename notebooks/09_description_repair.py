@@ -72,7 +72,6 @@ from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 from toolsel.report.plan import same_path
 from toolsel.report import claims
-from toolsel.report.claims import plural
 
 out = setup(out_dir, figures=False, max_colwidth=90)
 log = claims.ClaimLog(out)
@@ -104,13 +103,20 @@ if not has_split:
 if patch is None:
     notes.append("No description repairs for this registry (`repairs` empty, or the bundled "
                  "patch on another registry): the before/after comparison is skipped.")
-counts = (f"{len(dev)} dev and {len(test)} test requests" if has_split
-          else f"{len(dev)} requests")
+# the counts the page's sentences cite
+data = pd.DataFrame([{"n_tools": len(reg), "n_dev": len(dev), "n_test": len(test),
+                      "n_held_queries": len(replication),
+                      "n_repaired": len(patch) if patch is not None else 0}])
+write_table(data, out / "data.csv")
+sizes = (claims.counts(data, "data.csv", "{d} dev and {t} test requests", d="n_dev",
+                       t="n_test") if has_split
+         else claims.counts(data, "data.csv", "{d} requests", d="n_dev"))
 if replication:
-    counts += f", {len(replication)} {held_name} queries"
-display(Markdown(" ".join(notes + [
-    counts + (f"; the patch repairs {len(patch)} of {len(reg)} descriptions."
-              if patch is not None else ".")])))
+    sizes = sizes + claims.counts(data, "data.csv", ", {n} " + held_name + " queries",
+                                  n="n_held_queries")
+sizes = sizes + (claims.counts(data, "data.csv", "; the patch repairs {r} of {n} descriptions.",
+                               r="n_repaired", n="n_tools") if patch is not None else ".")
+display(Markdown(" ".join(notes + [log.add(sizes)])))
 
 # %% [markdown]
 # ## Misses on dev, and what the descriptions lack
@@ -123,9 +129,12 @@ hints = repair_hints(classified)
 write_table(classified, out / "dev_misses.csv")
 write_table(hints, out / "dev_repair_hints.csv")
 display(Markdown(
-    f"{plural(len(classified), 'required tool')} missed by `{hint_scorer}` at K={top_k} on the "
-    f"{dev_name} requests, by tool (request words the tool's text lacks, most frequent "
-    "first):\n\n"
+    log.add(claims.count_rows(
+        classified, "dev_misses.csv",
+        "{n} required tool" + ("" if len(classified) == 1 else "s")
+        + f" missed by `{hint_scorer}` at K={top_k} on the {md.escape(dev_name)} requests, by "
+        "tool (request words the tool's text lacks, most frequent first):"))
+    + "\n\n"
     + md.table(hints[["expected", "misses", "query_ids", "missing_terms"]].rename(
         columns={"expected": "tool", "query_ids": "requests", "missing_terms":
                  "words its text lacks"}),
@@ -152,21 +161,27 @@ else:
     patch_table = repair_table(reg, patch)
     write_table(patch_table, out / "patch.csv")
     unmotivated = sorted(set(patch_table["tool"]) - set(hints["expected"]))
+    data["n_unmotivated"] = len(unmotivated)
+    write_table(data, out / "data.csv")
     leaks = held_back_terms(patch, reg, dev, [*test, *replication])
     if bundled:
         assert not unmotivated, "a repair not motivated by a dev miss"
         assert leaks.empty, f"repairs use held-back vocabulary:\n{leaks}"
     else:
         if unmotivated:
-            display(Markdown(f"**Warning:** {plural(len(unmotivated), 'repaired tool')} had no miss "
-                             f"among the {dev_name} requests at K={top_k}."))
+            display(Markdown(log.add(claims.counts(
+                data, "data.csv", "**Warning:** {n} repaired tool"
+                + ("" if len(unmotivated) == 1 else "s") + " had no miss among the "
+                f"{md.escape(dev_name)} requests at K={top_k}.", n="n_unmotivated"))))
         if not leaks.empty:
-            display(Markdown(f"**Warning:** the patch adds {len(leaks)} words that occur only "
-                             "in held-back requests (listed below): a gain there is not "
-                             "evidence."))
-            display(Markdown(md.table(leaks)))
-    display(Markdown(f"The patch: {len(patch_table)} descriptions, each with the sentence "
-                     "added to it.\n\n" + md.table(patch_table[["tool", "added"]],
+            write_table(leaks, out / "leaks.csv")
+            display(Markdown(log.add(claims.count_rows(
+                leaks, "leaks.csv", "**Warning:** the patch adds {n} words that occur only in "
+                "held-back requests (listed below): a gain there is not evidence."))))
+            display(Markdown(md.table(leaks, link=f"{out.name}/leaks.csv")))
+    display(Markdown(log.add(claims.count_rows(
+        patch_table, "patch.csv", "The patch: {n} descriptions, each with the sentence added "
+        "to it.")) + "\n\n" + md.table(patch_table[["tool", "added"]],
                                                    max_rows=None,
                                                    link=f"{out.name}/patch.csv")))
 
@@ -192,8 +207,13 @@ if patch is not None:
             "tools found": part["found"], "tools lost": part["lost"],
             "requests fixed": part["queries_fixed"], "requests broken": part["queries_broken"]})
         display(Markdown(
-            f"**{name}**: Complete@{top_k} over {int(part['n'].iloc[0])} requests (paired "
-            "bootstrap 95% interval of the change):\n\n"
+            log.add(claims.fill(
+                table.reset_index(), "gain_by_suite.csv",
+                f"**{md.escape(name)}**: Complete@{top_k} over {{n}} requests (paired bootstrap "
+                "95% interval of the change):", where={"suite": name,
+                                                       "scorer": part["scorer"].iloc[0]},
+                n="n"))
+            + "\n\n"
             + md.table(shown, {f"Complete@{top_k} before": "{:.1%}",
                                f"Complete@{top_k} after": "{:.1%}"})))
     display(Markdown(f"All suites: [gain_by_suite.csv]({out.name}/gain_by_suite.csv)."))

@@ -61,9 +61,10 @@ from toolsel.cli import main as toolsel
 from toolsel.report import markdown as md
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
-from toolsel.report.claims import plural
+from toolsel.report import claims
 
 out = setup(out_dir, figures=False, precision=None)
+log = claims.ClaimLog(out)
 bundled_dumps = [Path(p).resolve() for p in mcp_dumps] == [
     Path(p).resolve() for p in ("../data/integrations/mcp_github.json",
                                 "../data/integrations/mcp_linear.json")]
@@ -89,12 +90,17 @@ imported = out / "registry.json"
 with contextlib.redirect_stdout(io.StringIO()):
     assert toolsel(["import", "--from", "mcp", *mcp_dumps, "--out", str(imported)]) == 0
 reg = load_registry(imported)
-display(Markdown(f"The merged registry: {plural(len(reg), 'tool')}.\n\n" + md.table(pd.DataFrame(
+merged = pd.DataFrame(
     [{"name": t.name, "server": t.metadata.get("server"),
       "original name": t.metadata.get("original_name", ""),
       "read-only": {True: "yes", False: "no"}.get(
-          t.metadata.get("annotations", {}).get("readOnlyHint"), "")} for t in reg]),
-    link=f"{out.name}/registry.json")))
+          t.metadata.get("annotations", {}).get("readOnlyHint"), "")} for t in reg])
+write_table(merged, out / "imported_tools.csv", float_format=None)
+display(Markdown(
+    log.add(claims.count_rows(merged, "imported_tools.csv", "The merged registry: {n} tool"
+                              + ("" if len(merged) == 1 else "s")
+                              + f" ([registry.json]({out.name}/registry.json))."))
+    + "\n\n" + md.table(merged, link=f"{out.name}/imported_tools.csv")))
 if bundled_dumps:
     assert "github__create_issue" in reg and "linear__create_issue" in reg
 
@@ -107,8 +113,10 @@ summary = pd.read_csv(out / "sweep" / "summary.csv")
 assert set(summary["scorer"]) == set(scorers)
 rk = summary.pivot_table(index="scorer", columns="top_k", values="R@k", sort=False)
 rk.columns = [f"R@{k}" for k in rk.columns]
-display(Markdown(f"`toolsel sweep` on the imported registry ({int(summary['n_queries'].iloc[0])} "
-                 "labeled queries): R@k, the share of required tools in the top k.\n\n"
+display(Markdown(log.add(claims.fill(
+    summary, "sweep/summary.csv", "`toolsel sweep` on the imported registry ({n} labeled "
+    "queries): R@k, the share of required tools in the top k.", n=("n_queries", "max")))
+                 + "\n\n"
                  + md.table(rk, {c: "{:.0%}" for c in rk.columns}, index=True,
                             link=f"{out.name}/sweep/summary.csv")))
 
@@ -130,17 +138,27 @@ tools = build_tools(big, selected=loaded, search="bm25")  # validated against th
 table = describe_tools(tools)
 cost = table.groupby("deferred")["definition_chars"].agg(["count", "sum"])
 cost.index = cost.index.map({False: "loaded", True: "deferred"})
+write_table(table, out / "anthropic_tools.csv", float_format=None)
 display(Markdown("The loaded entries of `tools` (everything else is deferred):\n\n"
                  + md.table(table[~table["deferred"]][["name", "kind", "definition_chars"]]
-                            .rename(columns={"definition_chars": "JSON characters"}))
+                            .rename(columns={"definition_chars": "JSON characters"}),
+                            link=f"{out.name}/anthropic_tools.csv")
                  + "\n\n" + md.table(cost.rename_axis("").rename(
                      columns={"count": "tools", "sum": "JSON characters"}), index=True)))
 (out / "anthropic_tools.json").write_text(json.dumps(tools, indent=2) + "\n")
 assert tools[0] == {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
 assert int(table["deferred"].sum()) == len(big) - len(loaded)
-display(Markdown(f"**{len(loaded)} of {len(big)} tools loaded** for *{md.escape(first_turn)}*; the "
-                 f"loaded definitions are {cost.loc['loaded', 'sum']:,} of "
-                 f"{table['definition_chars'].sum():,} JSON characters."))
+# the tools (not the search tool) loaded and in all; the characters of every entry
+display(Markdown(log.add(
+    claims.count_rows(table, "anthropic_tools.csv", "**{n} of ",
+                      where={"kind": "custom", "deferred": False})
+    + claims.count_rows(table, "anthropic_tools.csv", "{n} tools loaded**",
+                        where={"kind": "custom"})
+    + f" for *{md.escape(first_turn)}*; "
+    + claims.fill(table, "anthropic_tools.csv", "the loaded definitions are {a} of ",
+                  where={"deferred": False}, a=("definition_chars", "sum"))
+    + claims.fill(table, "anthropic_tools.csv", "{b} JSON characters.",
+                  b=("definition_chars", "sum")))))
 
 # %% [markdown]
 # ### Client-side search with a toolsel scorer
@@ -157,12 +175,16 @@ result = handler({"type": "tool_use", "id": "toolu_01", "name": "search_tools",
                   "input": {"query": search_query}})
 validate_tool_result(result)
 (out / "search_result.json").write_text(json.dumps(result, indent=2) + "\n")
+found = pd.DataFrame({"rank": range(1, len(result["content"]) + 1),
+                      "tool": [b["tool_name"] for b in result["content"]]})
+write_table(found, out / "search_result.csv", float_format=None)
 display(Markdown(
     f"The model searches *{md.escape(search_query)}*; the handler answers with a "
     f"{md.code(result['type'])} for {md.code(result['tool_use_id'])} whose content is "
-    f"{len(result['content'])} `tool_reference` blocks "
-    f"([search_result.json]({out.name}/search_result.json)):\n\n"
-    + "\n".join(f"{i}. {md.code(b['tool_name'])}" for i, b in enumerate(result["content"], 1))))
+    + log.add(claims.count_rows(found, "search_result.csv", "{n} `tool_reference` block"
+                                + ("" if len(found) == 1 else "s")))
+    + f" ([search_result.json]({out.name}/search_result.json)), in rank order:\n\n"
+    + md.table(found, link=f"{out.name}/search_result.csv")))
 assert all(block["type"] == "tool_reference" for block in result["content"])
 if bundled_registry and search_query == "move a jira ticket to in progress":
     assert "jira_transition_issue" in [block["tool_name"] for block in result["content"]]

@@ -62,11 +62,14 @@ from toolsel import load_registry
 from toolsel.report.plots import plot_cost_split, save_figure
 from toolsel.tables.runs import evaluate_runs, load_runs
 from toolsel.report import markdown as md
+from toolsel.report import claims
 from toolsel.report.claims import rates_with_interval
+from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 from toolsel.report.plan import same_path
 
-setup(out_dir, precision=None, max_colwidth=160)
+out = setup(out_dir, precision=None, max_colwidth=160)
+log = claims.ClaimLog(out)
 
 # the checks of the bundled recording's numbers run only on it
 bundled = (same_path(runs, "../data/runs")
@@ -76,8 +79,12 @@ runset = load_runs(runs, registry=reg)
 report = evaluate_runs(runset)
 paths = report.write(out_dir)
 link = Path(out_dir).name
-display(Markdown(f"{len(runset)} runs of {len(runset.tasks)} labeled tasks, "
-                 f"{sum(len(r.exchanges) for r in runset.runs)} requests."))
+data = pd.DataFrame([{"n_runs": len(runset), "n_tasks": len(runset.tasks),
+                      "n_requests": sum(len(r.exchanges) for r in runset.runs)}])
+write_table(data, out / "data.csv")
+display(Markdown(log.add(claims.counts(data, "data.csv", "{r} runs of {t} labeled tasks, "
+                                       "{n} requests.", r="n_runs", t="n_tasks",
+                                       n="n_requests"))))
 
 # %% [markdown]
 # ## The three-stage table
@@ -162,9 +169,10 @@ if bundled:
 
 # %%
 if bundled:
-    display(Markdown("In the bundled recording, the first search of r04 (\"divide numbers\") "
-                     "shares no word with the calculator's definition: an empty result, counted "
-                     "as a miss; the model recovered with a second search."))
+    display(Markdown(log.fixed(
+        "In the bundled recording, the first search of r04 (\"divide numbers\") shares no "
+        "word with the calculator's definition: an empty result, counted as a miss; the model "
+        "recovered with a second search.", "the bundled recording")))
 
 # %%
 display(Markdown(md.table(
@@ -184,9 +192,10 @@ display(Markdown(md.table(
 
 # %%
 if bundled:
-    display(Markdown("In the bundled recording two of the three deferred runs end worse than "
-                     "eager (a missed Slack tool, a wrong Jira operation), and the token split "
-                     "is the project's cache model, not a measurement."))
+    display(Markdown(log.fixed(
+        "In the bundled recording two of the three deferred runs end worse than eager (a "
+        "missed Slack tool, a wrong Jira operation), and the token split is the project's "
+        "cache model, not a measurement.", "the bundled recording")))
 
 # %%
 cmp = report.compare

@@ -70,8 +70,11 @@ def test_explore_copy_runs_and_writes_beside_itself(tmp_path):
     committed = {p: p.read_bytes() for p in (ROOT / "reports" / "04_explorer").glob("*.csv")}
     pm.execute_notebook(str(path), str(path), kernel_name="python3", cwd=str(path.parent),
                         progress_bar=False)
-    assert sorted(p.name for p in (tmp_path / "mine" / "explore_registry").iterdir()) == \
-        ["ranking_bm25.csv", "ranking_default.csv", "ranking_jaccard.csv"]
+    from toolsel.report.claims import check_claims
+    page = tmp_path / "mine" / "explore_registry"
+    assert sorted(p.name for p in page.iterdir()) == \
+        ["claims.json", "ranking_bm25.csv", "ranking_default.csv", "ranking_jaccard.csv"]
+    assert check_claims(page) == []  # the ranks it states are its own CSVs
     assert {p: p.read_bytes() for p in committed} == committed
 
 

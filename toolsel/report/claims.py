@@ -36,7 +36,8 @@ __all__ = ["Ref", "Num", "Claim", "ClaimLog", "CLAIMS_FILE", "in_sample_words", 
            "one_request", "leader", "values", "real_differences", "mode_summary", "change",
            "escape_hatch", "verdict_label", "versus_best", "versus_rows", "variant_vs", "signal_alone",
            "policy_beats", "benchmark_counts", "interval_text", "rate_with_interval", "rates_with_interval",
-           "latency", "which_scorer_verdicts", "repair_change", "page_summary", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows"]
+           "latency", "which_scorer_verdicts", "repair_change", "page_summary", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows",
+           "fill", "per_row", "literal"]
 
 #: The file a page's claims are written to, beside its CSVs.
 CLAIMS_FILE = "claims.json"
@@ -103,6 +104,13 @@ class Claim:
         return Claim(self.text + other.text, self.numbers + other.numbers,
                      self.literals + other.literals)
 
+    def __radd__(self, other: str) -> Claim:
+        if not isinstance(other, str):
+            return NotImplemented
+        if numbers_in(other):
+            raise ValueError(f"text with numbers needs their sources: {other!r}")
+        return Claim(other + self.text, list(self.numbers), list(self.literals))
+
     def to_dict(self) -> dict:
         out = {"text": self.text, "sources": self.sources, "literals": self.literals,
                "numbers": [_num_dict(n) for n in self.numbers]}
@@ -137,6 +145,8 @@ def _fmt(value: float, kind: str, digits: int) -> str:
         return f"{100 * value:.{digits}f}"
     if kind == "spoints":
         return f"{100 * value:+.{digits}f}"
+    if kind == "spct":
+        return f"{100 * value:+.{digits}f}%"
     if kind == "dec":
         return f"{value:,.{digits}f}"
     if kind == "sdec":
@@ -759,6 +769,82 @@ def count_rows(frame: pd.DataFrame, source: str, template: str, *,
     return b.claim(template.format(n=b.num(len(part), Ref(source, None, where, "count"))))
 
 
+def _spec(spec) -> tuple[str, str, str, int]:
+    """``"col"`` or ``(col, op[, kind[, digits]])`` as ``(col, op, kind, digits)``."""
+    if isinstance(spec, str):
+        return spec, "value", "int", 0
+    col, op, *rest = spec
+    kind = rest[0] if rest else "int"
+    digits = rest[1] if len(rest) > 1 else 0
+    return col, op, kind, digits
+
+
+_OPS = ("value", "sum", "mean", "min", "max", "nunique", "count_true")
+
+
+def fill(frame: pd.DataFrame, source: str, template: str, *,
+         where: Mapping[str, object] | None = None, **specs) -> Claim:
+    """``template`` with each ``{name}`` read from the rows of ``frame`` matching ``where``:
+    ``specs[name]`` is a column (its one value, thousands separators) or ``(column, op,
+    kind, digits)`` with ``op`` one of value, sum, mean, min, max, nunique, count_true and
+    ``kind`` as shown (int, pct, points, dec, ...): e.g. the range of a column over rows,
+    ``lo=("R@n", "min", "pct", 0), hi=("R@n", "max", "pct", 0)``."""
+    b = _Builder()
+    where = dict(where or {})
+    part = _rows(frame, where) if where else frame
+    values = {}
+    for name, spec in specs.items():
+        col, op, kind, digits = _spec(spec)
+        if op not in _OPS:
+            raise ValueError(f"fill: unknown op {op!r} for {name!r}")
+        if col not in part.columns:
+            raise KeyError(f"fill: no column {col!r} (columns: {list(part.columns)})")
+        s = part[col]
+        if op == "value":
+            if len(s) != 1:
+                raise ValueError(f"fill: {len(s)} rows match {where}, expected one")
+            v = s.iloc[0]
+        elif op == "count_true":  # as the check reads it back: empty is not true
+            v = int(s.astype(str).str.lower().isin(["true", "1", "1.0", "yes"]).sum())
+        else:
+            if s.empty:
+                raise ValueError(f"fill: no rows match {where} for {op} of {col!r}")
+            v = getattr(s, op)()
+        values[name] = b.num(v, Ref(source, col, where, op), kind, digits)
+    return b.claim(template.format(**values))
+
+
+def per_row(frame: pd.DataFrame, source: str, template: str, *, by: str = "scorer",
+            where: Mapping[str, object] | None = None, sep: str = ", ", **specs) -> Claim:
+    """``template`` once per row of ``frame`` matching ``where`` (table order), joined by
+    ``sep``: ``{key}`` is the row's ``by`` (quoted data), each other ``{name}`` its column
+    ``specs[name]`` (a column name, or ``(column, kind, digits)``)."""
+    b = _Builder()
+    where = dict(where or {})
+    part = _rows(frame, where) if where else frame
+    out = []
+    for _, r in part.iterrows():
+        w = {**where, by: r[by]}
+        vals = {"key": b.lit(r[by])}
+        for name, spec in specs.items():
+            col, kind, digits = (spec, "int", 0) if isinstance(spec, str) else (
+                spec[0], spec[1] if len(spec) > 1 else "int", spec[2] if len(spec) > 2 else 0)
+            vals[name] = b.num(r[col], Ref(source, col, w), kind, digits)
+        out.append(template.format(**vals))
+    return b.claim(sep.join(out))
+
+
+def literal(template: str, **values: object) -> Claim:
+    """A sentence whose only numbers are data strings (a machine's description, a target's
+    name) or settings of the analysis (a smoke run's size): ``template`` with each
+    ``{name}`` the escaped value (ints with thousands separators), recorded as a literal so
+    the claims check does not take its digits for findings."""
+    b = _Builder()
+    shown = {name: b.lit(f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else v)
+             for name, v in values.items()}
+    return b.claim(template.format(**shown))
+
+
 def benchmark_counts(facts: pd.DataFrame, source: str) -> Claim:
     """The labeled set in one sentence, naming only what the data has (no "0 domains")."""
     b = _Builder()
@@ -914,7 +1000,7 @@ def _eval(ref: dict, base: Path) -> float:
 
 def _matches(shown: str, value: float, kind: str, digits: int) -> bool:
     x = _parse(shown)
-    scale = 100 if kind in ("pct", "points", "spoints") else 1
+    scale = 100 if kind in ("pct", "points", "spoints", "spct") else 1
     return abs(x - scale * value) <= 0.5 * 10 ** -digits + 1e-9
 
 
@@ -979,7 +1065,9 @@ def uncovered_numbers(executed_ipynb: str | Path, page_dir: str | Path) -> list[
             block = block.replace(t, " ")
         prose = "\n".join(ln for ln in block.splitlines()
                           if not ln.lstrip().startswith(("|", "#")))
-        prose = re.sub(r"The first \d[\d,]* of \d[\d,]* rows", " ", prose)
+        # a table's caption (how many of its rows it shows) belongs to the table
+        prose = re.sub(r"The first \d[\d,]* of \d[\d,]* (?:rows|candidate tools)", " ",
+                       prose)
         for tok in numbers_in(prose, literals):
             problems.append(f"{Path(page_dir).name}: {tok!r} in {prose.strip()[:160]!r}")
     return problems
