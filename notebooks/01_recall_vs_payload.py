@@ -173,7 +173,8 @@ display(Markdown("Mean [95% interval], in %:\n\n"
 # Paired over the same queries: the mean difference (a − b) with a paired bootstrap interval,
 # the queries each scorer wins, and an exact sign test on the queries where they differ
 # (McNemar's exact test for 0/1 outcomes), Holm-adjusted over every pair of scorers compared
-# at each K (five scorers make ten pairs). `real` means the adjusted p-value is below 0.05.
+# at each K (n scorers make n(n-1)/2 pairs; the count is given below). `real` means the
+# adjusted p-value is below 0.05.
 
 # %%
 paired_r = paired_comparison(result.query_metrics, "R@k", n_boot=n_boot, seed=seed)

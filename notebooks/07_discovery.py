@@ -21,12 +21,12 @@
 # %% [markdown]
 # # Discovery on real workflows: multi-tool requests, a held-back test split, recall vs loaded noise
 #
-# The article's 30 queries (the replication, `data/queries.jsonl`) mostly need one tool each.
+# The article's queries (the replication, `data/queries.jsonl`) mostly need one tool each.
 # Real requests often need several ("find the bug Alice filed in Linear and post it in the
 # backend channel"), use words far from the tools' vocabulary, ask for rare operations, or sit between
 # neighbouring domains (Jira vs Linear vs GitHub issues, Gmail vs Slack, Drive vs Notion,
-# calendar vs CRM meetings). `data/requests.jsonl` holds 162 such requests, each with a
-# `category` and a `split`.
+# calendar vs CRM meetings). The bundled `data/requests.jsonl` holds such requests, each with a
+# `category` and a `split` (how many this run evaluates is counted below).
 #
 # **Dev and test.** The split is a fixed rule decided before any scoring (within each category,
 # alternate dev, test, dev, ... in file order; `toolsel.datasets.assign_splits`). Scorer

@@ -28,7 +28,7 @@
 # `data/conversations.jsonl` turn by turn and counts **every request** of each, under three
 # strategies:
 #
-# - **eager**: all 61 tools on every request; the tools block never changes, so the prefix
+# - **eager**: every tool of the registry on every request; the tools block never changes, so the prefix
 #   stays cached;
 # - **filtered**: toolsel's pattern: the top-K for the latest user message, plus always-include
 #   and pinned tools and a `discover_tools` tool, re-chosen every turn; the tools block changes,

@@ -26,8 +26,8 @@
 # records. This notebook reads such a recording and measures three stages apart.
 #
 # **What the bundled recording is.** `data/runs/` is **not** a capture of a live model: its
-# exchanges were written by hand (`data/runs/write_transcripts.py`: six labeled tasks, run
-# eager with all 61 tools visible, deferred behind the server-side BM25 tool search, and with a
+# exchanges were written by hand (`data/runs/write_transcripts.py`: labeled tasks run eager
+# with every tool of the bundled registry visible, deferred behind the server-side BM25 tool search, and with a
 # client-side search returning `tool_reference` blocks), and the `usage` of every response
 # (uncached, cache-write and cache-read tokens) was filled in by the project's own cache
 # model. The *evaluation* (stages, diagnoses) is what this notebook demonstrates; the **cost
