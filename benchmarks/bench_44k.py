@@ -89,7 +89,7 @@ def _child_index(n_tools: int, n_queries: int, scorer: str, calls: int) -> dict:
 def _child_sweep(n_tools: int, n_queries: int) -> dict:
     import time
 
-    from toolsel import sweep
+    from toolsel.eval.sweep import sweep
     from toolsel.scorers.embedding import load_encoder
     reg, queries = _data(n_tools, n_queries)
     load_encoder()
@@ -187,6 +187,7 @@ def main() -> None:
     phases = args.phases.split(",")
     jobs = [int(j) for j in args.jobs.split(",")]
     rows = []
+    failed = None
     root = Path(tempfile.mkdtemp(prefix="toolsel-bench44k-"))
     try:
         for n_tools in [int(n) for n in args.tools.split(",")]:
@@ -211,12 +212,18 @@ def main() -> None:
                 rows.append({**extra, **_run(["sweep", *common], env),
                              "load_avg_1m": round(os.getloadavg()[0], 2)})
                 print(rows[-1], flush=True)
+    except subprocess.CalledProcessError as exc:  # a half-hour encode is not thrown away
+        failed = exc
+        print(f"phase failed ({' '.join(exc.cmd[3:])}): writing the {len(rows)} rows measured "
+              "so far", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     table = pd.DataFrame(rows)
     table["cpus"] = os.cpu_count()
     table["python"] = platform.python_version()
     _finish(table, args)
+    if failed is not None:
+        raise SystemExit(1)
 
 
 def _finish(table: pd.DataFrame, args) -> None:
