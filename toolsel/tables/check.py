@@ -49,7 +49,7 @@ from ..data import DataError, Query, Registry, Tool
 from ..policies import PrefixPolicy, TopK, get_policy, parse_policy, policy_spec
 from ..eval.engine import Candidates, as_registry, fit_scorers, rank_batches, scorer_items
 from .failure_modes import classify_miss, content_terms, tool_terms
-from ..eval.metrics import evaluate
+from ..eval.metrics import evaluate, evaluate_sent
 from ..scorers.embedding import persist_request_vectors
 
 __all__ = ["FORMAT", "DEFAULT_TOP_K", "MAX_PASSED_BY", "Threshold", "parse_thresholds",
@@ -252,17 +252,16 @@ def summary_metrics(requests: Sequence[RequestResult], k: int | str) -> dict[str
     ``n_queries`` (requests with a required tool to find), and for ``"sent"`` the mean number
     of tools sent; rounded to 6 decimals, ``None`` without a request."""
     valid = [r for r in requests if r.ranks]
+    ranks = [list(r.ranks.values()) for r in valid]
     if k == "sent":
-        hits = [sum(r.sent(t) for t in r.ranks) for r in valid]
-        n = [len(r.ranks) for r in valid]
-        recall = [h / m for h, m in zip(hits, n)]
-        out = {"R@sent": _mean(recall), "Success@sent": _mean([float(h > 0) for h in hits]),
-               "Complete@sent": _mean([float(h == m) for h, m in zip(hits, n)])}
+        sent = evaluate_sent([sum(r.sent(t) for t in r.ranks) for r in valid],
+                             [len(r.ranks) for r in valid])
+        out = {name: _mean(v.tolist()) for name, v in sent.items()}
     else:
-        m = evaluate([list(r.ranks.values()) for r in valid], [k]) if valid else None
+        m = evaluate(ranks, [k]) if valid else None
         out = {f"{name}@{k}": (_mean(m[f"{name}@k"][:, 0].tolist()) if m else None)
                for name in ("R", "Success", "Complete")}
-    out["MRR"] = _mean([1.0 / min(r.ranks.values()) for r in valid])
+    out["MRR"] = _mean(evaluate(ranks, [1])["RR"].tolist()) if valid else None
     if k == "sent":
         out["mean_sent"] = _mean([float(r.n_sent) for r in valid])
     out["n_queries"] = len(valid)
