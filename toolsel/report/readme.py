@@ -31,7 +31,7 @@ def headline_table(reports_dir: str | Path, top_k: int = 10) -> tuple[str, str] 
     else ``sweep/summary.csv``. One row per scorer at ``top_k`` (or, when it was not swept or
     sends every tool, the largest K swept that still filters).
     """
-    parts = _headline_parts(reports_dir, top_k)
+    parts = headline_parts(reports_dir, top_k)
     if parts is None:
         return None
     from . import markdown as md
@@ -110,7 +110,7 @@ def write_readme(reports_dir: str | Path, notebooks: Sequence[Path]) -> Path:
     Path(reports_dir).mkdir(parents=True, exist_ok=True)  # rendering lists it
     return write_text(render_readme(reports_dir, notebooks), Path(reports_dir) / "README.md")
 
-def _headline_parts(reports_dir: str | Path, top_k: int = 10):
+def headline_parts(reports_dir: str | Path, top_k: int = 10):
     """The headline table as ``(header, rows, source, n_queries)`` of plain text cells, or
     ``None`` (see :func:`headline_table`)."""
     rep = Path(reports_dir)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..io import write_text
 from .plan import _HEADING, _read_nb, notebook_title
-from .readme import _headline_parts
+from .readme import headline_parts
 
 if TYPE_CHECKING:
     from .runner import NotebookRun
@@ -228,7 +228,7 @@ def render_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
            "<body>", f"<h1>{escape(title)}</h1>", f'<p class="intro">{escape(intro)}</p>']
     from .explorer_page import explorer_links
     out += explorer_links(rep, "html")
-    head = _headline_parts(rep)
+    head = headline_parts(rep)
     if head is not None:
         header, rows, src, n = head
         out += ["<h2>Headline</h2>",
