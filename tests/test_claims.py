@@ -491,3 +491,12 @@ def test_figures_keep_their_alt_text_in_the_html_page():
         f'<img src="a" alt="R@k &quot;vs&quot; payload"/><img src="b" alt="{NO_ALT}"/>'
     # counts that do not match: left alone rather than mislabelled
     assert fill_image_alt(page[: page.index("<img", 1)], nb) == page[: page.index("<img", 1)]
+
+
+def test_plurals_of_units():
+    from toolsel.report.claims import one_request, plural, plural_form
+    assert [plural_form(w) for w in ("tool", "query", "day", "request")] == \
+        ["tools", "queries", "days", "requests"]
+    assert plural(1, "query") == "1 query" and plural(2, "query") == "2 queries"
+    assert "With 112 queries, one query moves" in one_request(
+        112, "data.csv", column="n_queries", unit="query", what="R@k").text

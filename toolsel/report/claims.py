@@ -32,7 +32,7 @@ import pandas as pd
 
 from . import markdown as md
 
-__all__ = ["Ref", "Num", "Claim", "ClaimLog", "CLAIMS_FILE", "in_sample_words", "plural",
+__all__ = ["Ref", "Num", "Claim", "ClaimLog", "CLAIMS_FILE", "in_sample_words", "plural", "plural_form",
            "one_request", "leader", "values", "real_differences", "mode_summary", "change",
            "escape_hatch", "verdict_label", "versus_best", "versus_rows", "variant_vs", "signal_alone",
            "policy_beats", "benchmark_counts", "interval_text", "rate_with_interval", "rates_with_interval",
@@ -187,9 +187,16 @@ class _Builder:
         return Claim(text, self.numbers, self.literals)
 
 
+def plural_form(word: str) -> str:
+    """The English plural of a regular noun: ``tool`` → ``tools``, ``query`` → ``queries``."""
+    if word.endswith("y") and word[-2:-1] not in ("", *"aeiou"):
+        return word[:-1] + "ies"
+    return word + "s"
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
-    """``"1 tool"``, ``"2 tools"``, ``"0 tools"`` (``many`` for irregular plurals)."""
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+    """``"1 tool"``, ``"2 tools"``, ``"0 queries"`` (``many`` for irregular plurals)."""
+    return f"{n:,} {word if n == 1 else (many or plural_form(word))}"
 
 
 def _and(items: Sequence[str]) -> str:
@@ -234,13 +241,14 @@ def one_request(n: int, source: str, *, column: str = "n_queries",
     b = _Builder()
     ref = Ref(source, column, dict(where or {}), "value" if where else "max")
     if n <= 0:
-        return b.claim(f"No {unit}s: no rate.")
+        return b.claim(f"No {plural_form(unit)}: no rate.")
     n_text = b.num(n, ref)
     if n == 1:
         return b.claim(f"With {n_text} {unit}, {what} is 0 or 100%: read it as one example.")
     pts = b.num(1 / n, Ref(source, column, dict(where or {}), ref.op, inverse=True),
                 "points", 1)
-    return b.claim(f"With {n_text} {unit}s, one {unit} moves {what} by {pts} points.")
+    return b.claim(f"With {n_text} {plural_form(unit)}, one {unit} moves {what} by {pts} "
+                   "points.")
 
 
 def interval_text(mean: float, low: float, high: float, *, kind: str = "pct",
