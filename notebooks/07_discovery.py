@@ -113,6 +113,8 @@ composition["needing 2-4 tools"] = labels[labels.n_tools >= 2].groupby(
     "category", sort=False).size().reindex(composition.index).fillna(0).astype(int)
 write_table(composition.reset_index(), out / "composition.csv")
 used = "n_queries" if split == "all" else f"n_{split}"
+# the requests shown, in sentences ("the all requests" would not read)
+split_requests = "the requests" if split == "all" else f"the {md.escape(split)} requests"
 if used not in data.columns:  # a split other than dev/test: count it into data.csv
     data[used] = len(qs)
     write_table(data, out / "data.csv")
@@ -152,7 +154,7 @@ for metric in ("R@k", "Complete@k"):
 # %%
 multi = per_request[per_request.n_expected >= 2]
 if multi.empty:
-    display(Markdown(f"No request ({split}) needs several tools: no multi-tool summary."))
+    display(Markdown(f"None of {split_requests} needs several tools: no multi-tool summary."))
 else:
     multi_summary = summarize_requests(multi, [])
     write_table(multi_summary, out / "multi_tool_summary.csv")
@@ -160,8 +162,8 @@ else:
     first = complete_multi.index[0]
     display(Markdown(log.add(
         claims.fill(multi_summary, "multi_tool_summary.csv",
-                    f"**Complete@{k} on the {md.escape(split)} requests that need several "
-                    "tools** ({n} requests; always-include tools set apart — {a} of them): ",
+                    f"**Complete@{k} on {split_requests} that need several tools** "
+                    "({n} requests; always-include tools set apart — {a} of them): ",
                     where={"top_k": k, "scorer": first}, n="n_requests",
                     a="n_always_required")
         + claims.per_row(multi_summary, "multi_tool_summary.csv",
@@ -318,7 +320,8 @@ if has_terms:
                             where={"limit": n_lo}, a=pct0[0], b=pct0[1])
               + ": an upper bound, since its author knew the answer (what a model's own "
               "search term finds was not measured here).")
-reading = (claims.literal("**Reading ({s} split).** ", s=split)
+reading = (claims.literal("**Reading ({s}).** ",
+                          s="every request" if split == "all" else f"{split} split")
            + claims.fill(noise, "noise.csv", f"Going from n={n_lo} to n={n_hi} raises the "
                          "share of required tools one search finds from {a}–{b}",
                          where={"limit": n_lo},

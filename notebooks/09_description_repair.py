@@ -95,7 +95,8 @@ use_repairs = bool(repairs) and (bundled_registry
                                  or not same_path(repairs, "../data/repairs/descriptions_v2.json"))
 patch = load_repairs(repairs, reg) if use_repairs else None
 repaired = apply_repairs(reg, patch) if use_repairs else None
-dev_name = "dev" if has_split else "all"
+dev_name = "dev" if has_split else "all"  # the suite's name in the tables
+dev_words = "the dev requests" if has_split else "every request"  # ... and in sentences
 notes = []
 if not has_split:
     notes.append("The requests have no `split`: the misses below are read from **every** "
@@ -132,7 +133,7 @@ display(Markdown(
     log.add(claims.count_rows(
         classified, "dev_misses.csv",
         "{n} required tool" + ("" if len(classified) == 1 else "s")
-        + f" missed by `{hint_scorer}` at K={top_k} on the {md.escape(dev_name)} requests, by "
+        + f" missed by `{hint_scorer}` at K={top_k} on {dev_words}, by "
         "tool (request words the tool's text lacks, most frequent first):"))
     + "\n\n"
     + md.table(hints[["expected", "misses", "query_ids", "missing_terms"]].rename(
@@ -171,8 +172,8 @@ else:
         if unmotivated:
             display(Markdown(log.add(claims.counts(
                 data, "data.csv", "**Warning:** {n} repaired tool"
-                + ("" if len(unmotivated) == 1 else "s") + " had no miss among the "
-                f"{md.escape(dev_name)} requests at K={top_k}.", n="n_unmotivated"))))
+                + ("" if len(unmotivated) == 1 else "s") + " had no miss among "
+                f"{dev_words} at K={top_k}.", n="n_unmotivated"))))
         if not leaks.empty:
             write_table(leaks, out / "leaks.csv")
             display(Markdown(log.add(claims.count_rows(
@@ -224,8 +225,8 @@ if patch is not None:
                                   labels=("v1", "v2"))
     test_cmp.write(out)
     display(Markdown(
-        f"**Tools whose rank moved across K={top_k}** on the "
-        f"{'test' if test else dev_name} requests, `{hint_scorer}` (rank before → after):\n\n"
+        f"**Tools whose rank moved across K={top_k}** on "
+        f"{'the test requests' if test else dev_words}, `{hint_scorer}` (rank before → after):\n\n"
         + md.table(test_cmp.changed()[["query_id", "query", "tool", "rank_v1", "rank_v2",
                                        "change"]].rename(columns={
                                            "query_id": "request", "rank_v1": "rank before",
