@@ -520,13 +520,16 @@ def _check_block(block: str, found: list) -> None:
 
 def test_readme_generated_blocks_match_the_committed_tables():
     """Every number of the README's generated blocks ("Which scorer?" verdicts, which policy
-    beats top-K) is read from the committed table it cites."""
-    from toolsel.report.which_scorer import (POLICY_MARKERS, README_MARKERS,
+    beats top-K, which embedding model) is read from the committed table it cites."""
+    from toolsel.report.which_scorer import (EMBEDDING_MARKERS, POLICY_MARKERS, README_MARKERS,
+                                             which_embedding_from_reports,
                                              which_policy_from_reports, which_scorer_claims)
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     for (start, end), (rendered, found) in ((README_MARKERS, which_scorer_claims(ROOT)),
-                                            (POLICY_MARKERS, which_policy_from_reports(ROOT))):
+                                            (POLICY_MARKERS, which_policy_from_reports(ROOT)),
+                                            (EMBEDDING_MARKERS,
+                                             which_embedding_from_reports(ROOT))):
         block = text.split(start, 1)[1].split(end, 1)[0].strip()
         assert block == rendered.strip()
         assert found
@@ -536,6 +539,29 @@ def test_readme_generated_blocks_match_the_committed_tables():
     verdict = pd.read_csv(ROOT / "reports/12_selection_policies/policy_verdict.csv")
     won = list(verdict[(verdict.policy == "two_stage") & verdict.beats]["style"])
     assert ("<code>two_stage</code> on " + str(len(won))) in policy
+
+
+def test_which_embedding_block_from_hand_made_tables(tmp_path):
+    from toolsel.report.which_scorer import which_embedding_markdown
+    cols = ["model", "package", "scorer", "ms_per_query_4000", "api R@5", "api Complete@10"]
+    t = pd.DataFrame([["ref", "p0", "embedding", 10.0, 0.9, 0.8],
+                      ["ref", "p0", "default", 12.0, 0.95, 0.9],
+                      ["a", "p1", "embedding", 20.0, 0.95, 0.8],
+                      ["a", "p1", "default", 30.0, 0.9, 0.7],
+                      ["b", "p2", "embedding", 1.0, 0.9, 0.8],
+                      ["b", "p2", "default", 2.0, 0.95, 0.9],
+                      ["gone", "p3", "embedding", None, None, None]], columns=cols)
+    _write(tmp_path, "m.csv", t)
+    text, found = which_embedding_markdown({"m.csv": t, "other.csv": t[t.model != "ref"]},
+                                           reference="ref")
+    a, b = text.splitlines()  # no line for a model without numbers, nor for a table without ref
+    assert ("ahead of <code>ref</code> on <code>embedding</code> api R@5 (0.950 vs 0.900); "
+            "level or behind on every other dev cell, by up to 0.200 on <code>default</code> "
+            "api Complete@10: 0.700 vs 0.900.") in a
+    assert "<code>default</code> with it: 30.00 ms per request at 4,000 tools, against 12.00." in a
+    assert "level with <code>ref</code> on every dev cell." in b
+    (tmp_path / "claims.json").unlink(missing_ok=True)
+    assert _log(tmp_path, *found) == []
 
 
 def test_with_wilson_replaces_only_the_binary_rows():
