@@ -280,6 +280,16 @@ def test_scorer_gap_warning_says_nothing_false_where_no_scorer_is_far(tmp_path, 
     assert _log(tmp_path, c) == []
 
 
+def test_scorer_gap_warning_with_nothing_to_rank(tmp_path):
+    nan = float("nan")  # every required tool always included: no request left to compare
+    gaps = pd.DataFrame([_gap("R@5", "bm25", 0, nan, nan, nan, nan, nan, 0, 0, 1.0, False)])
+    _write(tmp_path, "g.csv", gaps)
+    c = claims.scorer_gap_warning(gaps, "g.csv")
+    assert c.text == ("On these 0 labeled requests, no request has a required tool left to "
+                      "rank: nothing to compare.")
+    assert claims.scorer_gap_card(gaps) is None and _log(tmp_path, c) == []
+
+
 def test_scorer_gap_warning_per_style(tmp_path):
     gaps = pd.DataFrame([
         _gap("R@5", "embedding", 65, 0.6, 0.75, 0.15, 0.06, 0.19, 30, 6, 0.00002, True, "openapi"),

@@ -596,9 +596,12 @@ def scorer_gap_warning(gaps: pd.DataFrame, source: str, *, by: str | None = None
         head = f"On {b.lit(where[by])} ({n} {labeled})" if by else f"On these {n} {labeled}"
         ref = b.code(ref_name)
         margin = float(first["margin"])
-        rule = (f"a gap of {num(first, 'margin', 'dec', 2)} or more on R@5 or Complete@10, "
-                "with a 95% paired interval above zero and an exact sign test over the "
-                f"{units} where the two differ below p = {num(first, 'alpha', 'dec', 2)}")
+        def rule():
+            return (f"a gap of {num(first, 'margin', 'dec', 2)} or more on R@5 or "
+                    "Complete@10, with a 95% paired interval above zero and an exact sign test "
+                    f"over the {units} where the two differ below p = "
+                    f"{num(first, 'alpha', 'dec', 2)}")
+
         far = part[part["far"].astype(str).str.lower().isin(["true", "1", "1.0"])]
         if not far.empty:
             per = []
@@ -614,14 +617,19 @@ def scorer_gap_warning(gaps: pd.DataFrame, source: str, *, by: str | None = None
                 f"**Warning:** {head}, {_and([b.code(x) for x in names])} "
                 f"{'is' if len(names) == 1 else 'are'} far below {ref}: " + "; ".join(per) + "."
                 + ("" if explained else
-                   f" Far means {rule}: a loss these {units} show, not noise. {ref} is the "
+                   f" Far means {rule()}: a loss these {units} show, not noise. {ref} is the "
                    "safer pick here."))
             explained = True
             continue
+        scored = part[part["gap"].astype(float).notna()]
+        if scored.empty:  # every required tool always included: no request to compare on
+            sentences.append(f"{head}, no {unit} has a required tool left to rank: nothing "
+                             "to compare.")
+            continue
         text = (f"{head}, no single scorer is shown far below {ref}"
-                + ("." if explained else f" ({rule})."))
+                + ("." if explained else f" ({rule()})."))
         explained = True
-        top = part.loc[part["gap"].astype(float).idxmax()]
+        top = scored.loc[scored["gap"].astype(float).idxmax()]
         if float(top["gap"]) <= 0:
             text += f" Every scorer is at or above {ref} on the mean."
         else:
