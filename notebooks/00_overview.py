@@ -105,13 +105,17 @@ display(Markdown("## The benchmark\n\n- " + registry_line + " " + payload + "\n-
 n_candidates = len(reg) - len(set(always_include))
 ks, dropped = distinct_top_k(top_k, n_candidates)
 k = headline_k(ks, n_candidates)
-# the single-scorer check below reads R@5 and Complete@10 from the same sweep
+# the single-scorer check below reads R@5 and Complete@10 from the same sweep, with `default`
+# as its reference even when it is not among the scorers shown
 gap_ks = sorted({k for _, k in GAP_METRICS.values()})
-result = sweep(reg, qs, scorers, sorted(set(ks) | set(gap_ks)), always_include=always_include,
-               progress=False)
-shown_qm = result.query_metrics[result.query_metrics["top_k"].isin(ks)]
+singles = [s for s in scorers if s != "default"]
+result = sweep(reg, qs, list(dict.fromkeys([*scorers, *(["default"] if singles else [])])),
+               sorted(set(ks) | set(gap_ks)), always_include=always_include, progress=False)
+qm = result.query_metrics
+shown_qm = qm[qm["top_k"].isin(ks) & qm["scorer"].isin(scorers)]
 intervals = with_wilson(bootstrap_intervals(shown_qm, n_boot=n_boot, seed=seed), shown_qm)
-headline = headline_frame(result.summary, intervals, top_k=k)
+headline = headline_frame(result.summary[result.summary["scorer"].isin(scorers)], intervals,
+                          top_k=k)
 write_table(headline, out / "headline.csv")
 table = pd.DataFrame({
     "scorer": headline["scorer"],
@@ -143,13 +147,14 @@ display(Markdown(log.add(claims.leader(headline, "R@k", "headline.csv", label=f"
 # scorer), its paired bootstrap 95% interval, how many queries each does better on, and an
 # exact sign test over those queries. A scorer is **far below** when some gap is at least the
 # stated margin, its interval is above zero and the sign test's p-value is below the stated
-# level (both in the table): then the page warns. `Selector` users get the same check from
+# level (both in the table): then the page warns. `default` is run for this comparison even
+# when `scorers` leaves it out. `Selector` users get the same check from
 # `scorer_warning(selector, queries)`.
 
 # %%
-gap_k_ok = set(gap_ks) <= set(result.query_metrics["top_k"])
-if "default" in scorers and len(scorers) > 1 and gap_k_ok:
-    gaps = gap_table(result.query_metrics, reference="default", n_boot=n_boot, seed=seed)
+gap_k_ok = set(gap_ks) <= set(qm["top_k"])
+if singles and gap_k_ok:
+    gaps = gap_table(qm, singles, reference="default", n_boot=n_boot, seed=seed)
     write_table(gaps, out / "scorer_gaps.csv")
     gshown = pd.DataFrame({
         "scorer": gaps["scorer"], "metric": gaps["metric"],
@@ -170,7 +175,7 @@ if "default" in scorers and len(scorers) > 1 and gap_k_ok:
 else:
     gaps = None
     display(Markdown(
-        "*Skipped: the check needs `default` and at least one other scorer in `scorers`*"
+        "*Skipped: `scorers` has no scorer other than `default`.*"
         if gap_k_ok else
         "*Skipped: with this few candidate tools `top_k=5` already sends every one, so no "
         "scorer can fall behind `default` on R@5 or Complete@10.*"))

@@ -301,8 +301,8 @@ def test_scorer_gap_warning_per_style(tmp_path):
     assert second.startswith("On api (54 labeled requests), no single scorer is shown far")
     assert "a gap of 0.10" not in second  # the rule is said once
     assert claims.scorer_gap_card(gaps, by="style").text == (
-        "Warning: <code>embedding</code> on openapi is far below <code>default</code> on this "
-        "labeled data.")
+        "Warning: a single scorer is far below <code>default</code> on openapi (named on the "
+        "page).")
     assert _log(tmp_path, c) == []
 
 

@@ -661,14 +661,13 @@ def scorer_gap_card(gaps: pd.DataFrame, *, by: str | None = None) -> Claim | Non
     if far.empty:
         return None
     ref_name = far["reference"].iloc[0]
-    parts, n_names = [], 0
-    for where, part in _gap_groups(far, by):
-        names = list(dict.fromkeys(part["scorer"]))
-        n_names += len(names)
-        shown = _and([b.code(x) for x in names])
-        parts.append(f"{shown} on {b.lit(where[by])}" if by else shown)
-    verb = "is" if n_names == 1 else "are"
-    return b.claim(f"Warning: {'; '.join(parts)} {verb} far below {b.code(ref_name)} on this "
+    if by:  # one line for the card: the groups where some scorer is far below
+        groups = list(dict.fromkeys(far[by]))
+        return b.claim(f"Warning: a single scorer is far below {b.code(ref_name)} on "
+                       f"{_and([b.lit(g) for g in groups])} (named on the page).")
+    names = list(dict.fromkeys(far["scorer"]))
+    return b.claim(f"Warning: {_and([b.code(x) for x in names])} "
+                   f"{'is' if len(names) == 1 else 'are'} far below {b.code(ref_name)} on this "
                    "labeled data.")
 
 
