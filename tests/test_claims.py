@@ -416,6 +416,11 @@ def _assert_page(executed: Path, page: Path, *, bundled: bool, has_split: bool) 
     if not bundled:  # text about the bundled data never shows on other data
         assert not fixed, fixed
     shown = _shown(executed)
+    if page.name in ("00_overview", "06_default_scorer"):  # the single-scorer check ran, and
+        # its sentence (warning or not) is on the page, every number cited above
+        gaps = pd.read_csv(page / "scorer_gaps.csv")
+        assert ("**Warning:**" in shown) == bool(gaps["far"].any())
+        assert "far below <code>default</code>" in shown
     if not has_split:  # no split: no dev/test words, and the in-sample caveat is said
         for words in ("test requests, settings chosen on dev", "on the test requests",
                       "dev requests"):
