@@ -164,9 +164,10 @@ if singles and gap_k_ok:
                          for r in gaps.itertuples()],
         "better with default / worse": [f"{r.reference_wins} / {r.scorer_wins}"
                                         for r in gaps.itertuples()],
-        "sign test p": [f"{v:.3f}" for v in gaps["p_value"]],
+        "sign test p": [f"{v:.3f}" if v >= 0.001 else "< 0.001" for v in gaps["p_value"]],
         "far below": gaps["far"]})
-    display(Markdown(md.table(gshown, link=f"{out.name}/scorer_gaps.csv", max_rows=None)
+    display(Markdown(md.table(gshown, link=f"{out.name}/scorer_gaps.csv", max_rows=None,
+                              align={c: "right" for c in gshown.columns[2:-1]})
                      + "\n\n" + log.add(claims.scorer_gap_warning(gaps, "scorer_gaps.csv",
                                                                   unit="query"))))
     card = claims.scorer_gap_card(gaps)

@@ -229,8 +229,9 @@ if "default" in scorers and singles:
                       for r in gaps.itertuples()],
         "better with default / worse": [f"{r.reference_wins} / {r.scorer_wins}"
                                         for r in gaps.itertuples()],
-        "sign test p": [f"{v:.3f}" for v in gaps["p_value"]], "far below": gaps["far"]})
-    display(Markdown(md.table(gshown, link=f"{out.name}/scorer_gaps.csv", max_rows=None)
+        "sign test p": [f"{v:.3f}" if v >= 0.001 else "< 0.001" for v in gaps["p_value"]], "far below": gaps["far"]})
+    display(Markdown(md.table(gshown, link=f"{out.name}/scorer_gaps.csv", max_rows=None,
+                              align={c: "right" for c in gshown.columns[3:-1]})
                      + "\n\n" + log.add(claims.scorer_gap_warning(gaps, "scorer_gaps.csv",
                                                                   by="style"))))
     far = (gaps["gap"] >= gaps["margin"] - 1e-12) & (gaps["gap_low"] > 0) & (
