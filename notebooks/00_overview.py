@@ -47,6 +47,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
+from toolsel.eval.scorer_warning import GAP_METRICS, gap_table
 from toolsel.eval.sweep import sweep
 from toolsel.tables.replication import ARTICLE, benchmark_facts, headline_frame, is_article_benchmark
 from toolsel.tables.scenario import (ARTICLE_TOOLS, article_scenario, scenario_table,
@@ -82,9 +83,10 @@ payload = log.add(claims.counts(
 if article:
     payload += " " + log.fixed(f"The article's registry: {ARTICLE['unfiltered_chars']:,}.",
                                "the article (toolsel.tables.replication.ARTICLE)")
-display(Markdown("**This run:** " + log.summary(claims.counts(
+run_claim = claims.counts(
     data, "data.csv", "{t} tools and {q} labeled queries, every scorer at the headline cut-off.",
-    t="n_tools", q="n_queries"))))
+    t="n_tools", q="n_queries")
+display(Markdown("**This run:** " + log.summary(run_claim)))
 display(Markdown("## The benchmark\n\n- " + registry_line + " " + payload + "\n- "
                  + log.add(claims.benchmark_counts(data, "data.csv"))
                  + (' Direct: "send a direct message to alice on slack"; indirect: "let the '
@@ -103,10 +105,17 @@ display(Markdown("## The benchmark\n\n- " + registry_line + " " + payload + "\n-
 n_candidates = len(reg) - len(set(always_include))
 ks, dropped = distinct_top_k(top_k, n_candidates)
 k = headline_k(ks, n_candidates)
-result = sweep(reg, qs, scorers, ks, always_include=always_include, progress=False)
-intervals = with_wilson(bootstrap_intervals(result.query_metrics, n_boot=n_boot, seed=seed),
-                        result.query_metrics)
-headline = headline_frame(result.summary, intervals, top_k=k)
+# the single-scorer check below reads R@5 and Complete@10 from the same sweep, with `default`
+# as its reference even when it is not among the scorers shown
+gap_ks = sorted({k for _, k in GAP_METRICS.values()})
+singles = [s for s in scorers if s != "default"]
+result = sweep(reg, qs, list(dict.fromkeys([*scorers, *(["default"] if singles else [])])),
+               sorted(set(ks) | set(gap_ks)), always_include=always_include, progress=False)
+qm = result.query_metrics
+shown_qm = qm[qm["top_k"].isin(ks) & qm["scorer"].isin(scorers)]
+intervals = with_wilson(bootstrap_intervals(shown_qm, n_boot=n_boot, seed=seed), shown_qm)
+headline = headline_frame(result.summary[result.summary["scorer"].isin(scorers)], intervals,
+                          top_k=k)
 write_table(headline, out / "headline.csv")
 table = pd.DataFrame({
     "scorer": headline["scorer"],
@@ -127,6 +136,50 @@ display(Markdown(md.table(table, max_rows=None, align={c: "right" for c in table
 display(Markdown(log.add(claims.leader(headline, "R@k", "headline.csv", label=f"R@{k}"))
                  + " " + log.add(claims.one_request(len(qs), "data.csv", column="n_queries",
                                                     unit="query", what="R@k"))))
+
+# %% [markdown]
+# ## Is a single scorer far below `default` on these queries?
+#
+# A single scorer fails in known ways (term matching misses paraphrase; one embedding vector
+# blurs a request needing several tools), and which way depends on the registry. Here every
+# scorer is compared with `default` on the same labeled queries
+# (`toolsel.eval.scorer_warning`): the gap in R@5 and Complete@10 (`default` minus the
+# scorer), its paired bootstrap 95% interval, how many queries each does better on, and an
+# exact sign test over those queries. A scorer is **far below** when some gap is at least the
+# stated margin, its interval is above zero and the sign test's p-value is below the stated
+# level (both in the table): then the page warns. `default` is run for this comparison even
+# when `scorers` leaves it out. `Selector` users get the same check from
+# `scorer_warning(selector, queries)`.
+
+# %%
+gap_k_ok = set(gap_ks) <= set(qm["top_k"])
+if singles and gap_k_ok:
+    gaps = gap_table(qm, singles, reference="default", n_boot=n_boot, seed=seed)
+    write_table(gaps, out / "scorer_gaps.csv")
+    gshown = pd.DataFrame({
+        "scorer": gaps["scorer"], "metric": gaps["metric"],
+        "scorer's mean": [f"{v:.3f}" for v in gaps["mean_scorer"]],
+        "default's mean": [f"{v:.3f}" for v in gaps["mean_reference"]],
+        "gap [95% CI]": [f"{r.gap:+.3f} [{r.gap_low:+.3f}, {r.gap_high:+.3f}]"
+                         for r in gaps.itertuples()],
+        "better with default / worse": [f"{r.reference_wins} / {r.scorer_wins}"
+                                        for r in gaps.itertuples()],
+        "sign test p": [f"{v:.3f}" if v >= 0.001 else "< 0.001" for v in gaps["p_value"]],
+        "far below": gaps["far"]})
+    display(Markdown(md.table(gshown, link=f"{out.name}/scorer_gaps.csv", max_rows=None,
+                              align={c: "right" for c in gshown.columns[2:-1]})
+                     + "\n\n" + log.add(claims.scorer_gap_warning(gaps, "scorer_gaps.csv",
+                                                                  unit="query"))))
+    card = claims.scorer_gap_card(gaps)
+    if card is not None:  # the index card says it too
+        log.summary(run_claim, card)
+else:
+    gaps = None
+    display(Markdown(
+        "*Skipped: `scorers` has no scorer other than `default`.*"
+        if gap_k_ok else
+        "*Skipped: with this few candidate tools `top_k=5` already sends every one, so no "
+        "scorer can fall behind `default` on R@5 or Complete@10.*"))
 
 # %%
 if scenario_tools_present(reg):
@@ -172,6 +225,14 @@ assert ((headline["R@k_low"] <= headline["R@k"]) & (headline["R@k"] <= headline[
 assert ((headline["payload_reduction"] >= 0) & (headline["payload_reduction"] <= 1)).all()
 assert (headline["Complete@k"] <= headline["R@k"] + 1e-12).all()
 assert any(p.name.startswith("00_") for p in nbs)
+if gaps is not None:  # the table's rule, row by row, and its means are the sweep's
+    far = (gaps["gap"] >= gaps["margin"] - 1e-12) & (gaps["gap_low"] > 0) & (
+        gaps["p_value"] < gaps["alpha"])
+    assert (far == gaps["far"]).all()
+    assert ((gaps["gap_low"] <= gaps["gap"] + 1e-12) & (gaps["gap"] <= gaps["gap_high"] + 1e-12)).all()
+    r5 = result.summary.set_index(["scorer", "top_k"])["R@k"]
+    for r in gaps[gaps["metric"] == "R@5"].itertuples():
+        assert abs(r.mean_scorer - r5[(r.scorer, 5)]) < 1e-9
 if turns is not None:
     assert [len(t.sent) for t in turns] == [2, 2, 3] and list(turns[-1].pinned) == ["calculator"]
 if article:  # the bundled data's own numbers

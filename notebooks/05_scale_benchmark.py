@@ -49,7 +49,6 @@ out_dir: str = "../reports/05_scale_benchmark"  # where tables and figures go
 
 # %%
 import json
-import os
 from functools import partial
 from pathlib import Path
 
@@ -66,14 +65,26 @@ from toolsel.report.plots import plot_latency_vs_tools, save_figure
 from toolsel.synthetic import synthetic_queries, synthetic_registry
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
+from toolsel.report.plan import report_link
 
 out = setup(out_dir, figures=False, precision=None)
 log = claims.ClaimLog(out)
 bench = Path(bench_dir)
-# the committed benchmark's tables as cited from claims.json (beside the page's CSVs)
-bench_src = Path(os.path.relpath(bench.resolve(), out.resolve())).as_posix()
-# links from the HTML page (written beside out_dir) to the committed benchmark tables
-bench_link = Path(os.path.relpath(bench.resolve(), out.resolve().parent)).as_posix()
+# the committed benchmark's tables as cited from claims.json, and linked from the HTML page
+# when they sit inside this report (the project's own reports); a report written elsewhere
+# names their path instead of a relative link out of its folder
+bench_src, bench_link = report_link(bench, out)
+
+
+def bench_table(name: str) -> str | None:
+    """The link to a committed benchmark table, or None outside the report."""
+    return f"{bench_link}/{name}" if bench_link else None
+
+
+bench_where = ("" if bench_link else
+               "\n\n*From the project's committed benchmark tables in "
+               + md.code(bench.resolve()) + ", outside this report folder (not copied "
+               "into it).*")
 have_bench = all((bench / f).exists() for f in ("scale.csv", "sweep.csv", "machine.json"))
 default_csv = bench / "default_latency.csv"
 default_latency = pd.read_csv(default_csv) if default_csv.exists() else None
@@ -117,7 +128,7 @@ if have_bench:
                 + md.table(default_latency[["scorer", "n_tools", "p50_ms", "p95_ms"]].rename(
                     columns={"n_tools": "tools", "p50_ms": "p50 (ms)", "p95_ms": "p95 (ms)"}),
                     {"p50 (ms)": "{:.2f}", "p95 (ms)": "{:.2f}"},
-                    link=f"{bench_link}/{default_csv.name}"))
+                    link=bench_table(default_csv.name)) + bench_where)
     else:
         note = ("The committed benchmark has no `default` rows (neither in `scale.csv` nor a "
                 "`default_latency.csv`): the `default` scorer's latency is not shown.")
@@ -143,7 +154,7 @@ if have_bench:
         + md.table(shown, {"build (s)": "{:.3f}", "p50 (ms)": "{:.3f}", "p95 (ms)": "{:.3f}",
                            "× faster than naive": "{:,.0f}×", "index (MB)": "{:.2f}",
                            "peak RSS (MB)": "{:,.0f}", "cached load (s)": "{:.3f}"},
-                   link=f"{bench_link}/scale.csv")))
+                   link=bench_table("scale.csv")) + bench_where))
 
 # %%
 if have_bench:  # the committed benchmark's own numbers
@@ -175,7 +186,7 @@ if have_bench:
                  "embedding_fit_s": "embedding fit (s)", "maxrss_mb": "peak RSS (MB)"})
     display(Markdown(md.table(sw, {"total (s)": "{:.1f}", "embedding fit (s)": "{:.2f}",
                                    "peak RSS (MB)": "{:,.0f}"},
-                              link=f"{bench_link}/sweep.csv")))
+                              link=bench_table("sweep.csv")) + bench_where))
     assert (sweeps.n_tools == 4_000).all() and {1_000, 2_000} <= set(sweeps.n_queries)
 
 # %% [markdown]
@@ -193,7 +204,8 @@ if have_bench:
     names = {f"t{i}": t for i, t in enumerate(missed.target)}
     display(Markdown("All targets met." if missed.empty else log.add(claims.literal(
         "**Missed:** " + "; ".join("{%s}" % n for n in names)
-        + " (see reports/benchmarks/README.md).", **names))))
+        + " (see {readme}).", readme=bench_table("README.md") or f"{bench.resolve()}/README.md",
+        **names))))
 
 # %% [markdown]
 # ## Smoke run

@@ -66,6 +66,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel.datasets import filter_split, given_style, load_styles
+from toolsel.eval.scorer_warning import gap_table
 from toolsel.tables.compare_styles import SINGLE_SCORERS, compare_styles, versus_best
 from toolsel.report.plots import plot_style_comparison
 from toolsel.report import claims
@@ -116,10 +117,11 @@ write_table(sizes, out / "sizes.csv", float_format=None)
 display(Markdown(md.table(sizes, link=f"{out.name}/sizes.csv")))
 reported = (f"{split} requests" if has_split
             else "every request: the file has no split")
-display(Markdown("**This run:** " + log.summary(claims.count_rows(
+run_claim = claims.count_rows(
     sizes, "sizes.csv", "Every scorer and the default against the best single one, on {n} "
     "registr" + ("y" if len(sizes) == 1 else "ies") + f" ({reported.split(':')[0]}"
-    + ("" if has_split else ", in-sample") + ")."))))
+    + ("" if has_split else ", in-sample") + ").")
+display(Markdown("**This run:** " + log.summary(run_claim)))
 
 # %%
 if bundled:
@@ -203,6 +205,44 @@ if vs is not None:
         assert target["matches"].all(), target[~target["matches"]]
     display(Markdown(f"**Verdict ({reported.split(':')[0]}).** "
                      + log.add(claims.versus_best(vs, "default_vs_best.csv"))))
+
+# %% [markdown]
+# ## Is a single scorer far below the default here?
+#
+# The other side of the question: a user who picks one single scorer for a registry like
+# this one. Per registry and scorer, the default's mean minus the scorer's on R@5 and
+# Complete@10 over the same requests, with its paired bootstrap 95% interval, the requests
+# each does better on and an exact sign test over them (`toolsel.eval.scorer_warning`). A
+# scorer is **far below** when a gap is at least the stated margin, its interval is above zero
+# and the sign test's p-value is below the stated level (both in the table).
+
+# %%
+if "default" in scorers and singles:
+    gaps = gap_table(comparison.query_metrics, [s for s in scorers if s != "default"],
+                     by="style", n_boot=n_boot, seed=seed)
+    write_table(gaps, out / "scorer_gaps.csv")
+    gshown = pd.DataFrame({
+        "style": gaps["style"], "scorer": gaps["scorer"], "metric": gaps["metric"],
+        "scorer's mean": [f"{v:.3f}" for v in gaps["mean_scorer"]],
+        "default's mean": [f"{v:.3f}" for v in gaps["mean_reference"]],
+        "gap [95%]": [f"{r.gap:+.3f} [{r.gap_low:+.3f}, {r.gap_high:+.3f}]"
+                      for r in gaps.itertuples()],
+        "better with default / worse": [f"{r.reference_wins} / {r.scorer_wins}"
+                                        for r in gaps.itertuples()],
+        "sign test p": [f"{v:.3f}" if v >= 0.001 else "< 0.001" for v in gaps["p_value"]], "far below": gaps["far"]})
+    display(Markdown(md.table(gshown, link=f"{out.name}/scorer_gaps.csv", max_rows=None,
+                              align={c: "right" for c in gshown.columns[3:-1]})
+                     + "\n\n" + log.add(claims.scorer_gap_warning(gaps, "scorer_gaps.csv",
+                                                                  by="style"))))
+    far = (gaps["gap"] >= gaps["margin"] - 1e-12) & (gaps["gap_low"] > 0) & (
+        gaps["p_value"] < gaps["alpha"])
+    assert (far == gaps["far"]).all()
+    card = claims.scorer_gap_card(gaps, by="style")
+    if card is not None:  # the index card says it too
+        log.summary(run_claim, card)
+else:
+    gaps = None
+    display(Markdown("Skipped: `scorers` needs `default` and at least one single scorer."))
 
 # %% [markdown]
 # ## Latency (the project's benchmark)

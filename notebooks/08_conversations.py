@@ -68,7 +68,6 @@ example: str = "c02"  # the conversation drawn request by request
 out_dir: str = "../reports/08_conversations"  # where tables and figures go
 
 # %%
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import Markdown, display
@@ -85,14 +84,15 @@ from toolsel.report import markdown as md
 from toolsel.report.plots import plot_conversation_requests, plot_cost, save_figure
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
+from toolsel.report.plan import same_path
 
 out = setup(out_dir, max_colwidth=60)
 log = claims.ClaimLog(out)
 
 reg = load_registry(registry)
 all_convs = load_conversations(conversations, reg)
-bundled = (Path(registry).resolve() == Path("../data/registry.json").resolve()
-           and Path(conversations).resolve() == Path("../data/conversations.jsonl").resolve())
+bundled = (same_path(registry, "../data/registry.json")
+           and same_path(conversations, "../data/conversations.jsonl"))
 if isinstance(top_k, (list, tuple)):  # the report runner passes the suite's list of cut-offs
     top_k = 10 if 10 in top_k else max(top_k)
 if not any(c.split for c in all_convs):

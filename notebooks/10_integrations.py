@@ -51,7 +51,6 @@ out_dir: str = "../reports/10_integrations"  # where tables and figures go
 import contextlib
 import io
 import json
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import Markdown, display
@@ -61,14 +60,15 @@ from toolsel.cli import main as toolsel
 from toolsel.report import markdown as md
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
+from toolsel.report.plan import same_path
 from toolsel.report import claims
 
 out = setup(out_dir, figures=False, precision=None)
 log = claims.ClaimLog(out)
-bundled_dumps = [Path(p).resolve() for p in mcp_dumps] == [
-    Path(p).resolve() for p in ("../data/integrations/mcp_github.json",
-                                "../data/integrations/mcp_linear.json")]
-bundled_registry = Path(registry).resolve() == Path("../data/registry.json").resolve()
+bundled_paths = ("../data/integrations/mcp_github.json", "../data/integrations/mcp_linear.json")
+bundled_dumps = len(mcp_dumps) == len(bundled_paths) and all(
+    same_path(a, b) for a, b in zip(mcp_dumps, bundled_paths))
+bundled_registry = same_path(registry, "../data/registry.json")
 
 # %% [markdown]
 # ## Import an MCP dump, then evaluate it

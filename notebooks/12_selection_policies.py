@@ -61,7 +61,7 @@ from toolsel.datasets import filter_split, given_style, load_style
 from toolsel.eval.policies import (beats_top_k, best_at_comparable_payload, default_grid,
                                    dev_choice, evaluate_policies, frontier, summarize_policies)
 from toolsel.eval.stats import paired_comparison
-from toolsel.eval.stats import bootstrap_intervals
+from toolsel.eval.stats import bootstrap_intervals, with_wilson
 from toolsel.policies import TopK, config_specs
 from toolsel.report import claims
 from toolsel.report import markdown as md
@@ -176,22 +176,40 @@ display(Markdown(f"Settings kept {on_dev}, per registry and policy (count):\n\n"
 # %% [markdown]
 # ### The frontier per registry
 #
-# Pareto-best points are ringed, with bootstrap 95% intervals of their recall. The x axis is the mean tokens sent (log scale): on registries
-# of hundreds or thousands of tools every policy removes more than 95% of the payload, so the
-# reduction itself hides the differences.
+# Pareto-best points are ringed, with 95% intervals of their recall (bootstrap; Wilson's
+# where the bootstrap collapses to a point). The x axis is the mean tokens sent (log scale):
+# on registries of hundreds or thousands of tools every policy removes more than 95% of the
+# payload, so the reduction itself hides the differences.
 
 # %%
 display(Markdown(f"Measured on: {words['heading']}."))
-# bootstrap 95% intervals of R per style x setting, over the reported requests
+# 95% intervals of R per style x setting, over the reported requests
 test_rows = per_query[per_query["split"] == test_split]
 kept_rows = test_rows.merge(test_summary[["style", "config"]], on=["style", "config"])
-r_ci = pd.concat([bootstrap_intervals(g.assign(scorer=g["config"], top_k=0,
-                                               query_id=g["query_id"].astype(str)),
-                                      ["R@sent"], n_boot=n_boot, seed=seed).assign(style=st)
+
+
+def r_intervals(g: pd.DataFrame) -> pd.DataFrame:
+    """Bootstrap 95% intervals of R per setting; where every request is 0 (or every one 1)
+    the bootstrap collapses to a point, and each request's R is a yes-or-no outcome: the
+    Wilson interval of that rate instead (as for Complete)."""
+    q = g.assign(scorer=g["config"], top_k=0, query_id=g["query_id"].astype(str))
+    ci = bootstrap_intervals(q, ["R@sent"], n_boot=n_boot, seed=seed)
+    binary = q.groupby("scorer")["R@sent"].apply(lambda v: v.dropna().isin([0, 1]).all())
+    point = (ci["low"] == ci["high"]) & ci["scorer"].map(binary).fillna(False).astype(bool)
+    if point.any():
+        ci.loc[point] = with_wilson(ci[point], q[q["scorer"].isin(ci.loc[point, "scorer"])],
+                                    ["R@sent"])
+    return ci
+
+
+r_ci = pd.concat([r_intervals(g).assign(style=st)
                   for st, g in kept_rows.groupby("style", sort=False)], ignore_index=True)
 test_summary = test_summary.merge(
     r_ci.rename(columns={"scorer": "config", "low": "R@sent_low", "high": "R@sent_high"})[
         ["style", "config", "R@sent_low", "R@sent_high"]], on=["style", "config"], how="left")
+# no interval of R is a point at 0 or 1 (the bootstrap's collapse) where there are requests
+assert not ((test_summary["R@sent_low"] == test_summary["R@sent_high"])
+            & test_summary["R@sent"].isin([0.0, 1.0]) & (test_summary["n_queries"] > 0)).any()
 write_table(test_summary, out / "policies_test.csv")
 fig = plot_policy_frontier(test_summary, by="style")
 _ = save_figure(fig, out, "policy_frontier",
@@ -208,8 +226,10 @@ write_table(pareto, out / "policy_frontier.csv")
 # settings are shown as spec strings (toolsel.policies.policy_spec), not as reprs
 n_of = test_summary.set_index(["style", "config"])["n_queries"]
 display(Markdown(f"The Pareto-best points ({words['heading']}), per registry, fewest tokens "
-                 "first (R with its bootstrap 95% interval; Complete, a yes-or-no outcome per "
-                 "request, with its Wilson 95% interval):\n\n"
+                 "first (R with its bootstrap 95% interval, or its Wilson 95% interval where "
+                 "every request got all its required tools, or every one got none, and the "
+                 "bootstrap collapses to a point; Complete, a yes-or-no outcome per request, "
+                 "with its Wilson 95% interval):\n\n"
                  + md.table(pareto.assign(
                      config=config_specs(pareto["config"], grid),
                      **{"R@sent": [claims.interval_text(r["R@sent"], r["R@sent_low"],

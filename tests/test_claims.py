@@ -225,6 +225,87 @@ def test_benchmark_counts_leave_out_what_the_data_lacks(tmp_path):
     assert _log(tmp_path, c) == []
 
 
+def _gap(metric, scorer, n, ms, mr, gap, low, high, rw, sw, p, far, style=None):
+    row = {"metric": metric, "scorer": scorer, "reference": "default", "n": n,
+           "mean_scorer": ms, "mean_reference": mr, "gap": gap, "gap_low": low,
+           "gap_high": high, "reference_wins": rw, "scorer_wins": sw, "p_value": p,
+           "margin": 0.1, "alpha": 0.05, "far": far}
+    return {"style": style, **row} if style else row
+
+
+def test_scorer_gap_warning_names_the_far_scorers_and_cites_every_number(tmp_path):
+    gaps = pd.DataFrame([
+        _gap("R@5", "jaccard", 40, 0.25, 0.75, 0.5, 0.35, 0.65, 20, 0, 0.000002, True),
+        _gap("Complete@10", "jaccard", 40, 0.3, 0.8, 0.5, 0.325, 0.65, 20, 0, 0.000002, True),
+        _gap("R@5", "bm25", 40, 0.7, 0.75, 0.05, 0.0, 0.1, 2, 0, 0.5, False),
+        _gap("Complete@10", "bm25", 40, 0.8, 0.8, 0.0, 0.0, 0.0, 0, 0, 1.0, False)])
+    _write(tmp_path, "g.csv", gaps)
+    c = claims.scorer_gap_warning(gaps, "g.csv", unit="query")
+    assert c.text.startswith("**Warning:** On these 40 labeled queries, <code>jaccard</code> is "
+                             "far below <code>default</code>: <code>jaccard</code> R@5 0.250 vs "
+                             "0.750 (gap 0.500 [0.350, 0.650]; 20 queries better with")
+    assert "bm25" not in c.text  # not far: not named
+    assert "a gap of 0.10 or more" in c.text and "below p = 0.05" in c.text
+    card = claims.scorer_gap_card(gaps)
+    assert card.text == ("Warning: <code>jaccard</code> is far below <code>default</code> on "
+                         "this labeled data.")
+    assert _log(tmp_path, c, card) == []
+    # every number cited: change one cell and the check names it
+    _write(tmp_path, "g.csv", gaps.assign(gap_low=[0.36, 0.325, 0.0, 0.0]))
+    assert any("g.csv gives 0.36" in p for p in claims.check_claims(tmp_path))
+
+
+@pytest.mark.parametrize("row, says", [
+    # a large gap on a few requests: the interval reaches zero
+    (("R@5", "tfidf", 8, 0.5, 0.625, 0.125, 0.0, 0.375, 2, 1, 1.0, False),
+     "is 0.125 [0.000, 0.375]: its interval reaches zero, so these requests cannot tell"),
+    # an interval above zero, but 4 requests lost and none won: the sign test says no
+    (("Complete@10", "tfidf", 40, 0.9, 1.0, 0.1, 0.025, 0.2, 4, 0, 0.125, False),
+     "but only 4 requests are better with <code>default</code> and 0 worse: the sign "
+     "test's p = 0.125 is not below 0.05"),
+    # a sure but small gap
+    (("R@5", "tfidf", 80, 0.925, 1.0, 0.075, 0.025, 0.125, 6, 0, 0.031, False),
+     "is 0.075 [0.025, 0.125]: under the margin."),
+    # every scorer at or above the reference
+    (("R@5", "tfidf", 20, 0.9, 0.8, -0.1, -0.2, 0.0, 0, 2, 0.5, False),
+     "Every scorer is at or above <code>default</code> on the mean."),
+])
+def test_scorer_gap_warning_says_nothing_false_where_no_scorer_is_far(tmp_path, row, says):
+    gaps = pd.DataFrame([_gap(*row)])
+    _write(tmp_path, "g.csv", gaps)
+    c = claims.scorer_gap_warning(gaps, "g.csv")
+    assert "no single scorer is shown far below <code>default</code>" in c.text
+    assert "Warning" not in c.text and says in c.text, c.text
+    assert claims.scorer_gap_card(gaps) is None
+    assert _log(tmp_path, c) == []
+
+
+def test_scorer_gap_warning_with_nothing_to_rank(tmp_path):
+    nan = float("nan")  # every required tool always included: no request left to compare
+    gaps = pd.DataFrame([_gap("R@5", "bm25", 0, nan, nan, nan, nan, nan, 0, 0, 1.0, False)])
+    _write(tmp_path, "g.csv", gaps)
+    c = claims.scorer_gap_warning(gaps, "g.csv")
+    assert c.text == ("On these 0 labeled requests, no request has a required tool left to "
+                      "rank: nothing to compare.")
+    assert claims.scorer_gap_card(gaps) is None and _log(tmp_path, c) == []
+
+
+def test_scorer_gap_warning_per_style(tmp_path):
+    gaps = pd.DataFrame([
+        _gap("R@5", "embedding", 65, 0.6, 0.75, 0.15, 0.06, 0.19, 30, 6, 0.00002, True, "openapi"),
+        _gap("R@5", "embedding", 54, 0.9, 0.92, 0.02, -0.02, 0.05, 3, 2, 1.0, False, "api")])
+    _write(tmp_path, "g.csv", gaps)
+    c = claims.scorer_gap_warning(gaps, "g.csv", by="style")
+    first, second = c.text.split("\n\n")
+    assert first.startswith("**Warning:** On openapi (65 labeled requests), <code>embedding</code>")
+    assert second.startswith("On api (54 labeled requests), no single scorer is shown far")
+    assert "a gap of 0.10" not in second  # the rule is said once
+    assert claims.scorer_gap_card(gaps, by="style").text == (
+        "Warning: a single scorer is far below <code>default</code> on openapi (named on the "
+        "page).")
+    assert _log(tmp_path, c) == []
+
+
 def test_real_differences_counts_the_pairs(tmp_path):
     from itertools import combinations
     pairs = [dict(top_k=10, a=a, b=b, diff=0.1 if (a, b) == ("s0", "s4") else 0.0,
@@ -335,6 +416,11 @@ def _assert_page(executed: Path, page: Path, *, bundled: bool, has_split: bool) 
     if not bundled:  # text about the bundled data never shows on other data
         assert not fixed, fixed
     shown = _shown(executed)
+    if page.name in ("00_overview", "06_default_scorer"):  # the single-scorer check ran, and
+        # its sentence (warning or not) is on the page, every number cited above
+        gaps = pd.read_csv(page / "scorer_gaps.csv")
+        assert ("**Warning:**" in shown) == bool(gaps["far"].any())
+        assert "far below <code>default</code>" in shown
     if not has_split:  # no split: no dev/test words, and the in-sample caveat is said
         for words in ("test requests, settings chosen on dev", "on the test requests",
                       "dev requests"):
@@ -449,13 +535,16 @@ def _check_block(block: str, found: list) -> None:
 
 def test_readme_generated_blocks_match_the_committed_tables():
     """Every number of the README's generated blocks ("Which scorer?" verdicts, which policy
-    beats top-K) is read from the committed table it cites."""
-    from toolsel.report.which_scorer import (POLICY_MARKERS, README_MARKERS,
+    beats top-K, which embedding model) is read from the committed table it cites."""
+    from toolsel.report.which_scorer import (EMBEDDING_MARKERS, POLICY_MARKERS, README_MARKERS,
+                                             which_embedding_from_reports,
                                              which_policy_from_reports, which_scorer_claims)
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     for (start, end), (rendered, found) in ((README_MARKERS, which_scorer_claims(ROOT)),
-                                            (POLICY_MARKERS, which_policy_from_reports(ROOT))):
+                                            (POLICY_MARKERS, which_policy_from_reports(ROOT)),
+                                            (EMBEDDING_MARKERS,
+                                             which_embedding_from_reports(ROOT))):
         block = text.split(start, 1)[1].split(end, 1)[0].strip()
         assert block == rendered.strip()
         assert found
@@ -465,6 +554,29 @@ def test_readme_generated_blocks_match_the_committed_tables():
     verdict = pd.read_csv(ROOT / "reports/12_selection_policies/policy_verdict.csv")
     won = list(verdict[(verdict.policy == "two_stage") & verdict.beats]["style"])
     assert ("<code>two_stage</code> on " + str(len(won))) in policy
+
+
+def test_which_embedding_block_from_hand_made_tables(tmp_path):
+    from toolsel.report.which_scorer import which_embedding_markdown
+    cols = ["model", "package", "scorer", "ms_per_query_4000", "api R@5", "api Complete@10"]
+    t = pd.DataFrame([["ref", "p0", "embedding", 10.0, 0.9, 0.8],
+                      ["ref", "p0", "default", 12.0, 0.95, 0.9],
+                      ["a", "p1", "embedding", 20.0, 0.95, 0.8],
+                      ["a", "p1", "default", 30.0, 0.9, 0.7],
+                      ["b", "p2", "embedding", 1.0, 0.9, 0.8],
+                      ["b", "p2", "default", 2.0, 0.95, 0.9],
+                      ["gone", "p3", "embedding", None, None, None]], columns=cols)
+    _write(tmp_path, "m.csv", t)
+    text, found = which_embedding_markdown({"m.csv": t, "other.csv": t[t.model != "ref"]},
+                                           reference="ref")
+    a, b = text.splitlines()  # no line for a model without numbers, nor for a table without ref
+    assert ("ahead of <code>ref</code> on <code>embedding</code> api R@5 (0.950 vs 0.900); "
+            "level or behind on every other dev cell, by up to 0.200 on <code>default</code> "
+            "api Complete@10: 0.700 vs 0.900.") in a
+    assert "<code>default</code> with it: 30.00 ms per request at 4,000 tools, against 12.00." in a
+    assert "level with <code>ref</code> on every dev cell." in b
+    (tmp_path / "claims.json").unlink(missing_ok=True)
+    assert _log(tmp_path, *found) == []
 
 
 def test_with_wilson_replaces_only_the_binary_rows():

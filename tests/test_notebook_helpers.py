@@ -15,7 +15,7 @@ from toolsel.eval.sweep import sweep
 from toolsel.policies import TopK, config_specs, parse_policy
 from toolsel.report import claims
 from toolsel.report import markdown as md
-from toolsel.report.plan import same_path
+from toolsel.report.plan import report_link, same_path
 
 # --------------------------------------------------------------------------------------------
 # wide_table: one measure as rows x columns (01's R@k per scorer and K, 07's R@n per n)
@@ -126,6 +126,24 @@ def test_same_path(tmp_path):
                      str(tmp_path / "link" / "registry.json"))
     assert not same_path(tmp_path / "data" / "registry.json", tmp_path / "data")
     assert not same_path("", "") and not same_path(None, tmp_path)
+
+
+def test_report_link_inside_the_report_and_outside(tmp_path):
+    """A page cites and links a table inside its report relatively; a table outside (the
+    project's benchmarks, read by a user's report written elsewhere) by its absolute path,
+    with no link leaving the report folder."""
+    report, project = tmp_path / "report", tmp_path / "project"
+    page = report / "05_scale_benchmark"
+    (report / "benchmarks").mkdir(parents=True)
+    (project / "reports" / "benchmarks").mkdir(parents=True)
+    assert report_link(report / "benchmarks", page) == ("../benchmarks", "benchmarks")
+    # given as a path relative to elsewhere, with ".." in it
+    assert report_link(page / ".." / "benchmarks", page) == ("../benchmarks", "benchmarks")
+    bench = project / "reports" / "benchmarks"
+    assert report_link(bench, page) == (bench.resolve().as_posix(), None)
+    # a sibling folder whose name starts like the report's is outside it
+    (tmp_path / "report2").mkdir()
+    assert report_link(tmp_path / "report2", page)[1] is None
 
 
 def test_config_specs_round_trip_every_default_setting():

@@ -39,7 +39,14 @@ def test_gap_message_needs_margin_and_an_interval_above_zero():
     assert g["gap"].iloc[0] < MARGIN and g["gap_low"].iloc[0] > 0
     assert gap_message(g) is None
     assert gap_message(g, margin=0.05) is not None  # the margin is a parameter
-    assert gap_message(scorer_gaps(_qm([1.0] * 36 + [0.0] * 4, [1.0] * 40), "x"))  # 0.10
+    assert gap_message(scorer_gaps(_qm([1.0] * 54 + [0.0] * 6, [1.0] * 60), "x"))  # 0.10
+    # 4 requests lost and none won of 40: the bootstrap interval is above zero, but the exact
+    # sign test gives p = 2 / 2**4 = 0.125; too few requests to call it a loss
+    g = scorer_gaps(_qm([1.0] * 36 + [0.0] * 4, [1.0] * 40), "x")
+    assert g["gap"].iloc[0] == pytest.approx(MARGIN) and (g["gap_low"] > 0).all()
+    assert g["p_value"].tolist() == [0.125, 0.125]
+    assert list(g[["reference_wins", "scorer_wins"]].iloc[0]) == [4, 0]
+    assert gap_message(g) is None
     # a big gap on 3 requests: its interval includes zero, no warning
     qm = _qm([0.0, 1.0, 1.0], [1.0, 1.0, 1.0])
     g = scorer_gaps(qm, "x")
@@ -92,3 +99,75 @@ def test_cli_sweep_prints_the_warning(tmp_path, capsys):
                  base + "queries.jsonl", "--scorers", "jaccard,default", "--top-k", "3",
                  "--out", str(tmp_path / "out3"), "--no-progress", "--no-timings"]) == 0
     assert "needs cut-offs 5 and 10" in capsys.readouterr().out
+
+
+def test_gap_table_every_scorer_with_the_rule_per_row():
+    from toolsel.eval.scorer_warning import GAP_COLUMNS, gap_table
+    qm = pd.concat([_qm([1.0] * 10 + [0.0] * 30, [1.0] * 30 + [0.0] * 10),
+                    _qm([1.0] * 30 + [0.0] * 10, [1.0] * 30 + [0.0] * 10).assign(
+                        scorer=lambda d: d["scorer"].replace({"x": "y"})).query(
+                        "scorer == 'y'")], ignore_index=True)
+    g = gap_table(qm)
+    assert list(g.columns) == GAP_COLUMNS
+    assert list(g["scorer"]) == ["x", "x", "y", "y"]
+    assert g["far"].tolist() == [True, True, False, False]
+    assert g.loc[0, ["reference_wins", "scorer_wins"]].tolist() == [20, 0]
+    assert (g["margin"] == MARGIN).all() and (g["alpha"] == 0.05).all()
+    # the same rows as scorer_gaps, one scorer at a time
+    pd.testing.assert_frame_equal(g.iloc[:2, :12].reset_index(drop=True), scorer_gaps(qm, "x"))
+    assert gap_table(qm, ["y"])["scorer"].unique().tolist() == ["y"]
+    # only the reference: an empty table with the columns
+    assert gap_table(qm[qm["scorer"] == "default"]).empty
+    with pytest.raises(ValueError, match="reference scorer 'bm25' is not in the table"):
+        gap_table(qm, reference="bm25")
+    # a comparison's table (one column per metric, grouped by style) gives the same gaps
+    wide = qm[qm["top_k"] == 5][["scorer", "query_id", "R@k"]].rename(columns={"R@k": "R@5"})
+    wide["Complete@10"] = qm[qm["top_k"] == 10]["Complete@k"].to_numpy()
+    two = pd.concat([wide.assign(style="a"), wide.assign(style="b")], ignore_index=True)
+    by = gap_table(two, by="style")
+    assert list(by.columns) == ["style", *GAP_COLUMNS] and len(by) == 8
+    pd.testing.assert_frame_equal(by[by["style"] == "a"].drop(columns="style")
+                                  .reset_index(drop=True), g)
+
+
+@pytest.mark.slow
+def test_overview_page_warns_on_a_real_style_and_not_on_a_small_set(tmp_path):
+    """Notebook 00 on the openapi style (every request): jaccard, bm25, tfidf and embedding are
+    far below default, said on the page, the index card and in scorer_gaps.csv; on 8 of its
+    requests, intervals are wide and the page says no scorer is shown far below."""
+    import json
+
+    import papermill as pm
+
+    from toolsel.report import claims
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    src = root / "data" / "styles" / "openapi"
+    lines = [ln for ln in (src / "queries.jsonl").read_text().splitlines() if ln.strip()]
+    small = tmp_path / "small.jsonl"
+    small.write_text("\n".join(lines[:8]) + "\n")
+    for name, queries, far in (("all", src / "queries.jsonl",
+                                ["jaccard", "bm25", "tfidf", "embedding"]),
+                               ("small", small, [])):
+        page = tmp_path / name / "00_overview"
+        executed = tmp_path / name / "00.ipynb"
+        executed.parent.mkdir()
+        pm.execute_notebook(str(root / "notebooks" / "00_overview.ipynb"), str(executed),
+                            parameters={"registry": str(src / "registry.json"),
+                                        "queries": str(queries), "out_dir": str(page)},
+                            kernel_name="python3", cwd=str(root / "notebooks"),
+                            progress_bar=False)
+        problems = claims.check_claims(page) + claims.uncovered_numbers(executed, page)
+        assert not problems, "\n".join(problems)
+        gaps = pd.read_csv(page / "scorer_gaps.csv")
+        assert sorted(gaps.loc[gaps["far"], "scorer"].unique()) == sorted(far)
+        shown = "\n".join("".join(o["data"]["text/markdown"])
+                          for c in json.loads(executed.read_text())["cells"]
+                          for o in c.get("outputs", []) if "text/markdown" in o.get("data", {}))
+        summary = claims.page_summary(page)
+        if far:
+            assert "**Warning:** On these 132 labeled queries" in shown
+            assert all(f"<code>{s}</code> R@5" in shown for s in far)
+            assert "Warning: jaccard, bm25, tfidf and embedding are far below default" in summary
+        else:
+            assert "Warning" not in shown and "Warning" not in summary
+            assert "On these 8 labeled queries, no single scorer is shown far below" in shown

@@ -116,6 +116,15 @@ def test_outputs_exist_and_the_readme_lists_them(reports, name):
     for stem in OURS:
         assert f"[report (HTML)]({stem}.html)" in readme
     assert "notebooks ok" in reports["stdout"][name]
+    # the single-scorer check ran against default though --scorers left it out; the README
+    # repeats the overview's warning exactly when some scorer is far below
+    import pandas as pd
+    gaps = pd.read_csv(out / "00_overview" / "scorer_gaps.csv")
+    assert sorted(set(gaps["scorer"])) == ["bm25", "jaccard"]
+    far = sorted(set(gaps.loc[gaps["far"], "scorer"]))
+    assert ("far below <code>default</code>" in readme) == bool(far)
+    for s in far:
+        assert f"<code>{s}</code>" in readme.split("## Notebooks run")[0]
 
 
 @pytest.mark.slow  # reads whole reports run end to end

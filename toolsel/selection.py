@@ -148,6 +148,12 @@ class Selector:
 
     :meth:`select` (also :meth:`select_names`) returns the names to send, as
     :func:`select_tools` does; :meth:`select_definitions` returns the :class:`Tool` objects.
+
+    Building a selector runs no evaluation. A single scorer (``"bm25"``, ``"embedding"``...)
+    can fall far below ``"default"`` on some registries; with labeled requests of yours,
+    ``toolsel.eval.scorer_warning.scorer_warning(selector, queries)`` checks the selector's
+    scorer against ``"default"`` on them (one sweep of the two scorers) and issues a
+    :class:`UserWarning` naming the gap when it is far below (the rule is in that module).
     """
 
     #: Selector's own keyword parameters (suggested when a scorer parameter is misspelt).

@@ -36,7 +36,7 @@ __all__ = ["Ref", "Num", "Claim", "ClaimLog", "CLAIMS_FILE", "in_sample_words", 
            "one_request", "leader", "values", "real_differences", "mode_summary", "change",
            "escape_hatch", "verdict_label", "versus_best", "versus_rows", "variant_vs", "signal_alone",
            "policy_beats", "benchmark_counts", "interval_text", "rate_with_interval", "rates_with_interval",
-           "latency", "which_scorer_verdicts", "repair_change", "page_summary", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows",
+           "latency", "which_scorer_verdicts", "scorer_gap_warning", "scorer_gap_card", "repair_change", "page_summary", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows",
            "fill", "per_row", "literal"]
 
 #: The file a page's claims are written to, beside its CSVs.
@@ -556,6 +556,119 @@ def versus_rows(vs: pd.DataFrame, source: str, *, style: str, candidate: str = "
         return b.claim(f"**{b.lit(style)}**: no comparison.")
     return b.claim(f"**{b.lit(style)}**, {b.code(candidate)} against the best single scorer: "
                    + "; ".join(parts) + ".")
+
+
+def _gap_groups(gaps: pd.DataFrame, by: str | None):
+    if by is None:
+        return [({}, gaps)]
+    return [({by: key}, part) for key, part in gaps.groupby(by, sort=False)]
+
+
+def scorer_gap_warning(gaps: pd.DataFrame, source: str, *, by: str | None = None,
+                       unit: str = "request", digits: int = 3) -> Claim:
+    """The single-scorer warning of :mod:`toolsel.eval.scorer_warning`, from its
+    :func:`~toolsel.eval.scorer_warning.gap_table` (``by="style"``: one sentence per style).
+
+    Where some row is ``far`` (a gap of at least the table's ``margin``, a paired 95% interval
+    above zero and a sign-test p-value below ``alpha``): a warning naming each such scorer with
+    its means, the gap and its interval, and the requests each scorer wins. Where none is: that
+    no scorer is shown far below, and the largest gap with its interval, saying why it does not
+    count (under the margin, an interval reaching zero, or too few requests for the sign test).
+    ``unit``: what a labeled item is called on the page (``"query"`` on the overview).
+    """
+    units = plural_form(unit)
+    b = _Builder()
+    if gaps.empty:
+        return b.claim("No single scorer was run beside the reference: nothing to compare.")
+    sentences = []
+    explained = False  # the rule is said once, on the first sentence that needs it
+    for where, part in _gap_groups(gaps, by):
+        ref_name = part["reference"].iloc[0]
+        first = part.iloc[0]
+
+        def num(r, col, kind="dec", digits=digits):
+            w = {**where, "metric": r["metric"], "scorer": r["scorer"]}
+            return b.num(r[col], Ref(source, col, w), kind, digits)
+
+        n_req = int(first["n"])
+        n = num(first, "n", "int", 0)
+        labeled = f"labeled {unit if n_req == 1 else units}"
+        head = f"On {b.lit(where[by])} ({n} {labeled})" if by else f"On these {n} {labeled}"
+        ref = b.code(ref_name)
+        margin = float(first["margin"])
+        def rule():
+            return (f"a gap of {num(first, 'margin', 'dec', 2)} or more on R@5 or "
+                    "Complete@10, with a 95% paired interval above zero and an exact sign test "
+                    f"over the {units} where the two differ below p = "
+                    f"{num(first, 'alpha', 'dec', 2)}")
+
+        far = part[part["far"].astype(str).str.lower().isin(["true", "1", "1.0"])]
+        if not far.empty:
+            per = []
+            for name, rows in far.groupby("scorer", sort=False):
+                per.append(f"{b.code(name)} " + ", ".join(
+                    f"{b.lit(r['metric'])} {num(r, 'mean_scorer')} vs {num(r, 'mean_reference')}"
+                    f" (gap {num(r, 'gap')} [{num(r, 'gap_low')}, {num(r, 'gap_high')}]; "
+                    f"{num(r, 'reference_wins', 'int', 0)} {units} better with {ref}, "
+                    f"{num(r, 'scorer_wins', 'int', 0)} worse)"
+                    for _, r in rows.iterrows()))
+            names = list(dict.fromkeys(far["scorer"]))
+            sentences.append(
+                f"**Warning:** {head}, {_and([b.code(x) for x in names])} "
+                f"{'is' if len(names) == 1 else 'are'} far below {ref}: " + "; ".join(per) + "."
+                + ("" if explained else
+                   f" Far means {rule()}: a loss these {units} show, not noise. {ref} is the "
+                   "safer pick here."))
+            explained = True
+            continue
+        scored = part[part["gap"].astype(float).notna()]
+        if scored.empty:  # every required tool always included: no request to compare on
+            sentences.append(f"{head}, no {unit} has a required tool left to rank: nothing "
+                             "to compare.")
+            continue
+        text = (f"{head}, no single scorer is shown far below {ref}"
+                + ("." if explained else f" ({rule()})."))
+        explained = True
+        top = scored.loc[scored["gap"].astype(float).idxmax()]
+        if float(top["gap"]) <= 0:
+            text += f" Every scorer is at or above {ref} on the mean."
+        else:
+            text += (f" The largest gap, {b.code(top['scorer'])}'s {b.lit(top['metric'])}, is "
+                     f"{num(top, 'gap')} [{num(top, 'gap_low')}, {num(top, 'gap_high')}]")
+            if float(top["gap"]) < margin - 1e-12:
+                text += ": under the margin."
+            elif float(top["gap_low"]) <= 0:
+                text += (f": its interval reaches zero, so these {units} cannot tell it from "
+                         f"noise (more labeled {units} narrow it).")
+            else:
+                wins = int(top["reference_wins"])
+                text += (f", but only {num(top, 'reference_wins', 'int', 0)} "
+                         f"{unit + ' is' if wins == 1 else units + ' are'} better with {ref} and "
+                         f"{num(top, 'scorer_wins', 'int', 0)} worse: the sign test's p = "
+                         f"{num(top, 'p_value', 'dec', 3)} is not below "
+                         f"{num(top, 'alpha', 'dec', 2)}, too few {units} to call it a loss.")
+        sentences.append(text)
+    return b.claim(" ".join(sentences) if by is None else "\n\n".join(sentences))
+
+
+def scorer_gap_card(gaps: pd.DataFrame, *, by: str | None = None) -> Claim | None:
+    """The index card's line of :func:`scorer_gap_warning`: which scorers are far below the
+    reference on this labeled data (per style with ``by``), or ``None`` when none is."""
+    b = _Builder()
+    if gaps.empty:
+        return None
+    far = gaps[gaps["far"].astype(str).str.lower().isin(["true", "1", "1.0"])]
+    if far.empty:
+        return None
+    ref_name = far["reference"].iloc[0]
+    if by:  # one line for the card: the groups where some scorer is far below
+        groups = list(dict.fromkeys(far[by]))
+        return b.claim(f"Warning: a single scorer is far below {b.code(ref_name)} on "
+                       f"{_and([b.lit(g) for g in groups])} (named on the page).")
+    names = list(dict.fromkeys(far["scorer"]))
+    return b.claim(f"Warning: {_and([b.code(x) for x in names])} "
+                   f"{'is' if len(names) == 1 else 'are'} far below {b.code(ref_name)} on this "
+                   "labeled data.")
 
 
 def variant_vs(table: pd.DataFrame, a: str, b_name: str, source: str, *,

@@ -15,7 +15,7 @@ from pathlib import Path
 from .cutoffs import headline_k
 
 __all__ = ["NOTEBOOK_GLOB", "DATA_PARAMS", "DEFAULT_NEEDS", "find_notebooks", "notebook_title",
-           "same_path",
+           "same_path", "report_link",
            "notebook_needs", "notebook_parameters", "UserData", "check_user_data",
            "PlannedNotebook", "notebook_plan"]
 
@@ -75,6 +75,26 @@ def same_path(a: str | Path | None, b: str | Path | None) -> bool:
     if not a or not b:
         return False
     return Path(a).resolve() == Path(b).resolve()
+
+
+def report_link(target: str | Path, page_dir: str | Path) -> tuple[str, str | None]:
+    """How a page in ``page_dir`` (a folder of a report, its HTML page written beside it)
+    cites and links a file or folder it did not write (a project's committed benchmark
+    tables): ``(source, link)``.
+
+    Inside the report (under ``page_dir``'s parent): ``source`` is relative to ``page_dir``
+    (as ``claims.json`` cites) and ``link`` relative to the report folder (as the HTML page
+    links). Outside it (a user's ``toolsel report --out X`` reading the project's tables):
+    ``source`` is the absolute path and ``link`` is ``None``: a relative link would leave the
+    report folder and break when it is moved or shared, so the page names the path instead.
+    """
+    import os
+    target, page = Path(target).resolve(), Path(page_dir).resolve()
+    root = page.parent
+    if target == root or root in target.parents:
+        return (Path(os.path.relpath(target, page)).as_posix(),
+                Path(os.path.relpath(target, root)).as_posix())
+    return target.as_posix(), None
 
 
 def _read_nb(path: Path) -> dict:

@@ -176,6 +176,13 @@ def render_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],
     if head is not None:
         table, src = head
         out += ["## Headline", "", f"Recall against payload (from {src}).", "", table, ""]
+    gaps_csv = rep / "00_overview" / "scorer_gaps.csv"
+    if gaps_csv.exists():  # the overview's single-scorer warning, when it gave one
+        from .claims import scorer_gap_card
+        card = scorer_gap_card(pd.read_csv(gaps_csv))
+        if card is not None:
+            out += [f"**{card.text}** See [the overview](00_overview.html) and its "
+                    "[`scorer_gaps.csv`](00_overview/scorer_gaps.csv).", ""]
     ran = [r for r in runs if r.skipped is None]
     skipped = [r for r in runs if r.skipped is not None]
     out += ["## Notebooks run", ""]
