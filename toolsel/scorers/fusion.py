@@ -204,6 +204,9 @@ class FusionScorer(Scorer):
         of names makes the semantic signal an ensemble: each encoder's cosines are
         normalised per segment like any signal and averaged (each gets an equal share of the
         semantic weight), and the no-match rule reads the first encoder's cosines.
+    windows, window_pooling : int or None, str
+        Long tool texts as several vectors in the semantic signal (passed to
+        :class:`~toolsel.scorers.embedding.EmbeddingScorer`; ``None``: one vector per tool).
     fields : sequence of str
         When given, both signals index these fields instead of their own lists.
     """
@@ -221,6 +224,7 @@ class FusionScorer(Scorer):
                  whole_bonus: float = 0.1, stop_words: str | bool | None = "query",
                  stem: str | None = None, tokenizer: str | None = "article",
                  idf: str | None = "okapi", model: str | tuple[str, ...] | None = None,
+                 windows: int | None = None, window_pooling: str = "max",
                  fields: Sequence[str] | None = None):
         super().__init__(fields=fields)
         self.lexical = lexical
@@ -237,6 +241,8 @@ class FusionScorer(Scorer):
         self.tokenizer = tokenizer
         self.idf = idf
         self.model = model
+        self.windows = windows
+        self.window_pooling = window_pooling
 
     def _stop_mode(self) -> str | None:
         mode = self.stop_words
@@ -289,6 +295,8 @@ class FusionScorer(Scorer):
                                           else self.fields}
                 if model is not None:
                     params["model"] = model
+                if self.windows is not None:  # long tool texts as several vectors
+                    params.update(windows=self.windows, window_pooling=self.window_pooling)
                 try:
                     semantic = get_scorer(self.semantic, **params).fit(tools)
                 except (ImportError, OSError) as exc:  # model packages or files missing
@@ -361,7 +369,9 @@ class FusionScorer(Scorer):
                                               [spans[i] for i in multi])
             for i, v in zip(multi, pooled):
                 rows[i] = v
-        return cosines(np.vstack(rows), scorer.vectors_)
+        vecs = np.vstack(rows)
+        pooled = getattr(scorer, "tool_cosines", None)  # a tool's windows pooled, if any
+        return pooled(vecs) if pooled is not None else cosines(vecs, scorer.vectors_)
 
     def _fused(self, texts: list[str], signals) -> np.ndarray:
         """Fused, normalised scores of every segment text, shape ``(len(texts), n_tools)``.
