@@ -111,6 +111,33 @@ def score_of(table: pd.DataFrame) -> pd.Series:
     return g.mean(axis=1)
 
 
+def as_listing(registry):
+    """``registry`` rewritten as an API listing with long texts (ToolBench-style): each tool's
+    description becomes its service's overview, which lists every endpoint of the service
+    (``metadata["domain"]``; a tool without one is its own service), then the endpoint's own
+    description, then each parameter with its type and description. Names, parameters and
+    labels are unchanged, so a style's queries score against it as they are. What sets one
+    endpoint apart from its siblings comes after the shared overview, where a model that
+    truncates stops reading once the service has enough endpoints."""
+    from toolsel import Registry, Tool
+    from toolsel.text import field_text, parameter_items
+    groups: dict[str, list] = {}
+    for t in registry:
+        groups.setdefault(str((t.metadata or {}).get("domain") or t.name), []).append(t)
+    out = []
+    for t in registry:
+        domain = str((t.metadata or {}).get("domain") or t.name)
+        overview = " ".join(f"{field_text(s, 'name_words')}: {s.description.rstrip('.')}."
+                            for s in groups[domain])
+        params = " ".join(f"{n}: {d.rstrip('.')}." if d else f"{n}."
+                          for n, d in parameter_items(t.parameters))
+        text = f"The {domain} API. Endpoints: {overview} This endpoint: {t.description}"
+        if params:
+            text += f" Parameters: {params}"
+        out.append(Tool(t.name, text, t.parameters, t.metadata))
+    return Registry(out)
+
+
 def long_requests(n: int, tools: int, seed: int = 0):
     """``n`` requests of 3-5 synthetic sentences, and the synthetic registry they target."""
     from toolsel.synthetic import synthetic_queries, synthetic_registry
@@ -153,14 +180,37 @@ ENCODER_STUDY = {
 }
 
 
-def interleaved_latency(configs: dict, tools: int, n: int) -> pd.DataFrame:
+def long_text_study() -> tuple[dict, list[str]]:
+    """``--study long_texts``: today's default and the embedding scorer, each with one vector
+    per tool and with 128-word-piece windows pooled by max and by mean_max; only the
+    ``default`` variants are candidates."""
+    from toolsel.scorers.embedding import EmbeddingScorer
+    from toolsel.scorers.fusion import DefaultScorer
+    variants, candidates = {}, []
+    for label, changes in (("", {}), (", windows 128 max", dict(windows=128)),
+                           (", windows 128 mean_max", dict(windows=128,
+                                                          window_pooling="mean_max"))):
+        variants["default" + label] = DefaultScorer(**changes)
+        candidates.append("default" + label)
+    for label, changes in (("", {}), (", windows 128 max", dict(windows=128)),
+                           (", windows 128 mean_max", dict(windows=128,
+                                                          window_pooling="mean_max"))):
+        variants["embedding" + label] = EmbeddingScorer(**changes)
+    return variants, candidates
+
+
+def interleaved_latency(configs: dict, tools: int, n: int, *, listing: bool = False
+                        ) -> pd.DataFrame:
     """p50/p95/mean ms per request of each fitted config on 3-5-sentence requests at
     ``tools`` synthetic tools, the configs timed request by request in turn (so a change of
-    the machine's load hits all of them alike); query-vector cache off."""
+    the machine's load hits all of them alike); query-vector cache off. ``listing``: the
+    registry's texts made long (:func:`as_listing`)."""
     import time
 
     from toolsel.scorers.embedding import QUERY_CACHE
     queries, reg = long_requests(max(n // 2, 20), tools)
+    if listing:
+        reg = as_listing(reg)
     fitted = {}
     for label, scorer in configs.items():
         t = time.perf_counter()
@@ -188,18 +238,53 @@ def interleaved_latency(configs: dict, tools: int, n: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run_study(variants: dict, sets: dict, args, *, tables: Path | None) -> dict:
+def cold_encode(variants: dict, n_tools: int) -> pd.DataFrame:
+    """Seconds to fit each variant on the first ``n_tools`` tools of the long-text synthetic
+    registry (:func:`as_listing`) with an empty vector cache (a fresh ``$TOOLSEL_CACHE``), and
+    the vectors encoded (tool texts plus windows)."""
+    import os
+    import tempfile
+    import time
+    _, reg = long_requests(20, n_tools)
+    reg = as_listing(reg)
+    rows = []
+    saved = os.environ.get("TOOLSEL_CACHE")
+    try:
+        for label, scorer in variants.items():
+            with tempfile.TemporaryDirectory(prefix="toolsel-cold-") as tmp:
+                os.environ["TOOLSEL_CACHE"] = tmp
+                t = time.perf_counter()
+                fitted = scorer.clone().fit(reg)
+                took = time.perf_counter() - t
+            sems = [sc for k, sc in getattr(fitted, "signals_", [("semantic", fitted)])
+                    if k == "semantic"]
+            rows.append({"variant": label, "encode_tools": len(reg),
+                         "encoded_vectors": int(sum(sc.n_encoded_ for sc in sems)),
+                         "cold_fit_s": round(took, 1)})
+            print(f"  cold fit {label!r}: {rows[-1]}", flush=True)
+    finally:
+        if saved is None:
+            os.environ.pop("TOOLSEL_CACHE", None)
+        else:
+            os.environ["TOOLSEL_CACHE"] = saved
+    return pd.DataFrame(rows)
+
+
+def run_study(variants: dict, sets: dict, args, *, tables: Path | None,
+              candidates: list[str] | None = None, listing: bool = False,
+              encode_tools: int = 0) -> dict:
     """Latency, dev grid and choice, test with paired intervals: the first variant is the
     baseline (today's ``default``); a variant whose p95 at ``--tools`` is over ``--p95-bar``
     ms is not a candidate. Returns the tables written (``<tables>.csv``, ``_dev_ranking``,
-    ``_paired``)."""
-    from toolsel.scorers.embedding import EmbeddingScorer
+    ``_paired``). Only ``candidates`` (default: all) may be chosen; ``listing`` times on long
+    texts (:func:`as_listing`); ``encode_tools`` > 0 adds each variant's cold fit cost
+    (:func:`cold_encode`)."""
     labels = list(variants)
     baseline = labels[0]
     lat = None
     if args.latency_calls:
         print(f"== latency at {args.tools} tools, 3-5-sentence requests ==", flush=True)
-        lat = interleaved_latency(variants, args.tools, args.latency_calls)
+        lat = interleaved_latency(variants, args.tools, args.latency_calls, listing=listing)
         print(lat.to_string(index=False), flush=True)
         over = set(lat.loc[lat["p95_ms"] > args.p95_bar, "variant"])
         # the bar is about the variant, not the machine's load: a variant is over when it is
@@ -213,7 +298,8 @@ def run_study(variants: dict, sets: dict, args, *, tables: Path | None) -> dict:
             over.discard(baseline)
     else:
         over = set()
-    candidates = [v for v in labels if v not in over]
+    candidates = [v for v in (labels if candidates is None else candidates) if v not in over]
+    cold = cold_encode(variants, encode_tools) if encode_tools else None
     grid = evaluate_variants(sets, variants, split="dev")
     choice = choose(grid, baseline, max_loss=args.max_loss,
                     max_loss_queries=args.max_loss_queries, candidates=candidates)
@@ -227,8 +313,12 @@ def run_study(variants: dict, sets: dict, args, *, tables: Path | None) -> dict:
     qm = query_metrics(test)
     paired = []
     for v in labels[1:]:
+        # a variant of another scorer (embedding, ...) is paired with that scorer's first
+        # variant, the rest with the baseline
+        family = [u for u in labels if u.split(",")[0] == v.split(",")[0]]
+        ref = family[0] if family[0] != v else baseline
         for style in dict.fromkeys(test["style"]):
-            d = paired_differences(qm[qm["style"] == style], v, baseline)
+            d = paired_differences(qm[qm["style"] == style], v, ref)
             paired.append(d)
     paired = pd.concat(paired, ignore_index=True)
     print("\n== test ==")
@@ -245,6 +335,9 @@ def run_study(variants: dict, sets: dict, args, *, tables: Path | None) -> dict:
             row.update(lat.loc[lat["variant"] == v, ["p50_ms", "p95_ms"]].iloc[0].to_dict())
             base_p95 = float(lat.loc[lat["variant"] == baseline, "p95_ms"].iloc[0])
             row["p95_vs_baseline"] = round(row["p95_ms"] / base_p95, 2)
+        if cold is not None:
+            row.update(cold.loc[cold["variant"] == v, ["encode_tools", "encoded_vectors",
+                                                       "cold_fit_s"]].iloc[0].to_dict())
         for split, table in (("dev", grid), ("test", test)):
             t = table[table["variant"] == v].set_index("style")
             for style in t.index:
@@ -275,9 +368,13 @@ def main() -> None:
     ap.add_argument("--no-test", action="store_true", help="stop after choosing on dev")
     ap.add_argument("--tools", type=int, default=4000)
     ap.add_argument("--latency-calls", type=int, default=200, help="0 skips timing")
-    ap.add_argument("--study", choices=("knobs", "encoders"), default="knobs",
+    ap.add_argument("--study", choices=("knobs", "encoders", "long_texts"), default="knobs",
                     help="knobs: the configuration tuning above; encoders: today's default "
-                         "beside ensembles of two encoders (ENCODER_STUDY)")
+                         "beside ensembles of two encoders (ENCODER_STUDY); long_texts: "
+                         "windows over long tool texts (long_text_study), on the sets and "
+                         "on their API-listing rewrites (as_listing)")
+    ap.add_argument("--encode-tools", type=int, default=500,
+                    help="long_texts: cold-fit cost measured on this many long-text tools")
     ap.add_argument("--p95-bar", type=float, default=30.0,
                     help="studies: a variant slower than this p95 (ms, at --tools tools, "
                          "3-5-sentence requests) and than the baseline is not a candidate")
@@ -291,6 +388,14 @@ def main() -> None:
         from toolsel.scorers.fusion import DefaultScorer
         run_study({label: DefaultScorer(**changes) for label, changes in ENCODER_STUDY.items()},
                   sets, args, tables=args.tables)
+        return
+    if args.study == "long_texts":
+        for name in [n for n in sets if n != "workspace"]:
+            reg, queries = sets[name]
+            sets[f"{name} listing"] = (as_listing(reg), queries)
+        variants, candidates = long_text_study()
+        run_study(variants, sets, args, tables=args.tables, candidates=candidates,
+                  listing=True, encode_tools=args.encode_tools)
         return
     written = {}
 
