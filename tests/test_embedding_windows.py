@@ -109,3 +109,13 @@ def test_fusion_passes_windows_to_its_semantic_signal():
     vecs = sem.encode_in_context([multi], [_locate(multi, segs[0][1:])])[0]
     np.testing.assert_allclose(raw, sem.tool_cosines(vecs), atol=1e-6)
     assert get_scorer("default", windows=64).windows == 64
+
+
+def test_prime_cache_encodes_the_windows_a_fit_needs(tmp_path):
+    from toolsel.scorers.parallel import prime_cache
+    info = prime_cache(REG, n_jobs=1, cache_dir=str(tmp_path), progress=False, windows=128)
+    fitted = EmbeddingScorer(cache_dir=tmp_path, windows=128).fit(REG)
+    assert fitted.n_encoded_ == 0
+    assert info["n_texts"] == len(REG) + len(fitted.window_vectors_)
+    with pytest.raises(ValueError, match="prime_cache: windows must be"):
+        prime_cache(REG, n_jobs=1, cache_dir=str(tmp_path), progress=False, windows=4)

@@ -510,6 +510,15 @@ WINDOW_POOLINGS = ("max", "mean_max")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 
 
+def check_windows(windows, owner: str) -> int | None:
+    """``windows`` if it is ``None`` or a window size in word pieces, else a ValueError."""
+    if windows is not None and (isinstance(windows, bool) or not isinstance(windows, int)
+                                or not MIN_WINDOW <= windows <= _MAX_TOKENS):
+        raise ValueError(f"{owner}: windows must be None or an integer from {MIN_WINDOW} to "
+                         f"{_MAX_TOKENS} (word pieces), got {windows!r}")
+    return windows
+
+
 def _counting_tokenizer(encoder):
     """A tokenizer counting word pieces for window cuts: the encoder's own when it has one
     (MiniLM-L6 and -L3), else MiniLM's (a core dependency), untruncated and unpadded."""
@@ -665,12 +674,7 @@ class EmbeddingScorer(Scorer):
         self.encoder_ = load_encoder(self.model)
 
     def _fit(self, tools) -> None:
-        windows = self.windows
-        if windows is not None and (isinstance(windows, bool) or not isinstance(windows, int)
-                                    or not MIN_WINDOW <= windows <= _MAX_TOKENS):
-            raise ValueError(f"{type(self).__name__}: windows must be None or an integer "
-                             f"from {MIN_WINDOW} to {_MAX_TOKENS} (word pieces), got "
-                             f"{windows!r}")
+        windows = check_windows(self.windows, type(self).__name__)
         if self.window_pooling not in WINDOW_POOLINGS:
             raise ValueError(f"{type(self).__name__}: window_pooling must be one of "
                              f"{list(WINDOW_POOLINGS)}, got {self.window_pooling!r}")
