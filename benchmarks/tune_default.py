@@ -22,6 +22,30 @@ process LRU, so variants sharing text encode it once):
 
 ``--out DIR`` writes ``dev_grid.csv``, ``dev_ranking.csv``, ``dev_differences.csv``,
 ``test_table.csv``, ``test_differences.csv`` and ``latency.csv``.
+
+**Studies of the semantic signal** (``--study encoders`` / ``--study long_texts``) compare
+today's ``default`` (the baseline, first) with variants of its semantic signal, by the same
+rule, and pay for latency first: every variant is timed at ``--tools`` tools on 3-5-sentence
+requests, interleaved request by request with the baseline; a variant whose p95 is over
+``--p95-bar`` (30 ms) and over the baseline's is not a candidate. Then dev, the choice, and
+test with a paired bootstrap interval of each variant against the baseline (a variant of
+another scorer, e.g. ``embedding, windows ...``, against that scorer's first variant).
+
+- ``encoders`` (:data:`ENCODER_STUDY`): ensembles of two encoders, ``FusionScorer(model=(a,
+  b))``: each encoder's cosines normalised per segment and averaged.
+- ``long_texts`` (:func:`long_text_study`): tool texts longer than 128 word pieces also as
+  windows, pooled by max or mean_max (``EmbeddingScorer(windows=...)``), for ``default`` (the
+  candidates) and ``embedding``; evaluated on the sets as they are and on their API-listing
+  rewrites (:func:`as_listing`), with the cold fit cost (``--encode-tools`` long-text tools,
+  empty cache) and latency on long-text tools.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/tune_default.py --study encoders \
+        --tables reports/benchmarks/encoder_ensemble
+    PYTHONPATH=. .venv/bin/python benchmarks/tune_default.py --study long_texts \
+        --tables reports/benchmarks/long_texts
+
+``--tables PREFIX`` writes ``PREFIX.csv`` (one row per variant: the rule's verdict, latency,
+dev and test R@5 / Complete@10 per set), ``PREFIX_dev_ranking.csv`` and ``PREFIX_paired.csv``.
 """
 
 from __future__ import annotations
