@@ -223,6 +223,18 @@ def long_text_study() -> tuple[dict, list[str]]:
     return variants, candidates
 
 
+def _only(variants: dict, labels: str | None) -> dict:
+    """``variants`` restricted to the comma-separated ``labels`` (the first always kept)."""
+    if not labels:
+        return variants
+    keep = {x.strip() for x in labels.split(",")}
+    unknown = keep - set(variants)
+    if unknown:
+        raise SystemExit(f"--variants: unknown {sorted(unknown)}; known: {list(variants)}")
+    first = next(iter(variants))
+    return {k: v for k, v in variants.items() if k == first or k in keep}
+
+
 def interleaved_latency(configs: dict, tools: int, n: int, *, listing: bool = False
                         ) -> pd.DataFrame:
     """p50/p95/mean ms per request of each fitted config on 3-5-sentence requests at
@@ -271,10 +283,16 @@ def cold_encode(variants: dict, n_tools: int) -> pd.DataFrame:
     import time
     _, reg = long_requests(20, n_tools)
     reg = as_listing(reg)
-    rows = []
+    rows, seen = [], {}
     saved = os.environ.get("TOOLSEL_CACHE")
     try:
         for label, scorer in variants.items():
+            # what is encoded depends on the model and the windows, not on the pooling
+            key = (repr(getattr(scorer, "model", None) or "all-MiniLM-L6-v2"),
+                   getattr(scorer, "windows", None))
+            if key in seen:
+                rows.append({**seen[key], "variant": label})
+                continue
             with tempfile.TemporaryDirectory(prefix="toolsel-cold-") as tmp:
                 os.environ["TOOLSEL_CACHE"] = tmp
                 t = time.perf_counter()
@@ -285,6 +303,7 @@ def cold_encode(variants: dict, n_tools: int) -> pd.DataFrame:
             rows.append({"variant": label, "encode_tools": len(reg),
                          "encoded_vectors": int(sum(sc.n_encoded_ for sc in sems)),
                          "cold_fit_s": round(took, 1)})
+            seen[key] = rows[-1]
             print(f"  cold fit {label!r}: {rows[-1]}", flush=True)
     finally:
         if saved is None:
@@ -397,6 +416,9 @@ def main() -> None:
                          "beside ensembles of two encoders (ENCODER_STUDY); long_texts: "
                          "windows over long tool texts (long_text_study), on the sets and "
                          "on their API-listing rewrites (as_listing)")
+    ap.add_argument("--variants",
+                    help="studies: only these variants (comma-separated labels; the baseline "
+                         "is always kept)")
     ap.add_argument("--encode-tools", type=int, default=500,
                     help="long_texts: cold-fit cost measured on this many long-text tools")
     ap.add_argument("--p95-bar", type=float, default=30.0,
@@ -410,7 +432,8 @@ def main() -> None:
     sets = load_sets(args.sets.split(","))
     if args.study == "encoders":
         from toolsel.scorers.fusion import DefaultScorer
-        run_study({label: DefaultScorer(**changes) for label, changes in ENCODER_STUDY.items()},
+        run_study(_only({label: DefaultScorer(**changes)
+                         for label, changes in ENCODER_STUDY.items()}, args.variants),
                   sets, args, tables=args.tables)
         return
     if args.study == "long_texts":
@@ -418,6 +441,8 @@ def main() -> None:
             reg, queries = sets[name]
             sets[f"{name} listing"] = (as_listing(reg), queries)
         variants, candidates = long_text_study()
+        variants = _only(variants, args.variants)
+        candidates = [c for c in candidates if c in variants]
         run_study(variants, sets, args, tables=args.tables, candidates=candidates,
                   listing=True, encode_tools=args.encode_tools)
         return
