@@ -34,7 +34,7 @@ another scorer, e.g. ``embedding, windows ...``, against that scorer's first var
 - ``encoders`` (:data:`ENCODER_STUDY`): ensembles of two encoders, ``FusionScorer(model=(a,
   b))``: each encoder's cosines normalised per segment and averaged.
 - ``long_texts`` (:func:`long_text_study`): tool texts longer than 128 word pieces also as
-  windows, pooled by max or mean_max (``EmbeddingScorer(windows=...)``), for ``default`` (the
+  windows, pooled by max, mean_max or mean (``EmbeddingScorer(windows=...)``), for ``default`` (the
   candidates) and ``embedding``; evaluated on the sets as they are and on their API-listing
   rewrites (:func:`as_listing`), with the cold fit cost (``--encode-tools`` long-text tools,
   empty cache) and latency on long-text tools.
@@ -206,19 +206,17 @@ ENCODER_STUDY = {
 
 def long_text_study() -> tuple[dict, list[str]]:
     """``--study long_texts``: today's default and the embedding scorer, each with one vector
-    per tool and with 128-word-piece windows pooled by max and by mean_max; only the
+    per tool and with 128-word-piece windows pooled by max, mean_max and mean; only the
     ``default`` variants are candidates."""
     from toolsel.scorers.embedding import EmbeddingScorer
     from toolsel.scorers.fusion import DefaultScorer
     variants, candidates = {}, []
-    for label, changes in (("", {}), (", windows 128 max", dict(windows=128)),
-                           (", windows 128 mean_max", dict(windows=128,
-                                                          window_pooling="mean_max"))):
+    settings = [("", {})] + [(f", windows 128 {p}", dict(windows=128, window_pooling=p))
+                             for p in ("max", "mean_max", "mean")]
+    for label, changes in settings:
         variants["default" + label] = DefaultScorer(**changes)
         candidates.append("default" + label)
-    for label, changes in (("", {}), (", windows 128 max", dict(windows=128)),
-                           (", windows 128 mean_max", dict(windows=128,
-                                                          window_pooling="mean_max"))):
+    for label, changes in settings:
         variants["embedding" + label] = EmbeddingScorer(**changes)
     return variants, candidates
 
