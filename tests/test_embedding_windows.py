@@ -59,7 +59,11 @@ def test_a_sentence_past_the_truncation_is_found_through_its_window(pooling):
     assert int(np.argmax(windowed.score(q))) == 0
     # pooling by hand: the whole text's cosine and each window's
     qv = windowed.encode_queries([q])[0]
-    own = np.r_[windowed.vectors_[0] @ qv, windowed.window_vectors_ @ qv]
+    ref = EmbeddingScorer(cache=False, windows=128).fit(REG)  # every vector kept
+    own = np.r_[ref.vectors_[0] @ qv, ref.window_vectors_ @ qv]
+    if pooling == "mean":  # folded into one vector per tool
+        assert len(windowed.window_vectors_) == 0 and windowed.vectors_.shape == (len(REG), 384)
+        np.testing.assert_array_equal(windowed.vectors_[1:], plain.vectors_[1:])
     want = {"max": own.max(), "mean": own.mean(),
             "mean_max": (own.max() + own.mean()) / 2}[pooling]
     assert windowed.score(q)[0] == pytest.approx(want, abs=1e-6)
@@ -120,3 +124,17 @@ def test_prime_cache_encodes_the_windows_a_fit_needs(tmp_path):
     assert info["n_texts"] == len(REG) + len(fitted.window_vectors_)
     with pytest.raises(ValueError, match="prime_cache: windows must be"):
         prime_cache(REG, n_jobs=1, cache_dir=str(tmp_path), progress=False, windows=4)
+
+
+def test_default_reads_long_texts_through_window_means():
+    d = get_scorer("default")
+    assert (d.windows, d.window_pooling) == (128, "mean")
+    d.fit(REG)
+    (sem,) = [sc for kind, sc in d.signals_ if kind == "semantic"]
+    assert sem.window_tools_.tolist() == [0] and len(sem.window_vectors_) == 0
+    assert int(np.argmax(d.score("refund the card payment to the customer"))) == 0
+    # one vector per tool and no window: the same scores as before windows
+    short = FusionScorer(windows=None).fit(OTHERS)
+    qs = ["list my invoices", "weather in Rome and the AAPL stock price"]
+    np.testing.assert_array_equal(get_scorer("default").fit(OTHERS).score_many(qs),
+                                  short.score_many(qs))

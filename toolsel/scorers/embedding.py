@@ -630,8 +630,13 @@ class EmbeddingScorer(Scorer):
     n_encoded_ : int
         How many tool texts (and windows) the last :meth:`fit` had to encode (the rest came
         from the cache).
+    vectors_ : ndarray
+        One vector per tool: its text's (unit length); with ``window_pooling="mean"``, for a
+        tool with windows, the mean of that vector and its windows' (shorter than 1: its
+        dot product with a unit query vector is the mean cosine).
     window_vectors_ : ndarray
-        The windows' vectors, those of one tool contiguous, tools in registry order;
+        The windows' vectors, those of one tool contiguous, tools in registry order (empty
+        with ``window_pooling="mean"``: they are folded into ``vectors_``);
         ``window_tools_`` are the tools with windows, ``window_starts_`` and
         ``window_counts_`` where each one's rows start and how many there are.
 
@@ -703,12 +708,14 @@ class EmbeddingScorer(Scorer):
         self.window_starts_ = np.concatenate([[0], np.cumsum(self.window_counts_)[:-1]])
         if self.window_pooling == "mean":
             # the mean cosine over a tool's vectors is the cosine with their (unnormalised)
-            # mean: one vector per tool, so scoring costs what it costs without windows
+            # mean: one vector per tool, so scoring costs and holds what it does without
+            # windows, and whatever reads vectors_ reads the pooled representation
             sums = np.add.reduceat(self.window_vectors_, self.window_starts_, axis=0)
-            self.pooled_vectors_ = self.vectors_.copy()
-            self.pooled_vectors_[self.window_tools_] = (
+            self.vectors_ = self.vectors_.copy()
+            self.vectors_[self.window_tools_] = (
                 (self.vectors_[self.window_tools_] + sums)
                 / (1 + self.window_counts_)[:, None]).astype(np.float32)
+            self.window_vectors_ = self.window_vectors_[:0]
 
     def _encode_tool_texts(self, texts: list[str]) -> tuple[np.ndarray, int]:
         """Vectors of tool-side texts (from the disk cache when on) and how many were encoded.
@@ -739,8 +746,8 @@ class EmbeddingScorer(Scorer):
         tools = getattr(self, "window_tools_", None)
         if tools is None or not len(tools):
             return cosines(query_vectors, self.vectors_)
-        if self.window_pooling == "mean":
-            return cosines(query_vectors, self.pooled_vectors_)
+        if self.window_pooling == "mean":  # vectors_ holds each tool's mean vector
+            return cosines(query_vectors, self.vectors_)
         cos = cosines(query_vectors, self.vectors_)
         cw = cosines(query_vectors, self.window_vectors_)
         best = np.maximum(cos[:, tools], np.maximum.reduceat(cw, self.window_starts_, axis=1))

@@ -206,7 +206,10 @@ class FusionScorer(Scorer):
         semantic weight), and the no-match rule reads the first encoder's cosines.
     windows, window_pooling : int or None, str
         Long tool texts as several vectors in the semantic signal (passed to
-        :class:`~toolsel.scorers.embedding.EmbeddingScorer`; ``None``: one vector per tool).
+        :class:`~toolsel.scorers.embedding.EmbeddingScorer`; ``None``: one vector per tool):
+        a text over ``windows`` word pieces is also read in windows of that size, and with
+        ``"mean"`` a tool scores the mean cosine over its text's and its windows' vectors. A
+        text that fits in one window scores as with ``None``.
     fields : sequence of str
         When given, both signals index these fields instead of their own lists.
     """
@@ -224,7 +227,7 @@ class FusionScorer(Scorer):
                  whole_bonus: float = 0.1, stop_words: str | bool | None = "query",
                  stem: str | None = None, tokenizer: str | None = "article",
                  idf: str | None = "okapi", model: str | tuple[str, ...] | None = None,
-                 windows: int | None = None, window_pooling: str = "max",
+                 windows: int | None = 128, window_pooling: str = "mean",
                  fields: Sequence[str] | None = None):
         super().__init__(fields=fields)
         self.lexical = lexical
@@ -484,6 +487,23 @@ class DefaultScorer(FusionScorer):
     The lexical half's tokenization (name splitting, stop words, stemming) was chosen the same
     way by ``benchmarks/tune_tokenization.py`` (``reports/benchmarks/tokenization.csv``):
     ``tokenizer="article"``, request stop words, no stemming, rank-bm25's idf.
+
+    Long tool texts (``windows=128, window_pooling="mean"``) were chosen the same way by
+    ``benchmarks/tune_default.py --study long_texts`` (``reports/benchmarks/long_texts.csv``,
+    ``long_texts_dev_ranking.csv``, ``long_texts_paired.csv``), on the dev splits of the six
+    sets and of their API-listing rewrites (``as_listing`` there: each tool's text opens with
+    its service's list of endpoints, so what sets it apart comes after MiniLM's 256-word-piece
+    truncation on the largest services), against one vector per tool, with latency timed on
+    4,000 long-text tools. No bundled tool text is over 128 word pieces, so on the six sets
+    themselves the scores are unchanged. Pooling windows by max or mean_max was slower than
+    one vector per tool and over the 30 ms p95 bar there; mean pooling folds a tool's
+    windows into one vector, so it costs no time per request, only encoding the windows
+    when fitting (the table's ``encoded_vectors`` and ``cold_fit_s``).
+
+    An ensemble of two encoders (``model=("all-MiniLM-L6-v2", "paraphrase-MiniLM-L3-v2")``)
+    was measured with ``--study encoders`` (``reports/benchmarks/encoder_ensemble.csv``) and
+    not chosen: it lost more than one request's worth on a dev set and was slower than
+    MiniLM-L6 alone, over the p95 bar.
     """
 
     _lexical_fallback = True
