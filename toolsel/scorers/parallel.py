@@ -105,7 +105,9 @@ def prime_cache(tools: Iterable[Tool], *, model: str | None = None,
 
     ``fields`` default to the embedding scorer's (also ``default``'s semantic fields);
     ``windows`` adds the windows of long texts (:func:`~toolsel.scorers.embedding.text_windows`)
-    that such a scorer encodes. Returns ``{"n_texts", "n_encoded", "seconds", "texts_per_s",
+    that such a scorer encodes: pass ``windows=128`` to prime for ``default``, which reads
+    texts over 128 word pieces in windows too (the ``embedding`` scorer does not, unless
+    asked). Returns ``{"n_texts", "n_encoded", "seconds", "texts_per_s",
     "n_jobs"}``.
     """
     from ..text import field_text
