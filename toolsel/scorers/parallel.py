@@ -98,16 +98,24 @@ def encode_parallel(texts: Sequence[str], *, model: str | None = None, n_jobs: i
 def prime_cache(tools: Iterable[Tool], *, model: str | None = None,
                 fields: Sequence[str] | None = None, n_jobs: int = 2, chunk_size: int = 256,
                 batch_size: int = 64, threads: int | None = 1, cache_dir: str | None = None,
-                progress: bool = True) -> dict[str, Any]:
+                progress: bool = True, windows: int | None = None) -> dict[str, Any]:
     """Encode every tool text the cache lacks, so an ``embedding`` (or ``default``) fit on
-    ``tools`` with the same ``model``, ``fields`` and ``cache_dir`` encodes nothing.
+    ``tools`` with the same ``model``, ``fields``, ``windows`` and ``cache_dir`` encodes
+    nothing.
 
-    ``fields`` default to the embedding scorer's (also ``default``'s semantic fields). Returns
-    ``{"n_texts", "n_encoded", "seconds", "texts_per_s", "n_jobs"}``.
+    ``fields`` default to the embedding scorer's (also ``default``'s semantic fields);
+    ``windows`` adds the windows of long texts (:func:`~toolsel.scorers.embedding.text_windows`)
+    that such a scorer encodes: pass ``windows=128`` to prime for ``default``, which reads
+    texts over 128 word pieces in windows too (the ``embedding`` scorer does not, unless
+    asked). Returns ``{"n_texts", "n_encoded", "seconds", "texts_per_s",
+    "n_jobs"}``.
     """
-    from .embedding import DEFAULT_MODEL, EmbeddingScorer, load_encoder
+    from ..text import field_text
+    from .embedding import (DEFAULT_MODEL, EmbeddingScorer, _counting_tokenizer, check_windows,
+                            load_encoder, text_windows)
     from .embedding_cache import EmbeddingCache
     model = DEFAULT_MODEL if model is None else model
+    check_windows(windows, "prime_cache")
     tools = list(tools)
     for i, t in enumerate(tools):
         if not isinstance(t, Tool):
@@ -115,6 +123,10 @@ def prime_cache(tools: Iterable[Tool], *, model: str | None = None,
     probe = EmbeddingScorer(model=model, fields=fields)
     texts = [tool_text(t, probe.fields_) for t in tools]
     encoder = load_encoder(model)
+    if windows is not None:
+        per_tool = text_windows(texts, [field_text(t, "name_words") for t in tools],
+                                _counting_tokenizer(encoder), windows)
+        texts += [w for ws in per_tool for w in ws]
     cache = EmbeddingCache(encoder.model_id, cache_dir)
     t0 = time.perf_counter()
 
