@@ -609,12 +609,31 @@ class EmbeddingScorer(Scorer):
         return match_similarity(scores, self.MIN_SIMILARITY, self.GATE_SIMILARITY)
 
 
+#: At most this many query rows are multiplied on one BLAS thread (:func:`cosines`).
+_ONE_THREAD_ROWS = 16
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_threads():
+    from threadpoolctl import ThreadpoolController
+    return ThreadpoolController()
+
+
 def cosines(queries: np.ndarray, tools: np.ndarray) -> np.ndarray:
-    """``queries @ tools.T`` as float64, for unit vectors: their cosine similarities."""
-    if len(queries) <= 16:
-        # a few query vectors: numpy's own loop (einsum) takes ~0.2 ms at 4,000 tools,
-        # where a threaded BLAS call can take 15 ms when the CPUs are shared
-        return np.einsum("qd,td->qt", queries, tools).astype(np.float64)
+    """``queries @ tools.T`` as float64, for unit vectors: their cosine similarities.
+
+    One matrix product for every row, so the tool vectors are read once per call however many
+    rows (a request and its clauses) there are. Up to 16 rows, the product runs on one BLAS
+    thread: a threaded call for a few rows could take 15 ms at 4,000 tools when the CPUs are
+    shared, and numpy's own loop (``einsum``, used before) reads the tool matrix once per row,
+    which dominated ``default``'s latency at 44,000 tools
+    (``reports/benchmarks/default_profile.csv``). The limit is process-wide for the duration
+    of the product (threadpoolctl, as scikit-learn's estimators do). BLAS and einsum sum in
+    different orders: the values agree to float32 rounding (about 1e-7).
+    """
+    if len(queries) <= _ONE_THREAD_ROWS:
+        with _blas_threads().limit(limits=1, user_api="blas"):
+            return (queries @ tools.T).astype(np.float64)
     return (queries @ tools.T).astype(np.float64)
 
 
