@@ -24,7 +24,8 @@ differs between the two revisions, K = 1, 3, 5, 10, 20, 30.
 
     PYTHONPATH=. nice -n 10 .venv/bin/python benchmarks/bench_default_profile.py \\
         --tools 4000,44000 --baseline 8ca95e7 --cache-dir /tmp/cache44k \\
-        --out reports/benchmarks/default_profile.csv
+        --out reports/benchmarks/default_profile.csv \\
+        --speed-out reports/benchmarks/default_speedup.csv
 """
 
 from __future__ import annotations
@@ -161,20 +162,22 @@ class Worker:
             self.proc.wait()
 
 
-def _summary(records: list[dict], call: str) -> dict:
+def _stage_rows(records: list[dict], call: str) -> list[dict]:
+    """Per stage: mean, p50 and p95 ms per request, and its share of the mean call time."""
     totals = np.asarray([r[call]["total"] for r in records])
-    row = {"p50_ms": float(np.percentile(totals, 50)), "p95_ms": float(np.percentile(totals, 95)),
-           "mean_ms": float(totals.mean())}
-    labels = [s[0] for s in STAGES]
     inner = np.zeros(len(records))
-    for label in labels:
+    rows = []
+    # no wrapped function calls another, so the stages add up (plus "other")
+    for label, *_ in STAGES:
         v = np.asarray([r[call].get(label, 0.0) for r in records])
-        row[f"{label} ms"] = float(v.mean())
-        # nested stages (cosines inside the encoder's caller, top-k inside select) are
-        # separate functions here: none of the wrapped ones calls another
         inner += v
-    row["other ms"] = float((totals - inner).mean())
-    return row
+        if v.any():
+            rows.append((label, v))
+    rows.append(("other", totals - inner))
+    rows.append(("total", totals))
+    return [{"stage": label, "mean_ms": float(v.mean()),
+             "p50_ms": float(np.percentile(v, 50)), "p95_ms": float(np.percentile(v, 95)),
+             "share_of_mean": float(v.mean() / totals.mean())} for label, v in rows]
 
 
 def main() -> None:
@@ -184,7 +187,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2, help="passes over the requests")
     ap.add_argument("--baseline", default="8ca95e7", help="git revision to compare against")
     ap.add_argument("--cache-dir", type=Path, help="embedding cache (TOOLSEL_CACHE)")
-    ap.add_argument("--out", type=Path, help="CSV file to write")
+    ap.add_argument("--out", type=Path,
+                    help="CSV of the stages: per size, revision, call and stage, mean/p50/p95 "
+                         "ms and share of the mean call time")
+    ap.add_argument("--speed-out", type=Path,
+                    help="CSV of the calls: per size, revision and call, p50/p95/mean ms, the "
+                         "ratios to the baseline and the top-K selection changes")
     ap.add_argument("--worker", nargs=2, type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -199,7 +207,8 @@ def main() -> None:
     dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "toolsel"],
                            check=True, capture_output=True, text=True).stdout.strip()
     tmp = Path(tempfile.mkdtemp(prefix="toolsel-profile-"))
-    rows = []
+    speed: list[dict] = []
+    stages: list[dict] = []
     try:
         base_dir = tmp / "baseline"
         base_dir.mkdir()
@@ -228,28 +237,39 @@ def main() -> None:
                 changed = {f"changed@{k}": int(sum(sorted(a[:k]) != sorted(b[:k])
                                                    for a, b in zip(base_top, tops[label])))
                            for k in KS}
+                common = {"n_tools": n_tools, "code": label, "baseline": label == labels[0]}
                 for call in ("select", "search"):
-                    rows.append({"n_tools": n_tools, "code": label,
-                                 "baseline": label == labels[0], "call": call,
-                                 "n_requests": args.requests,
-                                 "n_timings": len(records[label]),
-                                 "fit_s": workers[label].info["fit_s"],
-                                 **_summary(records[label], call), **changed,
-                                 "load_avg_1m": round(os.getloadavg()[0], 2),
-                                 "cpus": os.cpu_count()})
-            table = pd.DataFrame(rows)
+                    totals = np.asarray([r[call]["total"] for r in records[label]])
+                    speed.append({**common, "call": call, "n_requests": args.requests,
+                                  "n_timings": len(totals), "fit_s": workers[label].info["fit_s"],
+                                  "p50_ms": float(np.percentile(totals, 50)),
+                                  "p95_ms": float(np.percentile(totals, 95)),
+                                  "mean_ms": float(totals.mean()), **changed,
+                                  "load_avg_1m": round(os.getloadavg()[0], 2),
+                                  "cpus": os.cpu_count()})
+                    stages += [{**common, "call": call, **r}
+                               for r in _stage_rows(records[label], call)]
+            table = pd.DataFrame(speed)
             for col in ("p50_ms", "p95_ms"):  # this revision over the baseline, same run
                 base = table[table["baseline"]].set_index(["n_tools", "call"])[col]
                 table[f"{col.split('_')[0]}_vs_baseline"] = [
                     v / base[(n, c)] for n, c, v in zip(table["n_tools"], table["call"],
                                                           table[col])]
+            profile = pd.DataFrame(stages)
             print(table.round(2).T.to_string(), flush=True)
+            print(profile[profile["n_tools"] == n_tools].pivot_table(
+                index="stage", columns=["code", "call"], values="p50_ms", sort=False
+            ).round(2).to_string(), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.out:
         from toolsel.io import write_table
-        write_table(table, args.out, float_format="%.3f")
+        write_table(profile, args.out, float_format="%.3f")
         print(f"wrote {args.out}")
+    if args.speed_out:
+        from toolsel.io import write_table
+        write_table(table, args.speed_out, float_format="%.3f")
+        print(f"wrote {args.speed_out}")
 
 
 if __name__ == "__main__":
