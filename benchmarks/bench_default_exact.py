@@ -8,7 +8,7 @@ a request takes: one request at a time (``scorer.score``, what ``Selector.select
 in batches (``scorer.score_many``, what a sweep calls). The baseline's ``toolsel`` package is
 read with ``git archive`` into a temporary folder (the repository is not changed).
 
-Per set and path it writes: the largest absolute score difference, how many requests'
+Per set, split and path it writes: the largest absolute score difference, how many requests'
 top-K selection (:func:`toolsel.ranking.top_k_indices`, ties in registry order) differs at
 each K of 1, 3, 5, 10, 20, 30, how many requests' rank of a required tool differs, and the
 change of R@5 and Complete@10. Tool vectors come from the embedding cache (``TOOLSEL_CACHE``).
@@ -73,15 +73,19 @@ def _score(rev_dir: Path | None, out: Path, sets: list[str]) -> None:
         raise SystemExit(f"the child imported toolsel from {where}, expected {expected}")
 
 
-def compare(name: str, base: dict, new: dict, path: str) -> dict:
-    """One row: how ``new``'s scores of one set and path differ from ``base``'s."""
+def compare(name: str, base: dict, new: dict, path: str, split: str) -> dict:
+    """One row: how ``new``'s scores of one set, path and split differ from ``base``'s."""
     from toolsel.ranking import ranks_of, top_k_indices
     reg, queries = _load(name)
     queries = [q for q in queries if q.split in ("dev", "test")]
     a, b = base[path], new[path]
     if list(base["ids"]) != [q.id for q in queries] or a.shape != b.shape:
         raise SystemExit(f"{name}: the two revisions scored different requests")
-    row = {"set": name, "path": path, "n_tools": a.shape[1], "n_requests": a.shape[0],
+    keep = np.asarray([q.split == split for q in queries])
+    a, b = a[keep], b[keep]
+    queries = [q for q, k in zip(queries, keep) if k]
+    row = {"set": name, "split": split, "path": path, "n_tools": a.shape[1],
+           "n_requests": a.shape[0],
            "max_abs_diff": float(np.abs(a - b).max())}
     for k in KS:
         row[f"changed@{k}"] = int(sum(
@@ -126,8 +130,9 @@ def main() -> None:
         for name in sets:
             base = dict(np.load(root / "base" / f"{name}.npz"))
             new = dict(np.load(root / "new" / f"{name}.npz"))
-            for path in ("one", "many"):
-                rows.append(compare(name, base, new, path))
+            for split in ("dev", "test"):
+                for path in ("one", "many"):
+                    rows.append(compare(name, base, new, path, split))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     table = pd.DataFrame(rows)
