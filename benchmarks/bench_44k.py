@@ -22,6 +22,12 @@ estimates, not measurements.
 
     PYTHONPATH=. nice -n 10 .venv/bin/python benchmarks/bench_44k.py --tools 10000 \\
         --extrapolate-to 44000 --out reports/benchmarks/scale_44k.csv
+
+With ``--cache-dir`` the embedding cache is a folder that outlives the run: encode once
+(``--phases encode --cache-dir DIR --progress``, the bar showing texts/s), then measure the
+other phases as often as needed without encoding again (``--phases index,sweep --cache-dir
+DIR``); ``--combine`` joins the two outputs into one table. The N-tool registry is the first N
+tools of a larger one, so a 44,000-tool cache serves every smaller size.
 """
 
 from __future__ import annotations
