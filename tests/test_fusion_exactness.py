@@ -1,8 +1,8 @@
 """default's fast scoring path gives the scores of its plain definition.
 
 The scoring path of :class:`~toolsel.scorers.fusion.FusionScorer` was rewritten for speed
-(one BLAS product for a request's segments, normalisation and the max over segments in place,
-clause spans found without a regex per clause). These tests hold it to the definition written
+(the cosines of a request's segments in one pass over the tool vectors, normalisation and the
+max over segments in place, clause spans found without a regex per clause). These tests hold it to the definition written
 the plain way: per segment, each signal rescaled by :func:`normalize_scores`, weighted 0.4/0.6
 and summed; per tool, the best segment, the whole request with its bonus. The comparison of
 two revisions' selections on the six sets is ``benchmarks/bench_default_exact.py``.
@@ -89,17 +89,19 @@ def test_weighted_normalized_is_weight_times_normalize_scores_bit_for_bit():
     np.testing.assert_array_equal(rows, before)  # the signal's raw scores are left alone
 
 
-def test_cosines_agree_with_a_float64_product():
+def test_cosines_are_the_einsum_of_before_and_agree_with_a_float64_product():
     rng = np.random.default_rng(1)
     tools = rng.standard_normal((3000, 384)).astype(np.float32)
     tools /= np.linalg.norm(tools, axis=1, keepdims=True)
-    for n in (1, 7, 16, 17, 64):  # one BLAS thread up to 16 rows, threaded above
+    for n in (1, 7, 16, 17, 64):  # numpy's loop up to 16 rows, BLAS above
         q = rng.standard_normal((n, 384)).astype(np.float32)
         q /= np.linalg.norm(q, axis=1, keepdims=True)
         got = cosines(q, tools)
-        assert got.dtype == np.float64 and got.shape == (n, 3000)
+        assert got.dtype == np.float64 and got.shape == (n, 3000) and got.flags.c_contiguous
         np.testing.assert_allclose(got, q.astype(np.float64) @ tools.astype(np.float64).T,
                                    rtol=0, atol=1e-6)
+        if n <= 16:  # bit for bit what the row-by-row loop gave
+            np.testing.assert_array_equal(got, np.einsum("qd,td->qt", q, tools))
 
 
 def _plain_default(scorer: DefaultScorer, query: str) -> np.ndarray:

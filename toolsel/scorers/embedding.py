@@ -609,31 +609,17 @@ class EmbeddingScorer(Scorer):
         return match_similarity(scores, self.MIN_SIMILARITY, self.GATE_SIMILARITY)
 
 
-#: At most this many query rows are multiplied on one BLAS thread (:func:`cosines`).
-_ONE_THREAD_ROWS = 16
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_threads():
-    from threadpoolctl import ThreadpoolController
-    return ThreadpoolController()
-
-
 def cosines(queries: np.ndarray, tools: np.ndarray) -> np.ndarray:
-    """``queries @ tools.T`` as float64, for unit vectors: their cosine similarities.
-
-    One matrix product for every row, so the tool vectors are read once per call however many
-    rows (a request and its clauses) there are. Up to 16 rows, the product runs on one BLAS
-    thread: a threaded call for a few rows could take 15 ms at 4,000 tools when the CPUs are
-    shared, and numpy's own loop (``einsum``, used before) reads the tool matrix once per row,
-    which dominated ``default``'s latency at 44,000 tools
-    (``reports/benchmarks/default_profile.csv``). The limit is process-wide for the duration
-    of the product (threadpoolctl, as scikit-learn's estimators do). BLAS and einsum sum in
-    different orders: the values agree to float32 rounding (about 1e-7).
-    """
-    if len(queries) <= _ONE_THREAD_ROWS:
-        with _blas_threads().limit(limits=1, user_api="blas"):
-            return (queries @ tools.T).astype(np.float64)
+    """``queries @ tools.T`` as float64, for unit vectors: their cosine similarities."""
+    if len(queries) <= 16:
+        # a few query vectors (one request and its clauses): numpy's own loop, as a threaded
+        # BLAS call can take 15 ms at 4,000 tools when the CPUs are shared. Tools outermost:
+        # each tool vector is read once for all the rows, where "qd,td->qt" read the whole
+        # tool matrix once per row (that pass dominated default's latency at 44,000 tools,
+        # reports/benchmarks/default_profile.csv). Each cosine is the same sum in the same
+        # order as before, so the values are identical.
+        out = np.einsum("td,qd->tq", tools, queries)
+        return np.asarray(out.T, dtype=np.float64, order="C")
     return (queries @ tools.T).astype(np.float64)
 
 
