@@ -246,6 +246,14 @@ class FusionScorer(Scorer):
         Embedding model (see :class:`~toolsel.scorers.embedding.EmbeddingScorer`).
     fields : sequence of str
         When given, both signals index these fields instead of their own lists.
+
+    Notes
+    -----
+    Cost of one request of S segments: one encoder pass over the whole request, one pass over
+    the tool vectors giving the S cosines of every tool, S BM25 rows, and a few elementwise
+    passes over the S x n_tools scores (normalising, weighting, the max over segments).
+    ``benchmarks/bench_default_profile.py`` times each stage
+    (``reports/benchmarks/default_profile.csv``).
     """
 
     default_fields = ("name_words", "description")
