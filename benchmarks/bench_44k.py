@@ -22,6 +22,12 @@ estimates, not measurements.
 
     PYTHONPATH=. nice -n 10 .venv/bin/python benchmarks/bench_44k.py --tools 10000 \\
         --extrapolate-to 44000 --out reports/benchmarks/scale_44k.csv
+
+With ``--cache-dir`` the embedding cache is a folder that outlives the run: encode once
+(``--phases encode --cache-dir DIR --progress``, the bar showing texts/s), then measure the
+other phases as often as needed without encoding again (``--phases index,sweep --cache-dir
+DIR``); ``--combine`` joins the two outputs into one table. The N-tool registry is the first N
+tools of a larger one, so a 44,000-tool cache serves every smaller size.
 """
 
 from __future__ import annotations
@@ -54,11 +60,11 @@ def _maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _child_encode(n_tools: int, n_queries: int, jobs: int) -> dict:
+def _child_encode(n_tools: int, n_queries: int, jobs: int, progress: bool) -> dict:
     from toolsel.scorers.parallel import prime_cache
     reg, _ = _data(n_tools, n_queries)
     base = _maxrss_mb()
-    info = prime_cache(reg, n_jobs=jobs, progress=sys.stderr.isatty())
+    info = prime_cache(reg, n_jobs=jobs, progress=progress)
     return {"phase": "encode", "scorer": "embedding", "n_jobs": jobs,
             "seconds": info["seconds"], "texts_per_s": info["texts_per_s"],
             "n_encoded": info["n_encoded"], "base_mb": base, "peak_mb": _maxrss_mb()}
@@ -161,6 +167,13 @@ def main() -> None:
     ap.add_argument("--latency-calls", type=int, default=100)
     ap.add_argument("--extrapolate-to", type=int, default=None)
     ap.add_argument("--phases", default="encode,index,sweep")
+    ap.add_argument("--cache-dir", type=Path, default=None,
+                    help="a persistent embedding cache folder (created if missing, never "
+                         "removed): the encode phase fills what it lacks, so a later run "
+                         "encodes nothing; without it each run encodes into a temporary folder")
+    ap.add_argument("--progress", action="store_true",
+                    help="show the encode progress bar (texts/s) even when stderr is not a "
+                         "terminal (a log file)")
     ap.add_argument("--out", type=Path, help="CSV file to write")
     ap.add_argument("--combine", nargs="+", type=Path, metavar="CSV",
                     help="instead of measuring: join the measured rows of these earlier "
@@ -176,7 +189,7 @@ def main() -> None:
         kind, *rest = args.child
         n_tools, n_queries = int(rest[0]), int(rest[1])
         if kind == "encode":
-            row = _child_encode(n_tools, n_queries, int(rest[2]))
+            row = _child_encode(n_tools, n_queries, int(rest[2]), rest[3] == "1")
         elif kind == "index":
             row = _child_index(n_tools, n_queries, rest[2], int(rest[3]))
         else:
@@ -195,13 +208,16 @@ def main() -> None:
             extra = {"kind": "measured", "n_tools": n_tools, "n_queries": args.queries}
             warm = None
             for j in jobs if "encode" in phases else []:
-                cache = root / f"cache-{n_tools}-jobs{j}"  # a cold cache per run
+                # a cold cache per run, unless a persistent one is given
+                cache = args.cache_dir or root / f"cache-{n_tools}-jobs{j}"
                 env = {**os.environ, "TOOLSEL_CACHE": str(cache)}
-                rows.append({**extra, **_run(["encode", *common, str(j)], env),
+                bar = "1" if args.progress or sys.stderr.isatty() else "0"
+                rows.append({**extra, **_run(["encode", *common, str(j), bar], env),
                              "load_avg_1m": round(os.getloadavg()[0], 2)})
                 print(rows[-1], flush=True)
                 warm = warm or cache
-            env = {**os.environ, "TOOLSEL_CACHE": str(warm or root / f"cache-{n_tools}")}
+            env = {**os.environ, "TOOLSEL_CACHE": str(args.cache_dir or warm
+                                                      or root / f"cache-{n_tools}")}
             if "index" in phases:
                 for s in SCORERS:
                     rows.append({**extra, **_run(["index", *common, s,

@@ -850,9 +850,14 @@ class EmbeddingScorer(Scorer):
 def cosines(queries: np.ndarray, tools: np.ndarray) -> np.ndarray:
     """``queries @ tools.T`` as float64, for unit vectors: their cosine similarities."""
     if len(queries) <= 16:
-        # a few query vectors: numpy's own loop (einsum) takes ~0.2 ms at 4,000 tools,
-        # where a threaded BLAS call can take 15 ms when the CPUs are shared
-        return np.einsum("qd,td->qt", queries, tools).astype(np.float64)
+        # a few query vectors (one request and its clauses): numpy's own loop, as a threaded
+        # BLAS call can take 15 ms at 4,000 tools when the CPUs are shared. Tools outermost:
+        # each tool vector is read once for all the rows, where "qd,td->qt" read the whole
+        # tool matrix once per row (that pass dominated default's latency at 44,000 tools,
+        # reports/benchmarks/default_profile.csv). Each cosine is the same sum in the same
+        # order as before, so the values are identical.
+        out = np.einsum("td,qd->tq", tools, queries)
+        return np.asarray(out.T, dtype=np.float64, order="C")
     return (queries @ tools.T).astype(np.float64)
 
 
