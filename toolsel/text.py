@@ -146,8 +146,11 @@ SPLITTERS = {"words": split_identifier, "article": tokenize}
 SPLIT_MODES = (*SPLITTERS, "tool_words")
 #: Where stop words are dropped: from the query only, from query and tool texts, or nowhere.
 STOP_WORD_MODES = ("query", "both", None)
-#: Stemmers: Snowball's English stemmer (PyStemmer, the C Snowball library), or none.
-STEMMERS = ("snowball", None)
+#: Stemmers: Snowball's English stemmer (PyStemmer, the C Snowball library);
+#: ``"snowball+exact"``, each word as written and its Snowball stem when the two differ
+#: (Lucene's ``KeywordRepeatFilter`` followed by ``RemoveDuplicatesTokenFilter``: a word
+#: spelled as in the tool matches two terms, one sharing only its stem matches one); or none.
+STEMMERS = ("snowball", "snowball+exact", None)
 
 _local = threading.local()  # a PyStemmer object is not safe to share between threads
 
@@ -181,9 +184,11 @@ class Tokenizer:
         Drop :data:`LEXICAL_STOP_WORDS` from the query only, from the query and every tool
         text, or keep every token. A query made only of stop words then has no terms and
         matches nothing.
-    stem : {"snowball", None}
+    stem : {"snowball", "snowball+exact", None}
         Reduce every token (query and tools alike) to its Snowball English stem, after the
-        stop-word check.
+        stop-word check; ``"snowball+exact"`` keeps the token as written too, followed by its
+        stem when that differs (``"invoices"`` gives ``invoices, invoic``; ``"void"``
+        gives ``void``), so an exact match counts more than a match of stems.
 
     ``Tokenizer()`` (words, no stop words, no stemming) is the tokenization every lexical
     scorer used before these options existed; with the same tokens, ``bm25`` scores exactly
@@ -213,8 +218,16 @@ class Tokenizer:
         if drop:
             toks = [t for t in toks if t not in LEXICAL_STOP_WORDS]
         if self.stem is not None and toks:
-            toks = stem_words(toks)
+            stems = stem_words(toks)
+            if self.stem == "snowball+exact":
+                return [w for t, s in zip(toks, stems) for w in ((t,) if s == t else (t, s))]
+            toks = stems
         return toks
+
+    def keeping_stop_words(self) -> Tokenizer:
+        """The same tokenizer with every stop word kept (``stop_words=None``): what a
+        scorer's backoff reads a request with when its content words match no tool."""
+        return Tokenizer(split=self.split, stop_words=None, stem=self.stem)
 
     def document(self, text: str) -> list[str]:
         """Terms of a tool text, in order, repeats kept."""

@@ -187,8 +187,13 @@ class FusionScorer(Scorer):
         Stop words of the lexical signal (:class:`~toolsel.text.Tokenizer`): dropped from
         the query, from query and tool texts, or kept. ``True`` means ``"query"`` and
         ``False`` means ``None`` (the boolean this parameter used to be).
-    stem : {"snowball", None}
-        Snowball stemming of the lexical signal's terms, or none.
+    stem : {"snowball", "snowball+exact", None}
+        Snowball stemming of the lexical signal's terms (``"+exact"``: each word kept as
+        written beside its stem, so an exact match counts more), or none.
+    backoff : bool
+        When the request's content words match no tool, the lexical signal scores its stop
+        words instead (:class:`~toolsel.scorers.base.LexicalScorer`); the no-match rule is
+        unchanged. Ignored by a lexical scorer without the option.
     tokenizer : {"article", "tool_words", "words"} or None
         Name splitting of the lexical signal (:class:`~toolsel.text.Tokenizer`; ``None``:
         the lexical scorer's own default). The default fields already split names
@@ -217,7 +222,8 @@ class FusionScorer(Scorer):
                  clauses: bool | str = True, clause_vectors: str = "in_context",
                  whole_bonus: float = 0.1, stop_words: str | bool | None = "query",
                  stem: str | None = None, tokenizer: str | None = "article",
-                 idf: str | None = "okapi", model: str | None = None, fields: Sequence[str] | None = None):
+                 idf: str | None = "okapi", backoff: bool = False, model: str | None = None,
+                 fields: Sequence[str] | None = None):
         super().__init__(fields=fields)
         self.lexical = lexical
         self.semantic = semantic
@@ -232,6 +238,7 @@ class FusionScorer(Scorer):
         self.stem = stem
         self.tokenizer = tokenizer
         self.idf = idf
+        self.backoff = backoff
         self.model = model
 
     def _stop_mode(self) -> str | None:
@@ -272,6 +279,8 @@ class FusionScorer(Scorer):
                     params["tokenizer"] = self.tokenizer
                 if self.idf is not None and "idf" in type(lex)._param_names():
                     params["idf"] = self.idf
+                if "backoff" in type(lex)._param_names():
+                    params["backoff"] = self.backoff
                 lex = get_scorer(self.lexical, **params)
             else:
                 if self.stem is not None:
