@@ -159,8 +159,10 @@ def test_bm25_lucene_idf_and_defaults(registry, queries):
 
 def test_snowball_exact_keeps_the_word_beside_its_stem():
     t = Tokenizer(stop_words="query", stem="snowball+exact")
-    assert t.query("voiding the invoices") == ["voiding", "void", "invoices", "invoic"]
-    assert t.document("void an invoice") == ["void", "an", "invoice", "invoic"]
+    assert t.query("voiding the invoices") == ["voiding", "~void", "invoices", "~invoic"]
+    # a word and a stem never share a term: "void" meets "voiding" through "~void" only
+    assert t.document("void an invoice") == ["void", "~void", "an", "~an", "invoice",
+                                             "~invoic"]
     with pytest.raises(ValueError, match="stem must be one of"):
         Tokenizer(stem="snowball+porter")
 
@@ -174,6 +176,30 @@ def test_snowball_exact_ranks_an_exact_match_above_a_stem_match(name):
     s = exact.score("invoices")
     assert s[1] > s[0] > 0  # both share the stem; only list_invoices the word
     assert stem.score("invoices")[0] > 0
+
+
+def test_bm25_stem_weight_scales_stem_terms_only(registry, queries):
+    """With snowball+exact, stem_weight multiplies the BM25 weight of the ~stem terms: a
+    request's score is its word terms' plus stem_weight times its stem terms'."""
+    full = get_scorer("bm25", stem="snowball+exact").fit(registry)
+    half = get_scorer("bm25", stem="snowball+exact", stem_weight=0.5).fit(registry)
+    assert full.vocabulary_ == half.vocabulary_
+    for q in queries[:10]:
+        terms = full.tokenizer_.query(q.query)
+        words = " ".join(t for t in terms if not t.startswith("~"))
+        tok = full.tokenizer_
+        word_part = sum(full.matrix_[full.vocabulary_[t]].toarray()[0]
+                        for t in terms if not t.startswith("~") and t in full.vocabulary_) \
+            if words else 0
+        np.testing.assert_allclose(half.score(q.query), (full.score(q.query) + word_part) / 2,
+                                   rtol=1e-9, atol=1e-12)
+        assert tok == half.tokenizer_
+    for bad in (0, 1.5, "half", True):
+        with pytest.raises(ValueError, match="stem_weight must be a number in"):
+            get_scorer("bm25", stem_weight=bad).fit(TOOLS)
+    # fusion passes it to its lexical half
+    f = FusionScorer(semantic=None, stem="snowball+exact", stem_weight=0.5).fit(TOOLS)
+    assert f.signals_[0][1].stem_weight == 0.5
 
 
 def _backoff_pairs(registry):

@@ -26,7 +26,8 @@ from .data import Tool
 
 __all__ = ["FIELDS", "STOP_WORDS", "LEXICAL_STOP_WORDS", "content_words", "tokenize", "token_set",
            "split_identifier", "field_text", "tool_text", "check_fields", "parameter_items",
-           "Tokenizer", "SPLITTERS", "SPLIT_MODES", "STOP_WORD_MODES", "STEMMERS", "stem_words"]
+           "Tokenizer", "SPLITTERS", "SPLIT_MODES", "STOP_WORD_MODES", "STEMMERS", "STEM_MARK",
+           "stem_words"]
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 # lower→Upper, UPPER→Upper+lower (PDFTool → PDF Tool), letter↔digit
@@ -147,10 +148,13 @@ SPLIT_MODES = (*SPLITTERS, "tool_words")
 #: Where stop words are dropped: from the query only, from query and tool texts, or nowhere.
 STOP_WORD_MODES = ("query", "both", None)
 #: Stemmers: Snowball's English stemmer (PyStemmer, the C Snowball library);
-#: ``"snowball+exact"``, each word as written and its Snowball stem when the two differ
-#: (Lucene's ``KeywordRepeatFilter`` followed by ``RemoveDuplicatesTokenFilter``: a word
-#: spelled as in the tool matches two terms, one sharing only its stem matches one); or none.
+#: ``"snowball+exact"``, each word as written and its Snowball stem as a term of its own,
+#: marked with a leading ``~`` (the idea of Lucene's ``KeywordRepeatFilter``, with stems kept
+#: apart from words: a word spelled as in the tool matches two terms, one sharing only its
+#: stem matches one, and ``bm25`` can weigh the stem terms down); or none.
 STEMMERS = ("snowball", "snowball+exact", None)
+#: The mark of a stem term under ``stem="snowball+exact"`` (no token contains it).
+STEM_MARK = "~"
 
 _local = threading.local()  # a PyStemmer object is not safe to share between threads
 
@@ -186,9 +190,10 @@ class Tokenizer:
         matches nothing.
     stem : {"snowball", "snowball+exact", None}
         Reduce every token (query and tools alike) to its Snowball English stem, after the
-        stop-word check; ``"snowball+exact"`` keeps the token as written too, followed by its
-        stem when that differs (``"invoices"`` gives ``invoices, invoic``; ``"void"``
-        gives ``void``), so an exact match counts more than a match of stems.
+        stop-word check; ``"snowball+exact"`` keeps the token as written, followed by its
+        stem marked with ``~`` (``"invoices"`` gives ``invoices, ~invoic``; ``"void"`` gives
+        ``void, ~void``): a word and a stem never share a term, so an exact match counts
+        more than a match of stems alone.
 
     ``Tokenizer()`` (words, no stop words, no stemming) is the tokenization every lexical
     scorer used before these options existed; with the same tokens, ``bm25`` scores exactly
@@ -220,7 +225,7 @@ class Tokenizer:
         if self.stem is not None and toks:
             stems = stem_words(toks)
             if self.stem == "snowball+exact":
-                return [w for t, s in zip(toks, stems) for w in ((t,) if s == t else (t, s))]
+                return [w for t, s in zip(toks, stems) for w in (t, STEM_MARK + s)]
             toks = stems
         return toks
 

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from ..text import STEM_MARK
 from .base import LexicalScorer, register_scorer
 
 __all__ = ["Bm25Scorer", "Bm25OkapiScorer"]
@@ -34,6 +35,10 @@ class Bm25Scorer(LexicalScorer):
         (parity with ``rank_bm25.BM25Okapi``); ``"lucene"``: ``log(1 + (N - df + 0.5) /
         (df + 0.5))``, never negative, so a term in most tools weighs little instead of
         ``epsilon`` times the mean (Lucene's and bm25s's idf).
+    stem_weight : float
+        With ``stem="snowball+exact"``, the weight of a stem term's BM25 score against a
+        word's (1: a word spelled as in the tool counts twice as much as a shared stem;
+        0.5: three times); ignored otherwise.
     fields, tokenizer, stop_words, stem, backoff
         See :class:`~toolsel.scorers.base.LexicalScorer`.
 
@@ -46,9 +51,11 @@ class Bm25Scorer(LexicalScorer):
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
                  idf: str = "lucene", fields: Sequence[str] | None = None,
                  tokenizer: str | None = "article", stop_words: str | None = "both",
-                 stem: str | None = "snowball", backoff: bool = False):
+                 stem: str | None = "snowball", backoff: bool = False,
+                 stem_weight: float = 1.0):
         super().__init__(fields=fields, tokenizer=tokenizer, stop_words=stop_words, stem=stem,
                          backoff=backoff)
+        self.stem_weight = stem_weight
         self.k1 = k1
         self.b = b
         self.epsilon = epsilon
@@ -58,6 +65,10 @@ class Bm25Scorer(LexicalScorer):
         if self.idf not in ("okapi", "lucene"):
             raise ValueError(f"{type(self).__name__}: idf must be 'okapi' or 'lucene', got "
                              f"{self.idf!r}")
+        if isinstance(self.stem_weight, bool) or not isinstance(self.stem_weight, (int, float)) \
+                or not 0 < self.stem_weight <= 1:
+            raise ValueError(f"{type(self).__name__}: stem_weight must be a number in (0, 1], "
+                             f"got {self.stem_weight!r}")
         docs = [self._tokens(text) for text in self.texts_]
         self.vocabulary_, self.idf_, self.avgdl_, self.matrix_ = self._index(docs)
         self.backoff_vocabulary_ = self.backoff_matrix_ = None
@@ -90,6 +101,9 @@ class Bm25Scorer(LexicalScorer):
         rows = np.repeat(np.arange(n), np.diff(tf.indptr))
         f = tf.data
         w.data = idf[tf.indices] * (f * (self.k1 + 1) / (f + norm[rows]))
+        if self.tokenizer_.stem == "snowball+exact" and self.stem_weight != 1:
+            stem = np.asarray([t.startswith(STEM_MARK) for t in vocabulary], dtype=bool)
+            w.data[stem[w.indices]] *= self.stem_weight
         return vocabulary, idf, avgdl, w.T.tocsr()  # term × tool
 
     def _backed_off(self, query: str) -> np.ndarray:
@@ -123,7 +137,7 @@ class Bm25OkapiScorer(Bm25Scorer):
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
                  idf: str = "okapi", fields: Sequence[str] | None = None,
                  tokenizer: str | None = "words", stop_words: str | None = None,
-                 stem: str | None = None, backoff: bool = False):
+                 stem: str | None = None, backoff: bool = False, stem_weight: float = 1.0):
         super().__init__(k1=k1, b=b, epsilon=epsilon, idf=idf, fields=fields,
                          tokenizer=tokenizer, stop_words=stop_words, stem=stem,
-                         backoff=backoff)
+                         backoff=backoff, stem_weight=stem_weight)

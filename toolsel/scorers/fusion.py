@@ -190,6 +190,10 @@ class FusionScorer(Scorer):
     stem : {"snowball", "snowball+exact", None}
         Snowball stemming of the lexical signal's terms (``"+exact"``: each word kept as
         written beside its stem, so an exact match counts more), or none.
+    stem_weight : float or None
+        With ``stem="snowball+exact"``, the weight of a stem term against a word
+        (:class:`~toolsel.scorers.bm25.Bm25Scorer`; ``None``: its default); ignored by a
+        lexical scorer without one.
     backoff : bool
         When the request's content words match no tool, the lexical signal scores its stop
         words instead (:class:`~toolsel.scorers.base.LexicalScorer`); the no-match rule is
@@ -222,7 +226,8 @@ class FusionScorer(Scorer):
                  clauses: bool | str = True, clause_vectors: str = "in_context",
                  whole_bonus: float = 0.1, stop_words: str | bool | None = "query",
                  stem: str | None = None, tokenizer: str | None = "article",
-                 idf: str | None = "okapi", backoff: bool = False, model: str | None = None,
+                 idf: str | None = "okapi", stem_weight: float | None = None,
+                 backoff: bool = False, model: str | None = None,
                  fields: Sequence[str] | None = None):
         super().__init__(fields=fields)
         self.lexical = lexical
@@ -238,6 +243,7 @@ class FusionScorer(Scorer):
         self.stem = stem
         self.tokenizer = tokenizer
         self.idf = idf
+        self.stem_weight = stem_weight
         self.backoff = backoff
         self.model = model
 
@@ -279,6 +285,8 @@ class FusionScorer(Scorer):
                     params["tokenizer"] = self.tokenizer
                 if self.idf is not None and "idf" in type(lex)._param_names():
                     params["idf"] = self.idf
+                if self.stem_weight is not None and "stem_weight" in type(lex)._param_names():
+                    params["stem_weight"] = self.stem_weight
                 if "backoff" in type(lex)._param_names():
                     params["backoff"] = self.backoff
                 lex = get_scorer(self.lexical, **params)
