@@ -46,9 +46,9 @@ def test_lexical_only_fusion_ranks_as_bm25_on_one_clause():
     fields = ("name_words", "name_words", "description", "param_names")
     fused = FusionScorer(semantic=None, clauses=False, stop_words=False,
                          whole_bonus=0.0).fit(reg)
-    # the lexical half's BM25: its tokenization and rank-bm25's idf
-    bm25 = Bm25Scorer(fields=fields, tokenizer="article", stop_words=None, stem=None,
-                      idf="okapi").fit(reg)
+    # the lexical half's BM25: its tokenization, stem weight and rank-bm25's idf
+    bm25 = Bm25Scorer(fields=fields, tokenizer="article", stop_words=None,
+                      stem="snowball+exact", stem_weight=0.5, idf="okapi").fit(reg)
     for q in ["convert currency amount", "hourly forecast lat lon", "remove image background"]:
         np.testing.assert_array_equal(rank_order(fused.score(q)), rank_order(bm25.score(q)))
 

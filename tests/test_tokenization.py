@@ -114,7 +114,9 @@ def test_fusion_passes_tokenization_to_its_lexical_half():
     assert lex.tokenizer_ == Tokenizer(split="tool_words", stop_words="both", stem="snowball")
     assert lex.idf == "okapi"  # the default's lexical half keeps rank-bm25's idf
     d = FusionScorer(semantic=None).fit(TOOLS).signals_[0][1]
-    assert d.tokenizer_ == Tokenizer(split="article", stop_words="query") and d.idf == "okapi"
+    assert d.tokenizer_ == Tokenizer(split="article", stop_words="query",
+                                     stem="snowball+exact")
+    assert (d.idf, d.stem_weight, d.backoff) == ("okapi", 0.5, False)
     # True / False are the boolean this parameter used to be
     assert FusionScorer(semantic=None, stop_words=True).fit(TOOLS).signals_[0][1] \
         .tokenizer_.stop_words == "query"

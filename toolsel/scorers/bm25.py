@@ -22,6 +22,8 @@ class Bm25Scorer(LexicalScorer):
     texts, Snowball stemming, Lucene's idf. ``Bm25Scorer(tokenizer="words", stop_words=None,
     stem=None, idf="okapi")`` is the parity mode: it scores exactly as
     ``rank_bm25.BM25Okapi`` on the same tokens (the tokenization before this choice).
+    ``backoff=True`` (stop words score a request whose content words match no tool) was
+    evaluated the same way and not chosen (``reports/benchmarks/tokenization_dev_ranking.csv``).
 
     Parameters
     ----------

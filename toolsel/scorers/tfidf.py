@@ -23,6 +23,8 @@ class TfidfScorer(LexicalScorer):
     identifiers not split beyond the ``name_words`` field, stop words dropped from requests,
     Snowball stemming. ``tokenizer="words", stop_words=None, stem=None`` is the tokenization
     before that choice (scikit-learn's ``TfidfVectorizer`` over :func:`~toolsel.text.split_identifier`).
+    ``backoff=True`` was evaluated the same way and not chosen
+    (``reports/benchmarks/tokenization_dev_ranking.csv``).
 
     Parameters
     ----------
