@@ -83,8 +83,11 @@ class TfidfScorer(LexicalScorer):
             return None, None
 
     def _content_match(self, query: str) -> bool:
+        # the analyzer _score_many reads the query with (as a tool text unless stop words
+        # are dropped from requests only)
         vocab = self.vocabulary_
-        return any(t in vocab for t in self._analyzer(query=True)(query))
+        analyzer = self._analyzer(query=self.tokenizer_.stop_words == "query")
+        return any(t in vocab for t in analyzer(query))
 
     def _row(self, terms: list[str], vocab: dict[str, int], idf: np.ndarray,
              matrix) -> np.ndarray | None:
