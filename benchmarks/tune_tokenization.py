@@ -29,7 +29,8 @@ recommended PyStemmer stemmer, its default Lucene BM25 — indexes the same fiel
 
 Writes ``tokenization.csv`` (split, style, family, setting: R@5, Complete@10, MRR with 95%
 intervals, which setting was the current one and which was chosen), ``tokenization_paired.csv``
-(test: chosen − before, best dev score − before and before with backoff − before per family,
+(test: chosen − before, best dev score − before, before with backoff − before and chosen −
+the setting before issue 23 per family,
 and ``bm25`` − bm25s, per style and metric, with paired bootstrap intervals) and ``tokenization_dev_ranking.csv`` (the rule's ranking per family).
 The tables are deterministic (fixed bootstrap seed); nothing is timed.
 """
@@ -69,6 +70,13 @@ STEM_WEIGHT = {"stem_weight": (1.0, 0.5)}
 DEFAULT_CONFIG = dict(lexical_fields=("name_words", "name_words", "description", "param_names"),
                       semantic_fields=("name_words", "description"), weights=(0.4, 0.6),
                       clauses=True, clause_vectors="in_context", whole_bonus=0.1)
+
+#: Each family's setting before issue 23 tuned tokenization (before ``tokenizer``,
+#: ``stop_words`` and ``stem`` existed): the start of the issue's before/after comparison.
+START = {"bm25": dict(tokenizer="words", stop_words=None, stem=None, idf="okapi"),
+         "tfidf": dict(tokenizer="words", stop_words=None, stem=None),
+         "jaccard": dict(tokenizer="article", stop_words=None, stem=None),
+         "default": dict(tokenizer="tool_words", stop_words="query", stem=None, idf="okapi")}
 
 #: ``{family: (scorer class, fixed parameters, extra knobs, the current setting)}``;
 #: every family varies ``tokenizer`` × ``stop_words`` × ``stem`` (and its extra knobs). The
@@ -234,6 +242,8 @@ def main() -> None:
         if "backoff" in FAMILIES[f][2]:
             twin = label(f, {**FAMILIES[f][3], "backoff": True})
             pairs.append(paired(qm, twin, before[f], f"{f}: before with backoff - before"))
+        pairs.append(paired(qm, chosen[f], label(f, START[f]),
+                            f"{f}: chosen - before issue 23"))
     if not args.no_bm25s and "bm25" in families:
         for b in BM25S:
             pairs.append(paired(qm, chosen["bm25"], b, f"bm25 chosen - {b}"))
