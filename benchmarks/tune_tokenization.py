@@ -2,16 +2,22 @@
 
 For each scorer family (``bm25``, ``tfidf``, ``jaccard``, and ``default``'s lexical half) every
 combination of name splitting (``tokenizer``: ``words``, ``tool_words``, ``article``), stop
-words (``stop_words``: none, query, both) and stemming (``stem``: none, Snowball)
-(and, for ``bm25``, the idf: rank-bm25's Okapi with its epsilon floor, or Lucene's) is
-evaluated on the dev split of every registry style (``data/styles/*``) and of the workspace registry
-(``data/requests.jsonl``), the same six sets as ``benchmarks/tune_default.py``. The rule is
-that script's (:func:`toolsel.eval.tuning.choose`): the best dev mean over sets of
+words (``stop_words``: none, query, both) and stemming (``stem``: none, Snowball, Snowball
+beside the exact word), and for ``bm25`` and ``default`` the idf (rank-bm25's Okapi with its
+epsilon floor, or Lucene's) and, with Snowball beside the exact word, a stem term's weight
+against a word's (``stem_weight`` 1 or 0.5), and for ``bm25``, ``tfidf`` and ``default`` the backoff of a
+request whose content words match no tool (``backoff``; only where stop words are dropped,
+elsewhere it changes nothing) is evaluated on the dev split of every registry style
+(``data/styles/*``) and of the workspace registry (``data/requests.jsonl``), the same six sets
+as ``benchmarks/tune_default.py``. The rule is that script's
+(:func:`toolsel.eval.tuning.choose`): the best dev mean over sets of
 ``(R@5 + Complete@10) / 2`` among the settings that lose at most one query's worth of either
-metric on any set against the family's setting before this choice (``--max-loss-queries``).
-Then every setting is reported on test, with bootstrap intervals
-(:func:`toolsel.eval.stats.bootstrap_intervals`), and the chosen setting is compared with
-the one before, paired per request (:func:`toolsel.eval.stats.paired_comparison`).
+metric on any set against the family's current setting (``before``: the defaults chosen by
+the previous run of this script; ``--max-loss-queries``). Then every setting is reported on
+test, with bootstrap intervals (:func:`toolsel.eval.stats.bootstrap_intervals`), and
+compared with the current setting, paired per request
+(:func:`toolsel.eval.stats.paired_comparison`): the chosen setting, the best dev score
+whether eligible or not, and the current setting with the backoff.
 
 ``bm25s`` (a separate BM25 package, installed with the ``test`` extra) out of the box —
 its tokenizer (lowercase, ``\\w\\w+``, its English stop words) with and without its
@@ -22,9 +28,10 @@ recommended PyStemmer stemmer, its default Lucene BM25 — indexes the same fiel
         --out reports/benchmarks
 
 Writes ``tokenization.csv`` (split, style, family, setting: R@5, Complete@10, MRR with 95%
-intervals, which setting was the one before and which was chosen), ``tokenization_paired.csv``
-(test: chosen − before per family, and ``bm25`` − bm25s, per style and metric, with paired
-bootstrap intervals) and ``tokenization_dev_ranking.csv`` (the rule's ranking per family).
+intervals, which setting was the current one and which was chosen), ``tokenization_paired.csv``
+(test: chosen − before, best dev score − before, before with backoff − before and chosen −
+the setting before issue 23 per family,
+and ``bm25`` − bm25s, per style and metric, with paired bootstrap intervals) and ``tokenization_dev_ranking.csv`` (the rule's ranking per family).
 The tables are deterministic (fixed bootstrap seed); nothing is timed.
 """
 
@@ -53,25 +60,39 @@ from toolsel.scorers.tfidf import TfidfScorer  # noqa: E402
 SETS = ("api", "plugin", "pooled", "marketplace", "openapi", "workspace")
 SPLITS = ("words", "tool_words", "article")
 STOPS = (None, "query", "both")
-STEMS = (None, "snowball")
+STEMS = (None, "snowball", "snowball+exact")
+BACKOFF = {"backoff": (False, True)}
+#: with ``stem="snowball+exact"``, a stem term weighs as much as a word (1) or half (0.5)
+STEM_WEIGHT = {"stem_weight": (1.0, 0.5)}
 
 #: The default scorer's configuration, spelled out (as ``tune_default.py`` chose it) so the
 #: grid varies only tokenization whatever the defaults become.
 DEFAULT_CONFIG = dict(lexical_fields=("name_words", "name_words", "description", "param_names"),
                       semantic_fields=("name_words", "description"), weights=(0.4, 0.6),
-                      clauses=True, clause_vectors="in_context", whole_bonus=0.1,
-                      idf="okapi")
+                      clauses=True, clause_vectors="in_context", whole_bonus=0.1)
 
-#: ``{family: (scorer class, fixed parameters, extra knobs, the setting before this choice)}``;
-#: every family varies ``tokenizer`` × ``stop_words`` × ``stem`` (and its extra knobs)
+#: Each family's setting before issue 23 tuned tokenization (before ``tokenizer``,
+#: ``stop_words`` and ``stem`` existed): the start of the issue's before/after comparison.
+START = {"bm25": dict(tokenizer="words", stop_words=None, stem=None, idf="okapi"),
+         "tfidf": dict(tokenizer="words", stop_words=None, stem=None),
+         "jaccard": dict(tokenizer="article", stop_words=None, stem=None),
+         "default": dict(tokenizer="tool_words", stop_words="query", stem=None, idf="okapi")}
+
+#: ``{family: (scorer class, fixed parameters, extra knobs, the current setting)}``;
+#: every family varies ``tokenizer`` × ``stop_words`` × ``stem`` (and its extra knobs). The
+#: current settings are the defaults the previous run chose (from ``words``, no stop words,
+#: no stemming, Okapi idf for ``bm25`` and ``tfidf``; ``tool_words`` with request stop words
+#: for ``default``).
 FAMILIES = {
     # idf "lucene" (no negative idf, no epsilon floor) is bm25s's formula
-    "bm25": (Bm25Scorer, {}, {"idf": ("okapi", "lucene")},
-             dict(tokenizer="words", stop_words=None, stem=None, idf="okapi")),
-    "tfidf": (TfidfScorer, {}, {}, dict(tokenizer="words", stop_words=None, stem=None)),
+    "bm25": (Bm25Scorer, {}, {"idf": ("okapi", "lucene"), **STEM_WEIGHT, **BACKOFF},
+             dict(tokenizer="article", stop_words="both", stem="snowball", idf="lucene")),
+    "tfidf": (TfidfScorer, {}, BACKOFF,
+              dict(tokenizer="article", stop_words="query", stem="snowball")),
     "jaccard": (JaccardScorer, {}, {}, dict(tokenizer="article", stop_words=None, stem=None)),
-    "default": (FusionScorer, DEFAULT_CONFIG, {},
-                dict(tokenizer="tool_words", stop_words="query", stem=None)),
+    "default": (FusionScorer, DEFAULT_CONFIG,
+                {"idf": ("okapi", "lucene"), **STEM_WEIGHT, **BACKOFF},
+                dict(tokenizer="article", stop_words="query", stem=None, idf="okapi")),
 }
 
 
@@ -79,7 +100,11 @@ def label(family: str, setting: dict) -> str:
     parts = [setting["tokenizer"], f"stop={setting['stop_words'] or 'none'}",
              f"stem={setting['stem'] or 'none'}"]
     parts += [f"{k}={v}" for k, v in setting.items()
-              if k not in ("tokenizer", "stop_words", "stem")]
+              if k not in ("tokenizer", "stop_words", "stem", "backoff", "stem_weight")]
+    if setting.get("stem_weight", 1.0) != 1.0:
+        parts.append(f"stem_weight={setting['stem_weight']:g}")
+    if setting.get("backoff"):
+        parts.append("backoff")
     return f"{family} | {', '.join(parts)}"
 
 
@@ -91,6 +116,10 @@ def grid(families) -> tuple[dict, dict]:
         axes = {"tokenizer": SPLITS, "stop_words": STOPS, "stem": STEMS, **extra}
         for values in itertools.product(*axes.values()):
             setting = dict(zip(axes, values))
+            if setting.get("backoff") and setting["stop_words"] is None:
+                continue  # nothing is dropped, so nothing to back off from: the same scores
+            if setting.get("stem_weight", 1.0) != 1.0 and setting["stem"] != "snowball+exact":
+                continue  # only stem terms of snowball+exact have a weight
             lab = label(family, setting)
             variants[lab] = cls(**fixed, **setting)
             meta[lab] = (family, setting)
@@ -143,6 +172,8 @@ def intervals(table: pd.DataFrame, split: str, meta: dict, before: dict,
                    "tokenizer": setting["tokenizer"],
                    "stop_words": setting["stop_words"] or "none",
                    "stem": setting["stem"] or "none", "idf": setting.get("idf", ""),
+                   "stem_weight": setting.get("stem_weight", ""),
+                   "backoff": bool(setting.get("backoff", False)),
                    "before": before.get(family) == var, "chosen": chosen.get(family) == var,
                    "n": ci[(var, "R@5")][3]}
             for name in METRICS:
@@ -156,7 +187,12 @@ def paired(qm: pd.DataFrame, a: str, b: str, what: str) -> pd.DataFrame:
     rows = []
     for style, g in qm.groupby("style", sort=False):
         for name, (col, k) in METRICS.items():
-            pc = paired_comparison(g, col, scorers=[a, b], top_k=[k]).iloc[0]
+            if a == b:  # e.g. the current setting chosen again
+                v = float(g.loc[(g["scorer"] == a) & (g["top_k"] == k), col].mean())
+                pc = dict(mean_a=v, mean_b=v, diff=0.0, diff_low=0.0, diff_high=0.0,
+                          a_wins=0, b_wins=0, p_value=1.0)
+            else:
+                pc = paired_comparison(g, col, scorers=[a, b], top_k=[k]).iloc[0]
             rows.append({"comparison": what, "style": style, "metric": name, "a": a, "b": b,
                          **{c: pc[c] for c in ("mean_a", "mean_b", "diff", "diff_low",
                                                "diff_high", "a_wins", "b_wins", "p_value")}})
@@ -198,7 +234,16 @@ def main() -> None:
     table = pd.concat([intervals(dev, "dev", meta, before, chosen),
                        intervals(test, "test", meta, before, chosen)], ignore_index=True)
     qm = query_metrics(test)
-    pairs = [paired(qm, chosen[f], before[f], f"{f}: chosen - before") for f in families]
+    pairs = []
+    for f, r in zip(families, rankings):
+        pairs.append(paired(qm, chosen[f], before[f], f"{f}: chosen - before"))
+        pairs.append(paired(qm, r["variant"].iloc[0], before[f],
+                            f"{f}: best dev score - before"))
+        if "backoff" in FAMILIES[f][2]:
+            twin = label(f, {**FAMILIES[f][3], "backoff": True})
+            pairs.append(paired(qm, twin, before[f], f"{f}: before with backoff - before"))
+        pairs.append(paired(qm, chosen[f], label(f, START[f]),
+                            f"{f}: chosen - before issue 23"))
     if not args.no_bm25s and "bm25" in families:
         for b in BM25S:
             pairs.append(paired(qm, chosen["bm25"], b, f"bm25 chosen - {b}"))
@@ -209,7 +254,8 @@ def main() -> None:
     show = table[(table["split"] == "test") & (table["before"] | table["chosen"]
                                                 | (table["family"] == "bm25s"))]
     print("\n== test: the setting before and the chosen one (95% bootstrap intervals) ==")
-    print(show.drop(columns=["tokenizer", "stop_words", "stem", "idf"]).round(3).to_string(index=False))
+    print(show.drop(columns=["tokenizer", "stop_words", "stem", "idf", "stem_weight",
+                           "backoff"]).round(3).to_string(index=False))
     print("\n== test: paired differences ==")
     print(pairs.round(3).to_string(index=False))
     if args.out:

@@ -115,6 +115,11 @@ def test_fusion_passes_tokenization_to_its_lexical_half():
     assert lex.idf == "okapi"  # the default's lexical half keeps rank-bm25's idf
     d = FusionScorer(semantic=None).fit(TOOLS).signals_[0][1]
     assert d.tokenizer_ == Tokenizer(split="article", stop_words="query") and d.idf == "okapi"
+    assert d.backoff is False
+    # the option the rule picked on dev, passed through when asked for
+    e = FusionScorer(semantic=None, stem="snowball+exact", stem_weight=0.5).fit(TOOLS)
+    e = e.signals_[0][1]
+    assert e.tokenizer_.stem == "snowball+exact" and e.stem_weight == 0.5
     # True / False are the boolean this parameter used to be
     assert FusionScorer(semantic=None, stop_words=True).fit(TOOLS).signals_[0][1] \
         .tokenizer_.stop_words == "query"
@@ -155,3 +160,105 @@ def test_bm25_lucene_idf_and_defaults(registry, queries):
         np.testing.assert_allclose(scorer.score(q.query), want, rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="idf must be 'okapi' or 'lucene'"):
         get_scorer("bm25", idf="bm25+").fit(TOOLS)
+
+
+def test_snowball_exact_keeps_the_word_beside_its_stem():
+    t = Tokenizer(stop_words="query", stem="snowball+exact")
+    assert t.query("voiding the invoices") == ["voiding", "~void", "invoices", "~invoic"]
+    # a word and a stem never share a term: "void" meets "voiding" through "~void" only
+    assert t.document("void an invoice") == ["void", "~void", "an", "~an", "invoice",
+                                             "~invoic"]
+    with pytest.raises(ValueError, match="stem must be one of"):
+        Tokenizer(stem="snowball+porter")
+
+
+@pytest.mark.parametrize("name", ["bm25", "tfidf"])
+def test_snowball_exact_ranks_an_exact_match_above_a_stem_match(name):
+    tools = [Tool("send_invoice", "Send an invoice to a customer"),
+             Tool("list_invoices", "List the invoices of a customer")]
+    exact = get_scorer(name, stem="snowball+exact").fit(tools)
+    stem = get_scorer(name, stem="snowball").fit(tools)
+    s = exact.score("invoices")
+    assert s[1] > s[0] > 0  # both share the stem; only list_invoices the word
+    assert stem.score("invoices")[0] > 0
+
+
+def test_bm25_stem_weight_scales_stem_terms_only(registry, queries):
+    """With snowball+exact, stem_weight multiplies the BM25 weight of the ~stem terms: a
+    request's score is its word terms' plus stem_weight times its stem terms'."""
+    full = get_scorer("bm25", stem="snowball+exact").fit(registry)
+    half = get_scorer("bm25", stem="snowball+exact", stem_weight=0.5).fit(registry)
+    assert full.vocabulary_ == half.vocabulary_
+    for q in queries[:10]:
+        terms = full.tokenizer_.query(q.query)
+        words = " ".join(t for t in terms if not t.startswith("~"))
+        tok = full.tokenizer_
+        word_part = sum(full.matrix_[full.vocabulary_[t]].toarray()[0]
+                        for t in terms if not t.startswith("~") and t in full.vocabulary_) \
+            if words else 0
+        np.testing.assert_allclose(half.score(q.query), (full.score(q.query) + word_part) / 2,
+                                   rtol=1e-9, atol=1e-12)
+        assert tok == half.tokenizer_
+    for bad in (0, 1.5, "half", True):
+        with pytest.raises(ValueError, match="stem_weight must be a number in"):
+            get_scorer("bm25", stem_weight=bad).fit(TOOLS)
+    # fusion passes it to its lexical half
+    f = FusionScorer(semantic=None, stem="snowball+exact", stem_weight=0.5).fit(TOOLS)
+    assert f.signals_[0][1].stem_weight == 0.5
+
+
+def _backoff_pairs(registry):
+    """(scorer with backoff, the same without, the same with stop_words=None) per setting."""
+    for name, stop in (("bm25", "both"), ("bm25", "query"), ("tfidf", "query"),
+                       ("tfidf", "both")):
+        kw = dict(stop_words=stop)
+        yield (f"{name}/{stop}", get_scorer(name, backoff=True, **kw).fit(registry),
+               get_scorer(name, **kw).fit(registry),
+               get_scorer(name, stop_words=None).fit(registry))
+
+
+def test_backoff_scores_a_request_matching_nothing_by_its_stop_words(registry, queries):
+    """On the bundled data: a request whose content words match no tool is scored as with
+    stop words kept; every other request as without the backoff. The no-match rule is the
+    content words' either way."""
+    texts = [q.query for q in queries] + ["what is it", "zzzz qqqq", "is it in the"]
+    for label, backoff, plain, kept in _backoff_pairs(registry):
+        many = backoff.score_many(texts)
+        _, matches = backoff.score_and_match(texts)
+        np.testing.assert_array_equal(matches, plain.matches(texts), err_msg=label)
+        backed = 0
+        for i, t in enumerate(texts):
+            np.testing.assert_array_equal(backoff.score(t), many[i], err_msg=label)
+            if plain.score(t).any():
+                np.testing.assert_array_equal(many[i], plain.score(t), err_msg=label)
+            else:
+                np.testing.assert_allclose(many[i], kept.score(t), rtol=1e-12, atol=1e-12,
+                                           err_msg=f"{label}: {t}")
+                backed += many[i].any()
+        # the bundled requests made of function words, or whose content words no tool has
+        assert backed >= 4, label
+        assert many[texts.index("what is it")].any() and not many[texts.index("zzzz qqqq")].any()
+        assert not matches[texts.index("what is it")].any()
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(backoff)).score_many(texts), many)
+
+
+def test_backoff_changes_nothing_without_dropped_stop_words(registry, queries):
+    texts = [q.query for q in queries] + ["what is it"]
+    for name in ("bm25", "tfidf", "bm25-okapi"):
+        a = get_scorer(name, stop_words=None, backoff=True).fit(registry)
+        b = get_scorer(name, stop_words=None).fit(registry)
+        np.testing.assert_array_equal(a.score_many(texts), b.score_many(texts))
+    with pytest.raises(ValueError, match="Bm25Scorer: backoff must be True or False"):
+        get_scorer("bm25", backoff="yes").fit(TOOLS)
+    with pytest.raises(TypeError, match="'backoff' is not a parameter of scorer 'jaccard'"):
+        get_scorer("jaccard", backoff=True)
+
+
+def test_fusion_passes_the_backoff_and_keeps_the_no_match_rule(registry):
+    f = FusionScorer(semantic=None, backoff=True).fit(registry)
+    lex = f.signals_[0][1]
+    assert lex.backoff_ and lex.tokenizer_.stop_words == "query"
+    scores, matches = f.score_and_match(["what is it", "zzzz qqqq"])
+    assert scores[0].std() > 0 and not matches.any()
+    plain = FusionScorer(semantic=None).fit(registry)
+    assert np.ptp(plain.score("what is it")) == 0  # without it: no evidence, all tools tie

@@ -26,7 +26,8 @@ from .data import Tool
 
 __all__ = ["FIELDS", "STOP_WORDS", "LEXICAL_STOP_WORDS", "content_words", "tokenize", "token_set",
            "split_identifier", "field_text", "tool_text", "check_fields", "parameter_items",
-           "Tokenizer", "SPLITTERS", "SPLIT_MODES", "STOP_WORD_MODES", "STEMMERS", "stem_words"]
+           "Tokenizer", "SPLITTERS", "SPLIT_MODES", "STOP_WORD_MODES", "STEMMERS", "STEM_MARK",
+           "stem_words"]
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 # lower→Upper, UPPER→Upper+lower (PDFTool → PDF Tool), letter↔digit
@@ -146,8 +147,14 @@ SPLITTERS = {"words": split_identifier, "article": tokenize}
 SPLIT_MODES = (*SPLITTERS, "tool_words")
 #: Where stop words are dropped: from the query only, from query and tool texts, or nowhere.
 STOP_WORD_MODES = ("query", "both", None)
-#: Stemmers: Snowball's English stemmer (PyStemmer, the C Snowball library), or none.
-STEMMERS = ("snowball", None)
+#: Stemmers: Snowball's English stemmer (PyStemmer, the C Snowball library);
+#: ``"snowball+exact"``, each word as written and its Snowball stem as a term of its own,
+#: marked with a leading ``~`` (the idea of Lucene's ``KeywordRepeatFilter``, with stems kept
+#: apart from words: a word spelled as in the tool matches two terms, one sharing only its
+#: stem matches one, and ``bm25`` can weigh the stem terms down); or none.
+STEMMERS = ("snowball", "snowball+exact", None)
+#: The mark of a stem term under ``stem="snowball+exact"`` (no token contains it).
+STEM_MARK = "~"
 
 _local = threading.local()  # a PyStemmer object is not safe to share between threads
 
@@ -181,9 +188,12 @@ class Tokenizer:
         Drop :data:`LEXICAL_STOP_WORDS` from the query only, from the query and every tool
         text, or keep every token. A query made only of stop words then has no terms and
         matches nothing.
-    stem : {"snowball", None}
+    stem : {"snowball", "snowball+exact", None}
         Reduce every token (query and tools alike) to its Snowball English stem, after the
-        stop-word check.
+        stop-word check; ``"snowball+exact"`` keeps the token as written, followed by its
+        stem marked with ``~`` (``"invoices"`` gives ``invoices, ~invoic``; ``"void"`` gives
+        ``void, ~void``): a word and a stem never share a term, so an exact match counts
+        more than a match of stems alone.
 
     ``Tokenizer()`` (words, no stop words, no stemming) is the tokenization every lexical
     scorer used before these options existed; with the same tokens, ``bm25`` scores exactly
@@ -213,8 +223,16 @@ class Tokenizer:
         if drop:
             toks = [t for t in toks if t not in LEXICAL_STOP_WORDS]
         if self.stem is not None and toks:
-            toks = stem_words(toks)
+            stems = stem_words(toks)
+            if self.stem == "snowball+exact":
+                return [w for t, s in zip(toks, stems) for w in (t, STEM_MARK + s)]
+            toks = stems
         return toks
+
+    def keeping_stop_words(self) -> Tokenizer:
+        """The same tokenizer with every stop word kept (``stop_words=None``): what a
+        scorer's backoff reads a request with when its content words match no tool."""
+        return Tokenizer(split=self.split, stop_words=None, stem=self.stem)
 
     def document(self, text: str) -> list[str]:
         """Terms of a tool text, in order, repeats kept."""

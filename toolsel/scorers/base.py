@@ -310,23 +310,34 @@ class LexicalScorer(Scorer):
     stop_words : {"query", "both", None}
         Drop :data:`~toolsel.text.LEXICAL_STOP_WORDS` from the query, from query and tool
         texts, or nowhere.
-    stem : {"snowball", None}
-        Snowball English stemming of query and tool terms (PyStemmer), or none.
+    stem : {"snowball", "snowball+exact", None}
+        Snowball English stemming of query and tool terms (PyStemmer); with ``"+exact"``
+        each word is kept as written beside its stem; or none.
+    backoff : bool
+        Taken by ``bm25`` and ``tfidf``. When stop words are dropped and none of a request's
+        content terms occurs in any tool, score the request as the same scorer with
+        ``stop_words=None`` would (its stop words against tool texts that keep theirs),
+        instead of giving every tool 0 and leaving the order to the registry: what search
+        engines do with a query made only of common words. It orders tools only: such a
+        request still matches no tool (:meth:`~Scorer.score_and_match`), so ``discover``
+        finds nothing for it, as without the backoff.
 
-    The three make one :class:`~toolsel.text.Tokenizer`, built and checked by :meth:`fit`
-    (``tokenizer_``); a bad value is a ``ValueError`` naming the scorer and the parameter.
-    ``stop_words=None, stem=None`` reproduce the tokenization these scorers had before the
-    options existed (the ``rank_bm25`` parity mode of ``bm25``).
+    The tokenization parameters make one :class:`~toolsel.text.Tokenizer`, built and checked
+    by :meth:`fit` (``tokenizer_``); a bad value is a ``ValueError`` naming the scorer and the
+    parameter. ``stop_words=None, stem=None`` reproduce the tokenization these scorers had
+    before the options existed (the ``rank_bm25`` parity mode of ``bm25``).
     """
 
     default_tokenizer: ClassVar[str] = "words"
 
     def __init__(self, *, fields: Sequence[str] | None = None, tokenizer: str | None = None,
-                 stop_words: str | None = None, stem: str | None = None):
+                 stop_words: str | None = None, stem: str | None = None,
+                 backoff: bool = False):
         super().__init__(fields=fields)
         self.tokenizer = tokenizer
         self.stop_words = stop_words
         self.stem = stem
+        self.backoff = backoff
 
     def make_tokenizer(self) -> Tokenizer:
         """The :class:`~toolsel.text.Tokenizer` these parameters describe (checked)."""
@@ -338,6 +349,11 @@ class LexicalScorer(Scorer):
 
     def fit(self, tools) -> Scorer:
         self.tokenizer_ = self.make_tokenizer()
+        if self.backoff not in (True, False):
+            raise ValueError(f"{type(self).__name__}: backoff must be True or False, got "
+                             f"{self.backoff!r}")
+        # without stop words dropped, the content terms are every term: nothing to back off to
+        self.backoff_ = bool(self.backoff) and self.tokenizer_.stop_words is not None
         return super().fit(tools)
 
     def _tokens(self, text: str) -> list[str]:
@@ -369,18 +385,50 @@ class LexicalScorer(Scorer):
                                    shape=(len(docs), max(len(vocab), 1)))
         return vocab, matrix
 
-    def _query_terms(self, query: str, *, binary: bool) -> tuple[dict[int, int], int]:
-        """Known query terms ``{column: count}`` in first-seen order, and the token count."""
-        toks = self._query_tokens(query)
+    def _query_terms(self, query: str, *, binary: bool,
+                     backoff: bool = False) -> tuple[dict[int, int], int]:
+        """Known query terms ``{column: count}`` in first-seen order, and the token count;
+        ``backoff``: the request read with stop words kept, against the backoff index."""
+        if backoff:
+            toks, vocab = self.tokenizer_.keeping_stop_words().query(query), \
+                self.backoff_vocabulary_
+        else:
+            toks, vocab = self._query_tokens(query), self.vocabulary_
         if binary:
             toks = list(dict.fromkeys(toks))
-        vocab = self.vocabulary_
         counts: dict[int, int] = {}
         for tok in toks:
             j = vocab.get(tok)
             if j is not None:
                 counts[j] = counts.get(j, 0) + 1
         return counts, len(toks)
+
+    # -- the backoff ------------------------------------------------------------------------
+    def _content_match(self, query: str) -> bool:
+        """Whether some content term of ``query`` occurs in some tool (the index knows it)."""
+        vocab = self.vocabulary_
+        return any(t in vocab for t in self._query_tokens(query))
+
+    def _backoff_index(self, vocab: dict[str, int], matrix) -> tuple[dict[str, int], Any]:
+        """The rows of a stop-words-kept term × tool index (``vocab``, ``matrix``) for the
+        terms the content index lacks (stop words, and n-grams holding one).
+
+        A request backs off only when none of its content terms is in the content index,
+        so these rows are all of the stop-words-kept index it can reach: its scores are
+        those of the same scorer with ``stop_words=None``.
+        """
+        keep = [(t, j) for t, j in vocab.items() if t not in self.vocabulary_]
+        rows = np.asarray([j for _, j in keep], dtype=np.int64)
+        return {t: i for i, (t, _) in enumerate(keep)}, matrix[rows]
+
+    def _match_many(self, queries: list[str], scores: np.ndarray) -> np.ndarray:
+        # the article's rule on content terms: a request scored by its backoff matches nothing
+        out = scores > 0
+        if getattr(self, "backoff_", False):
+            for i, q in enumerate(queries):
+                if out[i].any() and not self._content_match(q):
+                    out[i] = False
+        return out
 
     def _accumulate(self, terms: dict[int, float], matrix) -> np.ndarray:
         """``sum(weight * matrix[term])`` over ``terms`` as a dense ``(n_tools,)`` array.
