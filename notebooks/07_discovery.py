@@ -109,7 +109,7 @@ labels = pd.DataFrame([{"category": q.category or "(none)", "split": q.split or 
                         "n_tools": len(q.expected)} for q in all_requests])
 composition = labels.pivot_table(index="category", columns="split", values="n_tools",
                                  aggfunc="size", sort=False)
-composition["needing 2-4 tools"] = labels[labels.n_tools >= 2].groupby(
+composition["needing several tools"] = labels[labels.n_tools >= 2].groupby(
     "category", sort=False).size().reindex(composition.index).fillna(0).astype(int)
 write_table(composition.reset_index(), out / "composition.csv")
 used = "n_queries" if split == "all" else f"n_{split}"
