@@ -5,8 +5,8 @@ characters: each description repeated with its parameter descriptions) and 3-6-c
 requests, built as in ``benchmarks/bench_memory.py``. Each phase runs in its own process and
 reports its own peak resident memory (``ru_maxrss``):
 
-1. ``encode``: every tool text encoded into a fresh embedding cache (a temporary folder this
-   script creates and removes) by :func:`toolsel.scorers.parallel.prime_cache`, once per
+1. ``encode``: every tool text (and the windows ``default`` reads of a long one) encoded
+   into a fresh embedding cache (a temporary folder this script creates and removes) by :func:`toolsel.scorers.parallel.prime_cache`, once per
    ``--jobs`` value (joblib worker processes; ``1`` encodes in the process itself);
 2. ``index+latency``: each scorer fitted on the registry (tool vectors from that cache), then
    ``Selector.select`` timed on ``--latency-calls`` requests (p50/p95 ms);
@@ -61,10 +61,14 @@ def _maxrss_mb() -> float:
 
 
 def _child_encode(n_tools: int, n_queries: int, jobs: int, progress: bool) -> dict:
+    from toolsel.scorers.fusion import DefaultScorer
     from toolsel.scorers.parallel import prime_cache
     reg, _ = _data(n_tools, n_queries)
     base = _maxrss_mb()
-    info = prime_cache(reg, n_jobs=jobs, progress=progress)
+    # what ``default`` reads: whole texts, and texts over 128 word pieces in windows too
+    # (``DefaultScorer(windows=128)``), so its fit in the next phase encodes nothing
+    info = prime_cache(reg, n_jobs=jobs, progress=progress,
+                       windows=DefaultScorer().windows)
     return {"phase": "encode", "scorer": "embedding", "n_jobs": jobs,
             "seconds": info["seconds"], "texts_per_s": info["texts_per_s"],
             "n_encoded": info["n_encoded"], "base_mb": base, "peak_mb": _maxrss_mb()}
