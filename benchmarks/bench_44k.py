@@ -6,8 +6,8 @@ requests, built as in ``benchmarks/bench_memory.py``. Each phase runs in its own
 reports its own peak resident memory (``ru_maxrss``):
 
 1. ``encode``: every tool text (and the windows ``default`` reads of a long one) encoded
-   into a fresh embedding cache (a temporary folder this script creates and removes) by :func:`toolsel.scorers.parallel.prime_cache`, once per
-   ``--jobs`` value (joblib worker processes; ``1`` encodes in the process itself);
+   into a fresh embedding cache (a temporary folder this script creates and removes) by
+   :func:`toolsel.scorers.parallel.prime_cache`, once per ``--jobs`` value (joblib worker processes; ``1`` encodes in the process itself);
 2. ``index+latency``: each scorer fitted on the registry (tool vectors from that cache), then
    ``Selector.select`` timed on ``--latency-calls`` requests (p50/p95 ms);
 3. ``sweep``: the 5-scorer sweep (``jaccard, bm25, tfidf, embedding, default`` × top_k
