@@ -2,10 +2,12 @@
 
 The fast tests render claims from tiny hand-made tables (ties, one row, no split, all zero,
 n=1) and check them with :func:`check_claims` against CSVs written to ``tmp_path``. The slow
-tests execute report notebooks with papermill on three data sets (the bundled data, a style
-registry with its split removed, and a registry imported from hand-written MCP ``tools/list``
-dumps with queries that have no split) and check every number of every claim against the CSV
-it cites, and that no number in a page's displayed prose is left without a claim.
+tests execute report notebooks with papermill on two data sets (a style registry with its
+split removed, and a registry imported from hand-written MCP ``tools/list`` dumps with queries
+that have no split) and check every number of every claim against the CSV it cites, and that
+no number in a page's displayed prose is left without a claim. The same check on the bundled
+data runs in ``tests/test_notebooks.py``, on the one execution of each page there (the
+notebook's own defaults, as ``make report`` runs it).
 """
 
 from __future__ import annotations
@@ -452,13 +454,13 @@ def _mcp(tmp: Path) -> dict:
 
 
 DATASETS = {"bundled": lambda tmp: {}, "style_nosplit": _nosplit_style, "mcp": _mcp}
+# the bundled data is checked in tests/test_notebooks.py, on the run that checks the tables
+CHECKED_ELSEWHERE = {"bundled"}
 # the pages whose every finding is rendered by toolsel.report.claims
 PAGES = ["00_overview", "01_recall_vs_payload", "02_misses", "03_escape_hatch", "04_explorer",
          "05_scale_benchmark", "06_default_scorer", "07_discovery", "08_conversations",
          "09_description_repair", "10_integrations", "11_recorded_runs",
          "12_selection_policies"]
-# 06 and 12 default to the five bundled styles (minutes each): the bundled run gives them one
-_BUNDLED_STYLE = {"styles": ["api"]}
 # what the other data sets give: a registry and labeled queries (also usable as --requests)
 _GIVEN = {"registry", "queries", "requests"}
 
@@ -489,29 +491,32 @@ def _params(nb: str, data: dict) -> dict:
     return out
 
 
-CASES = [pytest.param(nb, ds, id=f"{nb}-{ds}") for nb in PAGES for ds in DATASETS
-         if _runs_on(nb, ds)]
+ALL_CASES = [(nb, ds) for nb in PAGES for ds in DATASETS if _runs_on(nb, ds)]
+CASES = [pytest.param(nb, ds, id=f"{nb}-{ds}") for nb, ds in ALL_CASES
+         if ds not in CHECKED_ELSEWHERE]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("nb, dataset", CASES)
 def test_every_number_on_the_page_comes_from_its_tables(nb, dataset, tmp_path):
     params = _params(nb, DATASETS[dataset](tmp_path))
-    if nb in ("06_default_scorer", "12_selection_policies") and dataset == "bundled":
-        params = dict(_BUNDLED_STYLE)
     executed, page = _run(nb, tmp_path / "out", params)
     _assert_page(executed, page, bundled=dataset == "bundled", has_split=dataset == "bundled")
 
 
 def test_pages_run_where_their_needs_are_met():
-    """The slow cases above: every page on the bundled data; on the other two data sets
-    (a registry and queries) every page except those needing conversations or runs, or
-    reporting on the project's own data only."""
-    others = {nb for nb, ds in ((c.values[0], c.values[1]) for c in CASES) if ds == "mcp"}
+    """The slow cases: every page on the bundled data (in tests/test_notebooks.py, which
+    runs every notebook); on the other two data sets (a registry and queries) every page
+    except those needing conversations or runs, or reporting on the project's own data only."""
+    from test_notebooks import IDS, _claim_pages
+    others = {nb for nb, ds in ALL_CASES if ds == "mcp"}
     assert {"08_conversations", "10_integrations", "11_recorded_runs"}.isdisjoint(others)
     assert {"04_explorer", "05_scale_benchmark", "07_discovery",
             "09_description_repair"} <= others
-    assert sum(ds == "bundled" for _, ds in (c.values for c in CASES)) == len(PAGES)
+    assert sum(ds == "bundled" for _, ds in ALL_CASES) == len(PAGES)
+    assert [p.stem for p in _claim_pages()] == PAGES and set(PAGES) <= set(IDS)
+    assert {ds for _, ds in ALL_CASES} - CHECKED_ELSEWHERE == {"style_nosplit", "mcp"}
+    assert {c.values[1] for c in CASES} == {"style_nosplit", "mcp"}
 
 
 def _check_block(block: str, found: list) -> None:

@@ -14,7 +14,10 @@ without touching this file. The checks:
    moves a number fails here until ``make report`` is rerun and its output committed — and
    nothing under ``reports/`` changes. This is the one execution per notebook: it covers
    what a separate ``pytest --nbval-lax`` run used to (the defaults run, nothing is written
-   into the real ``reports/``).
+   into the real ``reports/``);
+3. on that same execution (the bundled data, as ``make report`` runs it), every number of every
+   claim is checked against the CSV it cites and no number of the page's prose is left without
+   a claim (``tests/test_claims.py`` runs the pages on two other data sets).
 """
 
 from __future__ import annotations
@@ -104,14 +107,30 @@ def _diff(new: Path, old: Path) -> str:
     return "\n".join(list(lines)[:12])
 
 
+# one papermill run per notebook, shared by the two checks below (both in this file, so
+# `--dist loadfile` keeps them on one worker): {stem: (folder, executed, out_dir, reports kept)}
+_RUNS: dict[str, tuple[Path, Path, Path, bool]] = {}
+
+
+def _executed(nb_path: Path, tmp_path_factory) -> tuple[Path, Path, Path, bool]:
+    """``nb_path`` executed with papermill on its own defaults, as ``toolsel report`` runs it
+    (``out_dir`` in a temporary folder), once per session; whether ``reports/`` was left alone
+    during the run. A failed run is not kept: the next test that needs it runs it again."""
+    if nb_path.stem not in _RUNS:
+        from toolsel.report import execute_notebook
+        folder = tmp_path_factory.mktemp(nb_path.stem)
+        out = folder / nb_path.stem
+        before = _snapshot(REPORTS)
+        execute_notebook(nb_path, folder / nb_path.name, out, cwd=NB_DIR)
+        _RUNS[nb_path.stem] = (folder, folder / nb_path.name, out, _snapshot(REPORTS) == before)
+    return _RUNS[nb_path.stem]
+
+
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
 @pytest.mark.slow
-def test_executes_and_tables_match_committed(nb_path, tmp_path):
-    from toolsel.report import execute_notebook
-    out = tmp_path / nb_path.stem
-    before = _snapshot(REPORTS)
-    execute_notebook(nb_path, tmp_path / nb_path.name, out, cwd=NB_DIR)
-    assert _snapshot(REPORTS) == before, "the notebook wrote into reports/ (use out_dir)"
+def test_executes_and_tables_match_committed(nb_path, tmp_path_factory):
+    tmp_path, _, out, reports_kept = _executed(nb_path, tmp_path_factory)
+    assert reports_kept, "the notebook wrote into reports/ (use out_dir)"
     written = sorted(out.rglob("*.csv")) if out.exists() else []
     stale = []
     for csv in written:
@@ -125,3 +144,18 @@ def test_executes_and_tables_match_committed(nb_path, tmp_path):
             stale.append(f"reports/{rel.as_posix()} differs:\n{_diff(csv, committed)}")
     assert not stale, ("committed tables are out of date; run `make report` and commit "
                        "reports/:\n" + "\n".join(stale))
+
+
+def _claim_pages() -> list[Path]:
+    from test_claims import PAGES
+    return [NB_DIR / f"{nb}.ipynb" for nb in PAGES]
+
+
+@pytest.mark.parametrize("nb_path", _claim_pages(), ids=lambda p: p.stem)
+@pytest.mark.slow
+def test_every_number_on_the_page_comes_from_its_tables_on_the_bundled_data(nb_path,
+                                                                          tmp_path_factory):
+    """The claims check of ``tests/test_claims.py`` on the bundled data, on the run above."""
+    from test_claims import _assert_page
+    _, executed, page, _ = _executed(nb_path, tmp_path_factory)
+    _assert_page(executed, page, bundled=True, has_split=True)

@@ -31,8 +31,12 @@ def _env() -> dict:
     return dict(os.environ, PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
 
 
-def _notebook(path: Path, version: str, sleep: float = 0.0) -> Path:
-    """A notebook writing two tables tagged ``version`` (``sleep`` seconds between them)."""
+def _notebook(path: Path, version: str, sleep: float = 0.0, until: Path | None = None) -> Path:
+    """A notebook writing two tables tagged ``version`` (``sleep`` seconds between them, or,
+    given ``until``, as long as that file does not exist: at most 300 seconds)."""
+    pause = (f"time.sleep({sleep})" if until is None else
+             f"t0 = time.monotonic()\nwhile not pathlib.Path({str(until)!r}).exists() "
+             "and time.monotonic() - t0 < 300:\n    time.sleep(0.05)")
     cells = [
         {"cell_type": "markdown", "id": "m", "metadata": {}, "source": f"# {path.stem}"},
         {"cell_type": "code", "id": "p", "metadata": {"tags": ["parameters"]},
@@ -41,7 +45,7 @@ def _notebook(path: Path, version: str, sleep: float = 0.0) -> Path:
         {"cell_type": "code", "id": "c", "metadata": {}, "outputs": [], "execution_count": None,
          "source": "import pathlib, time\np = pathlib.Path(out_dir)\n"
                    "p.mkdir(parents=True, exist_ok=True)\n"
-                   f"(p / 'a.csv').write_text('{version}\\n')\ntime.sleep({sleep})\n"
+                   f"(p / 'a.csv').write_text('{version}\\n')\n{pause}\n"
                    f"(p / 'b.csv').write_text('{version}\\n')\nprint('VERSION_{version}')"}]
     meta = {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}
     path.write_text(json.dumps({"cells": cells, "metadata": meta, "nbformat": 4,
@@ -258,10 +262,17 @@ def _consistent(out: Path) -> str:
 def test_two_reports_into_one_folder_one_wins_whole_the_other_is_refused(tmp_path):
     nba, nbb, out = tmp_path / "a", tmp_path / "b", tmp_path / "out"
     nba.mkdir(), nbb.mkdir()
-    _notebook(nba / "01_v.ipynb", "v1", sleep=4)
-    _notebook(nbb / "01_v.ipynb", "v2", sleep=4)
+    # the notebook that runs holds its report (and the folder) until the other report has
+    # ended, refused (no fixed sleep to race against)
+    release = tmp_path / "release"
+    _notebook(nba / "01_v.ipynb", "v1", until=release)
+    _notebook(nbb / "01_v.ipynb", "v2", until=release)
     procs = [subprocess.Popen(_cli(nb, out), env=_env(), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for nb in (nba, nbb)]
+    deadline = time.monotonic() + 240
+    while all(p.poll() is None for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    release.touch()
     results = [p.communicate(timeout=300) + (p.returncode,) for p in procs]
     codes = sorted(r[2] for r in results)
     assert codes == [0, 2], results
