@@ -97,7 +97,8 @@ display(Markdown("## The benchmark\n\n- " + registry_line + " " + payload + "\n-
 #
 # At the headline cut-off, each scorer's share of required tools sent (R@k) and of queries
 # with every required tool sent (Complete@k), with 95% intervals (a bootstrap over queries for
-# R@k; Wilson's for Complete@k, a yes-or-no outcome per query); MRR; NDCG@k (the rank-discounted
+# R@k, Wilson's where every query's R@k is 0 or 1 and the bootstrap collapses to a point;
+# Wilson's for Complete@k, a yes-or-no outcome per query); MRR; NDCG@k (the rank-discounted
 # gain of the required tools in the top k, graded where the labels carry grades); and the payload
 # sent.
 
@@ -113,7 +114,8 @@ result = sweep(reg, qs, list(dict.fromkeys([*scorers, *(["default"] if singles e
                sorted(set(ks) | set(gap_ks)), always_include=always_include, progress=False)
 qm = result.query_metrics
 shown_qm = qm[qm["top_k"].isin(ks) & qm["scorer"].isin(scorers)]
-intervals = with_wilson(bootstrap_intervals(shown_qm, n_boot=n_boot, seed=seed), shown_qm)
+intervals = with_wilson(with_wilson(bootstrap_intervals(shown_qm, n_boot=n_boot, seed=seed),
+                                    shown_qm), shown_qm, ["R@k"], collapsed_only=True)
 headline = headline_frame(result.summary[result.summary["scorer"].isin(scorers)], intervals,
                           top_k=k)
 write_table(headline, out / "headline.csv")

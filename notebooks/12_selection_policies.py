@@ -186,23 +186,12 @@ display(Markdown(f"Measured on: {words['heading']}."))
 # 95% intervals of R per style x setting, over the reported requests
 test_rows = per_query[per_query["split"] == test_split]
 kept_rows = test_rows.merge(test_summary[["style", "config"]], on=["style", "config"])
-
-
-def r_intervals(g: pd.DataFrame) -> pd.DataFrame:
-    """Bootstrap 95% intervals of R per setting; where every request is 0 (or every one 1)
-    the bootstrap collapses to a point, and each request's R is a yes-or-no outcome: the
-    Wilson interval of that rate instead (as for Complete)."""
-    q = g.assign(scorer=g["config"], top_k=0, query_id=g["query_id"].astype(str))
-    ci = bootstrap_intervals(q, ["R@sent"], n_boot=n_boot, seed=seed)
-    binary = q.groupby("scorer")["R@sent"].apply(lambda v: v.dropna().isin([0, 1]).all())
-    point = (ci["low"] == ci["high"]) & ci["scorer"].map(binary).fillna(False).astype(bool)
-    if point.any():
-        ci.loc[point] = with_wilson(ci[point], q[q["scorer"].isin(ci.loc[point, "scorer"])],
-                                    ["R@sent"])
-    return ci
-
-
-r_ci = pd.concat([r_intervals(g).assign(style=st)
+# per setting: the bootstrap's interval, or Wilson's where every request's R is 0 or 1 and the
+# bootstrap collapses to a point (with_wilson(collapsed_only=True))
+kept_rows = kept_rows.assign(scorer=kept_rows["config"], top_k=0,
+                             query_id=kept_rows["query_id"].astype(str))
+r_ci = pd.concat([with_wilson(bootstrap_intervals(g, ["R@sent"], n_boot=n_boot, seed=seed), g,
+                              ["R@sent"], collapsed_only=True).assign(style=st)
                   for st, g in kept_rows.groupby("style", sort=False)], ignore_index=True)
 test_summary = test_summary.merge(
     r_ci.rename(columns={"scorer": "config", "low": "R@sent_low", "high": "R@sent_high"})[

@@ -598,6 +598,25 @@ def test_with_wilson_replaces_only_the_binary_rows():
             **{"Complete@k": 0.5}))
 
 
+def test_with_wilson_collapsed_only_replaces_a_bootstrap_point_of_0_1_values():
+    from toolsel.eval.stats import bootstrap_intervals, with_wilson
+    qm = pd.DataFrame({"scorer": ["s"] * 4 + ["t"] * 4 + ["u"] * 4, "top_k": 1,
+                       "query_id": list("abcd") * 3,
+                       "R@k": [1.0] * 4 + [0.5] * 4 + [1.0, 0.5, 0.0, 1.0]})
+    boot = bootstrap_intervals(qm, ["R@k"]).set_index("scorer")
+    ci = with_wilson(bootstrap_intervals(qm, ["R@k"]), qm, ["R@k"],
+                     collapsed_only=True).set_index("scorer")
+    # s: every query 1, the bootstrap's point at 100% becomes 4 of 4's Wilson interval
+    assert boot.loc["s", "low"] == 1.0
+    assert ci.loc["s", "low"] == pytest.approx(0.510109, abs=1e-6)
+    assert ci.loc["s", "high"] == 1.0
+    # t: a point at a fraction, u: a real bootstrap interval: both kept, and no error
+    for name in ("t", "u"):
+        assert (ci.loc[name, "low"], ci.loc[name, "high"]) == \
+            (boot.loc[name, "low"], boot.loc[name, "high"])
+    assert boot.loc["u", "low"] < boot.loc["u", "high"]
+
+
 def test_figures_keep_their_alt_text_in_the_html_page():
     from toolsel.report.html import NO_ALT, fill_image_alt
     nb = {"cells": [{"outputs": [

@@ -85,23 +85,40 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float,
     return (0.0 if successes == 0 else float(low)), (1.0 if successes == n else float(high))
 
 
+def _group_values(query_metrics: pd.DataFrame, row: pd.Series, keys: Sequence[str],
+                  metric: str) -> pd.Series:
+    """The per-query values of ``metric`` behind one interval row (``nan`` left out)."""
+    mask = pd.Series(True, index=query_metrics.index)
+    for k in keys:
+        mask &= query_metrics[k] == row[k]
+    return query_metrics.loc[mask, metric].dropna()
+
+
 def with_wilson(intervals: pd.DataFrame, query_metrics: pd.DataFrame,
                 metrics: Sequence[str] = ("Complete@k",),
-                keys: Sequence[str] = ("scorer", "top_k")) -> pd.DataFrame:
+                keys: Sequence[str] = ("scorer", "top_k"), *,
+                collapsed_only: bool = False) -> pd.DataFrame:
     """``intervals`` (:func:`bootstrap_intervals`) with the rows of the 0/1 ``metrics``
     given the Wilson score interval of their rate instead (successes and n counted from
-    ``query_metrics``, ``nan`` left out). Other rows are unchanged."""
+    ``query_metrics``, ``nan`` left out). Other rows are unchanged.
+
+    ``collapsed_only``: for a metric that is a fraction per query (R@k), replace only the rows
+    whose bootstrap collapsed to a point and whose every query scored 0 or 1: resampling
+    such values cannot move the mean, but the rate is still an estimate from n queries, so
+    it gets the yes-or-no outcome's interval (a row mixing fractions keeps its bootstrap).
+    """
     out = intervals.copy()
     keys = [k for k in keys if k in intervals.columns and k in query_metrics.columns]
     for i, r in out.iterrows():
-        if r["metric"] not in metrics:
+        if r["metric"] not in metrics or (collapsed_only and r["low"] != r["high"]):
             continue
-        mask = pd.Series(True, index=query_metrics.index)
-        for k in keys:
-            mask &= query_metrics[k] == r[k]
-        values = query_metrics.loc[mask, r["metric"]].dropna()
+        values = _group_values(query_metrics, r, keys, r["metric"])
         if len(values) and not values.isin([0, 1]).all():
+            if collapsed_only:
+                continue
             raise ValueError(f"with_wilson: {r['metric']} is not 0/1 per query")
+        if collapsed_only and not len(values):
+            continue
         out.loc[i, ["low", "high"]] = wilson_interval(int(values.sum()), len(values))
     return out
 
