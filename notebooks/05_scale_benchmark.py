@@ -83,7 +83,7 @@ def bench_table(name: str) -> str | None:
 
 bench_where = ("" if bench_link else
                "\n\n*From the project's committed benchmark tables in "
-               + md.code(bench.resolve()) + ", outside this report folder (not copied "
+               + md.code(bench_src) + ", outside this report folder (not copied "
                "into it).*")
 have_bench = all((bench / f).exists() for f in ("scale.csv", "sweep.csv", "machine.json"))
 default_csv = bench / "default_latency.csv"
@@ -204,7 +204,7 @@ if have_bench:
     names = {f"t{i}": t for i, t in enumerate(missed.target)}
     display(Markdown("All targets met." if missed.empty else log.add(claims.literal(
         "**Missed:** " + "; ".join("{%s}" % n for n in names)
-        + " (see {readme}).", readme=bench_table("README.md") or f"{bench.resolve()}/README.md",
+        + " (see {readme}).", readme=bench_table("README.md") or f"{bench_src}/README.md",
         **names))))
 
 # %% [markdown]

@@ -130,8 +130,8 @@ def test_same_path(tmp_path):
 
 def test_report_link_inside_the_report_and_outside(tmp_path):
     """A page cites and links a table inside its report relatively; a table outside (the
-    project's benchmarks, read by a user's report written elsewhere) by its absolute path,
-    with no link leaving the report folder."""
+    project's benchmarks, read by a user's report written elsewhere) by its path relative to
+    the page, with no link leaving the report folder; never by an absolute path."""
     report, project = tmp_path / "report", tmp_path / "project"
     page = report / "05_scale_benchmark"
     (report / "benchmarks").mkdir(parents=True)
@@ -140,10 +140,27 @@ def test_report_link_inside_the_report_and_outside(tmp_path):
     # given as a path relative to elsewhere, with ".." in it
     assert report_link(page / ".." / "benchmarks", page) == ("../benchmarks", "benchmarks")
     bench = project / "reports" / "benchmarks"
-    assert report_link(bench, page) == (bench.resolve().as_posix(), None)
+    assert report_link(bench, page) == ("../../project/reports/benchmarks", None)
     # a sibling folder whose name starts like the report's is outside it
     (tmp_path / "report2").mkdir()
     assert report_link(tmp_path / "report2", page)[1] is None
+
+
+def test_report_link_relates_to_the_final_folder_while_a_report_runs(tmp_path, monkeypatch):
+    """A report executes a page into a build folder first; while it runs, the final folder is
+    in SHOWN_OUT_DIR_ENV and the benchmark inside the final report is linked relatively (the
+    committed 05 page named the build machine's absolute path before)."""
+    from toolsel.report.plan import SHOWN_OUT_DIR_ENV
+    report, build = tmp_path / "reports", tmp_path / ".build-x"
+    (report / "benchmarks").mkdir(parents=True)
+    page_build, page_final = build / "05_scale_benchmark", report / "05_scale_benchmark"
+    page_build.mkdir(parents=True)
+    assert report_link(report / "benchmarks", page_build) == (
+        "../../reports/benchmarks", None)
+    monkeypatch.setenv(SHOWN_OUT_DIR_ENV, f"{page_build}{os.pathsep}{page_final}")
+    assert report_link(report / "benchmarks", page_build) == ("../benchmarks", "benchmarks")
+    # another page's folder is not remapped
+    assert report_link(report / "benchmarks", build / "other")[1] is None
 
 
 def test_config_specs_round_trip_every_default_setting():

@@ -8,6 +8,7 @@ import os
 import re
 from pathlib import Path
 
+from .plan import SHOWN_OUT_DIR_ENV
 from .site import (_FOOT_END, _FOOT_START, _NAV_END, _NAV_START, _PAGE_CSS, _TITLE_TAG,
                    _main_part, page_title)
 
@@ -110,6 +111,9 @@ def execute_notebook(source: str | Path, executed: str | Path, out_dir: str | Pa
         replace.update({rel: os.path.relpath(shown, cwd.resolve()),
                         str(Path(out_dir).resolve()): str(shown)})
     executed.parent.mkdir(parents=True, exist_ok=True)
+    # the kernel inherits this: report_link relates paths to the page's final folder
+    saved = os.environ.get(SHOWN_OUT_DIR_ENV)
+    os.environ[SHOWN_OUT_DIR_ENV] = f"{Path(out_dir).resolve()}{os.pathsep}{shown}"
     try:
         # the kernel app's own log (e.g. "[IPKernelApp] WARNING | Kernel is running
         # over TCP without encryption", about a local socket) is not the user's business;
@@ -118,6 +122,10 @@ def execute_notebook(source: str | Path, executed: str | Path, out_dir: str | Pa
                             cwd=str(cwd), progress_bar=False, log_output=False,
                             extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
     finally:
+        if saved is None:
+            os.environ.pop(SHOWN_OUT_DIR_ENV, None)
+        else:
+            os.environ[SHOWN_OUT_DIR_ENV] = saved
         if executed.exists():
             _scrub(executed, replace)
     return executed

@@ -77,24 +77,36 @@ def same_path(a: str | Path | None, b: str | Path | None) -> bool:
     return Path(a).resolve() == Path(b).resolve()
 
 
+#: Set while a report runs a notebook: ``"<build folder>{os.pathsep}<final folder>"`` of the
+#: page, so :func:`report_link` relates paths to where the page will live.
+SHOWN_OUT_DIR_ENV = "TOOLSEL_SHOWN_OUT_DIR"
+
+
 def report_link(target: str | Path, page_dir: str | Path) -> tuple[str, str | None]:
     """How a page in ``page_dir`` (a folder of a report, its HTML page written beside it)
     cites and links a file or folder it did not write (a project's committed benchmark
     tables): ``(source, link)``.
 
-    Inside the report (under ``page_dir``'s parent): ``source`` is relative to ``page_dir``
-    (as ``claims.json`` cites) and ``link`` relative to the report folder (as the HTML page
-    links). Outside it (a user's ``toolsel report --out X`` reading the project's tables):
-    ``source`` is the absolute path and ``link`` is ``None``: a relative link would leave the
+    ``page_dir`` is taken where the page will finally live: a report run executes into a
+    build folder first and names the final folder in :data:`SHOWN_OUT_DIR_ENV`. Inside the
+    report (under the page folder's parent): ``source`` is relative to the page folder (as
+    ``claims.json`` cites) and ``link`` relative to the report folder (as the HTML page links).
+    Outside it (a user's ``toolsel report --out X`` reading the project's tables): ``source``
+    is the path relative to the page folder and ``link`` is ``None``: a link would leave the
     report folder and break when it is moved or shared, so the page names the path instead.
+    Neither is ever absolute: an absolute path would name the machine the report was built on.
     """
     import os
     target, page = Path(target).resolve(), Path(page_dir).resolve()
+    shown = os.environ.get(SHOWN_OUT_DIR_ENV, "")
+    staged, _, final = shown.partition(os.pathsep)
+    if staged and final and Path(staged).resolve() == page:
+        page = Path(final).resolve()
     root = page.parent
+    source = Path(os.path.relpath(target, page)).as_posix()
     if target == root or root in target.parents:
-        return (Path(os.path.relpath(target, page)).as_posix(),
-                Path(os.path.relpath(target, root)).as_posix())
-    return target.as_posix(), None
+        return source, Path(os.path.relpath(target, root)).as_posix()
+    return source, None
 
 
 def _read_nb(path: Path) -> dict:

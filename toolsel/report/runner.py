@@ -68,6 +68,7 @@ from pathlib import Path
 from ..io import (BUILD_PREFIX, OutputError, folder_lock, link_tree, recover_set, write_set,
                   write_text)
 from .execute import execute_notebook, export_html
+from .stable import keep_equal_files
 from .output import (LEGACY_STAGING, MANIFEST, check_out_dir, check_ownership, manifest_shared,
                      manifest_text, owned_files, report_entries)
 from .plan import PlannedNotebook, UserData, check_user_data, find_notebooks, notebook_plan
@@ -149,6 +150,9 @@ def _run_one(planned: PlannedNotebook, build: Path, out: Path, nb_dir: Path, *, 
         if html:
             export_html(build / src.name, build / f"{src.stem}.html")
             run.html = out / f"{src.stem}.html"
+        # a float model's last digits differ by CPU: unchanged within tolerance, keep the bytes
+        for name in report_entries(src.stem):
+            keep_equal_files(build / name, out / name)
     except Exception as exc:  # report and go on with the other notebooks
         lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
         run.error = f"{type(exc).__name__}: {lines[-1] if lines else ''}"
@@ -372,6 +376,7 @@ def _write(rep: Path, build: Path, plan: Sequence[PlannedNotebook], runs: Sequen
     def finish(staging: Path) -> None:
         # explorer.html from the set just built (before README and index link it)
         write_report_explorer(staging, nb_dir, data)
+        keep_equal_files(staging / EXPLORER_PAGE, rep / EXPLORER_PAGE)
         explorer = {EXPLORER_PAGE} if (staging / EXPLORER_PAGE).is_file() else set()
         if data is None:
             write_readme(staging, all_notebooks)
