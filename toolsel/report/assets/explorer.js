@@ -559,9 +559,10 @@
   $("f-search").value = st.search;
   $("f-missed").value = st.missedBy;
   window.addEventListener("hashchange", function () {
+    var before = st.tool;
     readHash();
     render();
-    if (st.tool >= 0 && !$("tool-panel").style.top) placeTool(null);
+    if (st.tool >= 0 && st.tool !== before) placeTool(null);  // a tool named by the URL
   });
   render();
   if (st.tool >= 0) placeTool(null);  // opened from the URL: below the required tools
