@@ -166,29 +166,38 @@ def _run(args: argparse.Namespace) -> int:
               "(in a --from file, per request: 'expected', 'id')", file=sys.stderr)
         return 2
     if args.from_file is not None:
-        requests = read_requests(args.from_file, reg)  # every line checked before any append
-        print(f"{len(requests)} request{'s' if len(requests) != 1 else ''} from "
-              f"{args.from_file}", flush=True)
-        results = []
-        for n, req in enumerate(requests, start=1):
-            print(f"\n[{n}/{len(requests)}] {args.from_file}, {req.location}: {req.query}")
-            fields = dict(req.fields)
-            try:
-                done = _label_one(session, args, req.query, list(req.expected) or None,
-                                  category=fields.pop("category", args.category),
-                                  split=fields.pop("split", args.split),
-                                  id=fields.pop("id", None), fields=fields)
-            except DataError as exc:  # e.g. an id the file took meanwhile: the rest go on
-                print(f"toolsel label: {args.from_file}, {req.location}: not appended: {exc}",
-                      file=sys.stderr)
-                done = False
-            if done is _END:
-                break
-            results.append(done)
-        skipped = len(requests) - len(results)
-        print(f"\n{sum(results)} of {len(requests)} requests appended to {args.queries}"
-              + (f"; input ended: the last {skipped} not labeled" if skipped else ""))
-        return 0 if any(results) else 1
+        return _label_file(session, args, read_requests(args.from_file, reg))
+    return _label_asked(session, args)
+
+
+def _label_file(session, args, requests) -> int:
+    """``--from``: each request of the file (already checked) in turn."""
+    print(f"{len(requests)} request{'s' if len(requests) != 1 else ''} from "
+          f"{args.from_file}", flush=True)
+    results = []
+    for n, req in enumerate(requests, start=1):
+        print(f"\n[{n}/{len(requests)}] {args.from_file}, {req.location}: {req.query}")
+        fields = dict(req.fields)
+        try:
+            done = _label_one(session, args, req.query, list(req.expected) or None,
+                              category=fields.pop("category", args.category),
+                              split=fields.pop("split", args.split),
+                              id=fields.pop("id", None), fields=fields)
+        except DataError as exc:  # e.g. an id the file took meanwhile: the rest go on
+            print(f"toolsel label: {args.from_file}, {req.location}: not appended: {exc}",
+                  file=sys.stderr)
+            done = False
+        if done is _END:
+            break
+        results.append(done)
+    skipped = len(requests) - len(results)
+    print(f"\n{sum(results)} of {len(requests)} requests appended to {args.queries}"
+          + (f"; input ended: the last {skipped} not labeled" if skipped else ""))
+    return 0 if any(results) else 1
+
+
+def _label_asked(session, args) -> int:
+    """The session: request after request from standard input, until an empty one or EOF."""
     n = 0
     while True:
         text = _ask("\nrequest (empty line or end of input to stop): " if n else "request: ")
