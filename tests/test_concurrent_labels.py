@@ -73,6 +73,31 @@ def test_twelve_label_processes_lose_no_label(files):
     assert far == ["dev", "test"] * 6
 
 
+@pytest.mark.slow
+def test_two_label_sessions_from_files_lose_no_label(files, tmp_path):
+    """Two ``toolsel label --from`` sessions appending ten requests each at the same time."""
+    registry, queries = files
+    texts = {w: [f"session {w}: what is {i} plus {i + 1}" for i in range(10)] for w in "ab"}
+    procs = []
+    for w, lines in texts.items():
+        todo = tmp_path / f"todo-{w}.jsonl"
+        todo.write_text("".join(json.dumps({"query": t, "expected": ["calculator"],
+                                            "category": "far"}) + "\n" for t in lines))
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "toolsel.cli", "label", "--registry", str(registry),
+             "--queries", str(queries), "--from", str(todo), "--scorer", "jaccard",
+             "--scorers", "jaccard", "--no-embed-check", "--yes"], env=_env(),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True))
+    outs = [p.communicate(timeout=300) + (p.returncode,) for p in procs]
+    assert all(code == 0 for *_, code in outs), [o for o in outs if o[2]]
+    records = _check(queries, set(texts["a"]) | set(texts["b"]))
+    for w in "ab":  # each session's requests in its file's order
+        assert [r["query"] for r in records if r["query"].startswith(f"session {w}:")] == \
+            texts[w]
+    assert [r["split"] for r in records if r.get("category") == "far"] == ["dev", "test"] * 10
+
+
 _APPENDER = textwrap.dedent("""
     import sys
     from toolsel import Tool

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,118 @@ def test_explore_writes_a_parameterized_copy_and_never_overwrites(tmp_path, caps
     assert 'out_dir = "explore_registry-3"' in text and '"bm25", "jaccard"' in text
     assert "top_k = [5]" in text
     assert "jupytext" not in json.loads(path.read_text())["metadata"]
+
+
+def test_explore_rewrites_its_own_untouched_copy(tmp_path, capsys):
+    """Run twice, ``--no-lab`` writes one notebook (its own copy rewritten), not a new ``-2``;
+    once the reader edited it, the next run leaves it alone and takes ``-2``."""
+    from toolsel.report.explore_notebook import MARKER, is_own_copy
+    out = tmp_path / "mine"
+    assert _explore(tmp_path) == 0
+    path = out / "explore_registry.ipynb"
+    first = path.read_bytes()
+    assert is_own_copy(path) and json.loads(first)["metadata"][MARKER]["sha256"]
+    assert _explore(tmp_path, "--top-k", "3") == 0  # other parameters: the same file
+    assert sorted(p.name for p in out.iterdir()) == ["explore_registry.ipynb"]
+    assert "top_k = [3]" in _injected(path) and is_own_copy(path)
+    assert capsys.readouterr().out.count(f"wrote {path}") == 2
+    nb = json.loads(path.read_text())
+    nb["cells"][0]["source"] = "# my own notes\n" + "".join(nb["cells"][0]["source"])
+    path.write_text(json.dumps(nb))  # the reader changed it (or ran and saved it)
+    edited = path.read_bytes()
+    assert not is_own_copy(path)
+    assert _explore(tmp_path) == 0
+    assert path.read_bytes() == edited
+    assert sorted(p.name for p in out.iterdir()) == ["explore_registry-2.ipynb",
+                                                     "explore_registry.ipynb"]
+    assert _explore(tmp_path) == 0  # and -2 is now the copy that is rewritten
+    assert sorted(p.name for p in out.iterdir()) == ["explore_registry-2.ipynb",
+                                                     "explore_registry.ipynb"]
+
+
+def test_a_copy_is_ours_only_with_a_matching_digest(tmp_path):
+    from toolsel.report.explore_notebook import MARKER, is_own_copy
+    nb = tmp_path / "x.ipynb"
+    nb.write_text(json.dumps({"cells": [], "metadata": {MARKER: {"sha256": "0" * 64}}}))
+    assert not is_own_copy(nb)  # a marker copied by hand does not make a file ours
+    nb.write_text("not json")
+    assert not is_own_copy(nb) and not is_own_copy(tmp_path / "missing.ipynb")
+
+
+def test_lab_command_says_what_it_adds(tmp_path):
+    from toolsel.cli.explore import lab_command
+    empty = str(tmp_path)  # a PATH with no browser on it
+    cmd, notes = lab_command("nb.ipynb", euid=0, env={"PATH": empty}, platform="linux")
+    assert cmd[-3:] == ["nb.ipynb", "--allow-root", "--no-browser"]
+    assert len(notes) == 2 and "running as root" in notes[0] and "--allow-root" in notes[0]
+    assert "no display" in notes[1] and "installed" not in notes[1]
+    cmd, notes = lab_command("nb.ipynb", euid=1000, env={"PATH": empty, "DISPLAY": ":0"},
+                             platform="linux", browser="firefox")
+    assert "--allow-root" not in cmd and cmd[-1] == "--ServerApp.browser=firefox %s"
+    cmd, notes = lab_command("nb.ipynb", euid=1000, no_browser=True, env={"DISPLAY": ":0"},
+                             platform="linux")
+    assert cmd[-1] == "--no-browser" and notes == ["--no-browser: open the URL JupyterLab "
+                                                   "prints below"]
+
+
+@pytest.mark.skipif(not any(shutil.which(b) for b in ("chromium", "chromium-browser")),
+                    reason="Debian's chromium is not installed here")
+def test_lab_command_names_an_installed_chromium_it_cannot_use():
+    import os
+
+    from toolsel.cli.explore import lab_command
+    cmd, notes = lab_command("nb.ipynb", euid=1000, env={"PATH": os.environ["PATH"]},
+                             platform="linux")
+    assert cmd[-1] == "--no-browser"
+    assert "chromium" in notes[0] and "is installed but cannot show a page here" in notes[0]
+
+
+@pytest.mark.slow
+def test_explore_starts_jupyterlab_and_says_how(tmp_path):
+    """The real command, JupyterLab included, on a machine without a display: it says why it
+    adds each option, and JupyterLab never prints "No web browser found"."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    pytest.importorskip("jupyterlab")
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY",
+                                                            "BROWSER")}
+    env.update(HOME=str(tmp_path / "home"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
+               JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"), JUPYTER_DATA_DIR=str(tmp_path / "data"),
+               PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p),
+               PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolsel.cli", "explore", "--registry",
+         str(DATA / "registry.json"), "--notebooks", str(NOTEBOOKS), "--out",
+         str(tmp_path / "mine")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True)
+    lines = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "http://127.0.0.1:" in line or "http://localhost:" in line:
+                break
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # the process group this test started
+        try:
+            rest = proc.communicate(timeout=60)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            rest = proc.communicate()[0]
+    text = "".join(lines) + (rest or "")
+    assert any("http://" in line for line in lines), text[-3000:]
+    assert "No web browser found" not in text
+    assert "no display (DISPLAY and WAYLAND_DISPLAY unset)" in text
+    if os.geteuid() == 0:
+        assert "running as root: JupyterLab started with --allow-root" in text
+    else:
+        assert "--allow-root" not in text
 
 
 @pytest.mark.parametrize("where", ["notebooks", "reports"])

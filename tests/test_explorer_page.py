@@ -10,6 +10,7 @@ skipped only when no ``chromium`` is installed (CI installs it: ``.ci/run``).
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -535,3 +536,201 @@ def test_a_users_report_has_a_linked_offline_explorer(tmp_path):
                             if "injected-parameters" in c["metadata"].get("tags", [])))
     assert 'out_dir = "04_explorer"' in injected
     assert remote_references(page) == []
+
+
+# --------------------------------------------------------------------------------------------
+# layout at reading widths: screenshots, and the DOM measured in the browser
+
+LONG_TOOLS = [
+    Tool("getUserSubmissionHistoryForContest", "Get the submission history of a user in a "
+         "programming contest"),
+    Tool("slack_send_direct_message_to_member", "Send a direct message to one member of a "
+         "slack workspace"),
+    Tool("io.github.servers.filesystem.read_text_file", "Read a text file from the disk"),
+    Tool("calculator", "evaluate a basic arithmetic expression"),
+]
+
+
+@pytest.fixture(scope="module")
+def layout_page(tmp_path_factory):
+    from toolsel.synthetic import synthetic_queries, synthetic_registry
+    base = synthetic_registry(60, seed=0)  # snake_case, camelCase and dotted names
+    reg = Registry([*base, *LONG_TOOLS])
+    qs = [*synthetic_queries(base, 12, seed=0),
+          Query("long1", "show the submission history of this user in the contest",
+                ("getUserSubmissionHistoryForContest",)),
+          Query("long2", "send a direct message to a member on slack",
+                ("slack_send_direct_message_to_member",)),
+          Query("long3", "read the text file from the disk",
+                ("io.github.servers.filesystem.read_text_file",)),
+          Query("zero", "crunch numbers", ("calculator",))]
+    data = explorer_data(reg, qs, ["jaccard", "bm25", "tfidf", "embedding", "default"],
+                         depth=20)
+    path = tmp_path_factory.mktemp("layout") / EXPLORER_PAGE
+    path.write_text(render_explorer(data), encoding="utf-8")
+    return reg, qs, data, path
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+# every rank row of every column: the name's boxes (each line of it) inside the name cell and
+# left of the score cell, the score's text inside its cell
+_OVERLAPS = """
+const bad = [];
+for (const tr of document.querySelectorAll('table.rank tr[data-rank]')) {
+  const [, nameTd, scoreTd] = tr.children;
+  const s = scoreTd.getBoundingClientRect(), n = nameTd.getBoundingClientRect();
+  for (const child of nameTd.children) {
+    for (const r of child.getClientRects()) {
+      if (r.width && (r.right > s.left + 0.5 || r.right > n.right + 0.5 || r.left < n.left - 0.5))
+        bad.push([tr.dataset.tool, 'name', r.left, r.right, s.left]);
+    }
+  }
+  const range = document.createRange();
+  range.selectNodeContents(scoreTd);
+  const t = range.getBoundingClientRect();
+  if (t.right > s.right + 0.5 || t.left < s.left - 0.5) bad.push([tr.dataset.tool, 'score']);
+}
+return bad;
+"""
+
+
+@needs_chromium
+@pytest.mark.skipif(CHROMEDRIVER is None, reason="Debian's chromium-driver is not installed "
+                    "here; CI installs it in .ci/run")
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [900, 1200, 1600])
+def test_layout_reads_well_at_this_width(layout_page, tmp_path, width):
+    reg, qs, data, page = layout_page
+    driver = _Driver(tmp_path)
+    try:
+        driver.cmd("POST", "/window/rect", {"width": width, "height": 1000})
+        driver.cmd("POST", "/url", {"url": page.resolve().as_uri() + "#q=long1&k=5"})
+        assert driver.js("return document.body.dataset.ready") == "1"
+        inner = driver.js("return window.innerWidth")
+        assert width - 40 <= inner <= width
+        shot = tmp_path / f"explorer-{width}.png"
+        shot.write_bytes(base64.b64decode(driver.cmd("GET", "/screenshot")))
+        assert _png_size(shot.read_bytes())[0] == inner  # the page as a reader sees it
+        # no sideways scroll
+        assert driver.js("return document.documentElement.scrollWidth") <= \
+            driver.js("return document.documentElement.clientWidth")
+        # the filters are all on screen, none cut off
+        for f in ("f-search", "f-split", "f-missed", "f-mode", "f-tool"):
+            r = driver.js(f"return document.getElementById('{f}').getBoundingClientRect()"
+                          ".toJSON()")
+            assert r["width"] > 40 and r["left"] >= 0 and r["right"] <= inner, (f, r)
+        # no tool name runs into its score; no score is clipped
+        assert driver.js(_OVERLAPS) == []
+        # names wrap only at "_", ".", camelCase boundaries: a <wbr> at each, and no piece
+        # between two of them broken across lines
+        pieces = driver.js(
+            "const b = document.querySelector('section[data-scorer=\"default\"] "
+            "button[data-tool=\"getUserSubmissionHistoryForContest\"]');"
+            "const out = [];"
+            "for (const n of b.childNodes) { if (n.nodeType !== 3) continue;"
+            "  const r = document.createRange(); r.selectNodeContents(n);"
+            "  out.push([n.textContent, new Set([...r.getClientRects()].filter(x => x.width)"
+            "    .map(x => Math.round(x.top))).size, b.parentNode.getBoundingClientRect().width]); }"
+            "return [out, b.querySelectorAll('wbr').length, b.getClientRects().length];")
+        assert [p[0] for p in pieces[0]] == ["get", "User", "Submission", "History", "For",
+                                             "Contest"]
+        assert all(p[1] == 1 for p in pieces[0]) and pieces[1] == 5, pieces
+        driver.js("location.hash = '#q=long3&k=5'")
+        dotted = driver.js("return [...document.querySelectorAll('button[data-tool=\"io.github"
+                           ".servers.filesystem.read_text_file\"]')].map(b => "
+                           "b.querySelectorAll('wbr').length)")
+        assert dotted and set(dotted) == {6}  # io. github. servers. filesystem. read_ text_ file
+        # the scorer in detail is `default`, first of the columns and of the scorer list
+        assert driver.js("return document.querySelector('#focus option:checked').textContent") \
+            == "default"
+        assert driver.js("return document.querySelector('#columns section').dataset.scorer") \
+            == "default"
+        assert driver.text("#sent-scorer") == "default"
+        # the curve has a legend: one entry per scorer, every curve its own color and dashes
+        legend = driver.js("return [...document.querySelectorAll('#curve-legend li')]"
+                           ".map(li => [li.dataset.legend, li.textContent])")
+        assert [name for name, _ in legend] == ["default", "jaccard", "bm25", "tfidf",
+                                                "embedding"]
+        assert all("R@K" in text for _, text in legend)
+        styles = driver.js("return [...document.querySelectorAll('#curve polyline')]"
+                           ".map(p => p.getAttribute('stroke') + ' ' + "
+                           "p.getAttribute('stroke-dasharray'))")
+        assert len(set(styles)) == 5
+        # the sticky K bar does not cover a row brought into view
+        covered = driver.js(
+            "const row = document.querySelector('section[data-scorer=\"bm25\"] "
+            "tr[data-rank=\"1\"]'); row.scrollIntoView({block: 'start'});"
+            "return [row.getBoundingClientRect().top,"
+            " document.querySelector('.controls').getBoundingClientRect().bottom]")
+        assert covered[0] >= covered[1] - 0.5, covered
+        # the tool panel opens where the reader clicked, on screen, inside the page's width
+        driver.js("document.querySelector('section[data-scorer=\"tfidf\"] "
+                  "tr[data-rank=\"3\"]').scrollIntoView({block: 'center'})")
+        tool = driver.js("return document.querySelector('section[data-scorer=\"tfidf\"] "
+                         "tr[data-rank=\"3\"]').dataset.tool")
+        driver.click(f'section[data-scorer="tfidf"] tr[data-rank="3"] button.tool')
+        panel, row = driver.js(
+            "return [document.getElementById('tool-panel').getBoundingClientRect().toJSON(),"
+            " document.querySelector('section[data-scorer=\"tfidf\"] tr[data-rank=\"3\"]')"
+            ".getBoundingClientRect().toJSON()]")
+        assert driver.text("#tool-name") == tool
+        assert 0 <= panel["top"] < driver.js("return window.innerHeight")
+        assert row["bottom"] - 2 <= panel["top"] <= row["bottom"] + 40, (row, panel)
+        assert panel["left"] >= 0 and panel["right"] <= inner
+        assert driver.js("return document.documentElement.scrollWidth") <= \
+            driver.js("return document.documentElement.clientWidth")
+        (tmp_path / f"explorer-{width}-tool.png").write_bytes(
+            base64.b64decode(driver.cmd("GET", "/screenshot")))
+        driver.js("document.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape'}))")
+        assert driver.js("return document.getElementById('tool-panel').hidden") is True
+    finally:
+        driver.close()
+
+
+@needs_chromium
+@pytest.mark.skipif(CHROMEDRIVER is None, reason="Debian's chromium-driver is not installed "
+                    "here; CI installs it in .ci/run")
+@pytest.mark.slow
+def test_search_finds_tool_names_and_zero_scores_are_marked(layout_page, tmp_path):
+    reg, qs, data, page = layout_page
+    driver = _Driver(tmp_path)
+    try:
+        driver.cmd("POST", "/url", {"url": page.resolve().as_uri() + "#q=zero&k=5"})
+        assert driver.js("return document.body.dataset.ready") == "1"
+        # a tool name, whole or by its words, finds the queries that require it
+        for typed in ("slack_send_direct", "send direct message", "SubmissionHistory",
+                      "submission history for"):
+            driver.type("#f-search", typed)
+            listed = driver.js("return [...document.querySelectorAll('#query-list button')]"
+                               ".map(b => b.dataset.query)")
+            want = "long2" if "send" in typed else "long1"
+            assert listed == [want], (typed, listed)
+        # sent with score 0: marked in the columns and in the list of what is sent
+        marks = driver.js(
+            "return [...document.querySelectorAll('section[data-scorer=\"jaccard\"] "
+            "tr[data-rank]')].map(tr => [+tr.dataset.rank, tr.children[2].textContent,"
+            " tr.classList.contains('zero-score'), tr.querySelector('.zero') !== null])")
+        top = data["scorers"][0]  # jaccard
+        qi = [q.id for q in qs].index("zero")
+        scores = top["scores"][qi]
+        assert scores[:5] == [0.0] * 5  # no word of the request is in any tool's text
+        for rank, text, cls, mark in marks:
+            assert cls == mark == (rank <= 5), (rank, text)  # sent, score 0
+        assert driver.js("return document.querySelector('section[data-scorer=\"jaccard\"] "
+                         ".sends').dataset.zero") == "5"
+        bm25 = [m for m in driver.js(  # bm25 scores "crunch" nowhere either; default does
+            "return [...document.querySelectorAll('section[data-scorer]')].map(s => "
+            "[s.dataset.scorer, s.querySelector('.sends').dataset.zero])")]
+        assert dict(bm25)["bm25"] == "5" and dict(bm25)["default"] == "0"
+        driver.js("const s = document.getElementById('focus');"
+                  "s.value = [...s.options].find(o => o.textContent === 'jaccard').value;"
+                  "s.dispatchEvent(new Event('change'))")
+        zero_sent = driver.js("return [...document.querySelectorAll('#sent-names li')]"
+                              ".filter(li => li.dataset.zero).map(li => li.dataset.tool)")
+        assert sorted(zero_sent) == sorted(reg[i].name for i in top["top"][qi][:5])
+    finally:
+        driver.close()

@@ -280,3 +280,130 @@ def test_did_you_mean_offers_the_namespaced_name():
     hint = suggest_names("accounts_list", names)
     assert hint.startswith("; did you mean 'cloudflare-browser__accounts_list'")
     assert "'create_issue'" in suggest_names("github__create_issue", names)
+
+
+# --------------------------------------------------------------------------------------------
+# many requests in one process: the session loop and --from FILE
+
+
+def test_cli_session_asks_request_after_request(files, capsys, monkeypatch):
+    _, path = files
+    # two requests (picked by number, then by name), a declined third, then an empty line
+    monkeypatch.setattr("sys.stdin", io.StringIO(
+        "translate good morning to german\n1\ny\n"
+        "what is 3 + 4\ncalculator\ny\n"
+        "price of aapl\n1\nn\n"
+        "\n"))
+    assert _cli(files) == 0
+    out = capsys.readouterr().out
+    added = [json.loads(line) for line in path.read_text().splitlines()[len(LINES):]]
+    assert [(r["id"], r["query"], r["expected"]) for r in added] == [
+        ("t04", "translate good morning to german", ["translate_text"]),
+        ("t05", "what is 3 + 4", ["calculator"])]
+    assert "2 requests appended" in out and "t04, t05" in out
+    assert out.count("what this label shows") == 2
+
+
+def test_cli_session_ends_at_end_of_input(files, monkeypatch):
+    _, path = files
+    before = path.read_bytes()
+    monkeypatch.setattr("sys.stdin", io.StringIO("what is 3 + 4\ncalculator\ny\nweather in "
+                                                 "oslo\n1\n"))  # input ends at the confirm
+    assert _cli(files) == 0
+    lines = path.read_text().splitlines()
+    assert path.read_bytes().startswith(before) and len(lines) == len(LINES) + 1
+
+
+def test_session_fits_each_scorer_once(files, reg):
+    from toolsel.tables.labeling import LabelSession
+    _, path = files
+    session = LabelSession(reg, path, rank_by="bm25", scorers=["jaccard", "bm25"],
+                           embed_check=False)
+    for text, tool in (("evaluate 3 + 4, an arithmetic expression", "calculator"),
+                       ("weather in rome", "weather_lookup")):
+        record, _ = session.prepare(text, session.picks(tool, text))
+        session.append(record)
+        fitted = dict(session._cache)
+        assert session.impact(text, [tool])["rank"].tolist() == [1, 1]
+    assert set(fitted) == {"bm25", "jaccard"}
+    assert all(session._cache[k] is v for k, v in fitted.items())  # not refitted
+    assert [q.id for q in session.appended] == ["t04", "t05"]
+    assert [q.id for q in load_queries(path, reg)][-2:] == ["t04", "t05"]
+
+
+def test_cli_from_a_text_file_one_request_per_line(files, tmp_path, capsys, monkeypatch):
+    _, path = files
+    requests = tmp_path / "todo.txt"
+    requests.write_text("what is 3 + 4\n\n  translate hello to french  \n")
+    monkeypatch.setattr("sys.stdin", io.StringIO("calculator\n1\n"))
+    assert _cli(files, "--from", str(requests), "--yes", "--category", "far") == 0
+    out = capsys.readouterr().out
+    assert "[1/2]" in out and f"{requests}, line 3: translate hello to french" in out
+    added = [json.loads(line) for line in path.read_text().splitlines()[len(LINES):]]
+    assert [(r["query"], r["expected"], r["category"], r["split"]) for r in added] == [
+        ("what is 3 + 4", ["calculator"], "far", "test"),  # 2nd 'far' in file order
+        ("translate hello to french", ["translate_text"], "far", "dev")]
+    assert "2 of 2 requests appended" in out
+
+
+def test_cli_from_jsonl_labels_without_asking(files, tmp_path, capsys, monkeypatch):
+    _, path = files
+    requests = tmp_path / "todo.jsonl"
+    requests.write_text(
+        '{"query": "what is 3 + 4", "expected": ["calculator"], "category": "far"}\n'
+        '{"query": "weather in rome", "expected": "weather_lookup", "split": "test", '
+        '"tags": ["new"]}\n'
+        '{"query": "price of tsla", "expected": ["stock_price"], "id": "x1"}\n')
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # nothing to ask
+    assert _cli(files, "--from", str(requests), "--yes") == 0
+    added = [json.loads(line) for line in path.read_text().splitlines()[len(LINES):]]
+    assert added == [
+        {"id": "t04", "query": "what is 3 + 4", "expected": ["calculator"], "split": "test",
+         "category": "far"},
+        {"id": "t05", "query": "weather in rome", "expected": ["weather_lookup"],
+         "tags": ["new"], "split": "test"},
+        {"id": "x1", "query": "price of tsla", "expected": ["stock_price"],
+         "split": assign_splits([*LINES, *added])[-1]}]  # the file's rule, in file order
+    assert "3 of 3 requests appended" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("line,field,message", [
+    ('{"query": "3 + 4", "expected": ["calculater"]}', "expected", "did you mean 'calculator'"),
+    ('{"query": "", "expected": ["calculator"]}', "query", "non-empty string"),
+    ('{"request": "3 + 4"}', "request", "unknown field"),
+    ('{"query": "3 + 4", "expected": ["calculator"], "split": "validation"}', "split",
+     "expected one"),
+    ('["3 + 4"]', None, "expected an object"),
+])
+def test_cli_from_a_bad_line_appends_nothing(files, tmp_path, capsys, line, field, message):
+    _, path = files
+    before = path.read_bytes()
+    requests = tmp_path / "todo.jsonl"
+    requests.write_text('{"query": "weather in rome", "expected": ["weather_lookup"]}\n'
+                        + line + "\n")
+    assert _cli(files, "--from", str(requests), "--yes") == 2
+    err = capsys.readouterr().err
+    assert f"{requests}, line 2" in err and message in err
+    if field:
+        assert f"field '{field}'" in err
+    assert path.read_bytes() == before  # the good first line was not appended either
+
+
+def test_cli_from_refuses_one_request_flags(files, tmp_path, capsys):
+    requests = tmp_path / "todo.txt"
+    requests.write_text("what is 3 + 4\n")
+    assert _cli(files, "--from", str(requests), "--expected", "calculator") == 2
+    assert "--expected labels one request" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse: --query and --from exclude each other
+        _cli(files, "--from", str(requests), "--query", "x")
+
+
+def test_cli_from_input_ending_says_what_is_left(files, tmp_path, capsys, monkeypatch):
+    _, path = files
+    requests = tmp_path / "todo.txt"
+    requests.write_text("what is 3 + 4\nweather in rome\nprice of tsla\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO("calculator\n"))
+    assert _cli(files, "--from", str(requests), "--yes") == 0
+    out = capsys.readouterr().out
+    assert "1 of 3 requests appended" in out and "the last 2 not labeled" in out
+    assert len(path.read_text().splitlines()) == len(LINES) + 1

@@ -2,17 +2,26 @@
 
 Writes a copy of the explorer notebook (04) with its parameters set to your files into
 ``--out`` (default ``./toolsel-explore``), never into the project's ``notebooks/`` or
-``reports/`` and never over an existing file, then opens it in JupyterLab (``--no-lab``: just
-write it and print its path). The report folder's ``explorer.html`` is the no-kernel
-alternative.
+``reports/`` and never over a file of anyone else (its own untouched copy from an earlier run
+is rewritten: :mod:`toolsel.report.explore_notebook`), then opens it in JupyterLab
+(``--no-lab``: just write it and print its path). The report folder's ``explorer.html`` is the
+no-kernel alternative.
+
+How JupyterLab is started is said, one line each, never done silently
+(:func:`lab_command`): ``--allow-root`` when run as root (JupyterLab refuses root otherwise);
+``--no-browser`` when asked, or when no browser can be opened here (no display: Chromium
+installed on a headless machine cannot show a page), instead of JupyterLab's "No web browser
+found"; ``--browser CMD`` picks the browser.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from .common import command, csv_list, int_list
@@ -34,6 +43,78 @@ def _args(p: argparse.ArgumentParser) -> None:
                         "repository's)")
     p.add_argument("--no-lab", action="store_true",
                    help="write the notebook and print its path; do not start JupyterLab")
+    p.add_argument("--no-browser", action="store_true",
+                   help="start JupyterLab without opening a browser (it prints the URL to "
+                        "open); the default when no browser can be opened here")
+    p.add_argument("--browser", metavar="CMD",
+                   help="the browser JupyterLab opens (a command, e.g. chromium or firefox; "
+                        "default: the system's)")
+
+
+#: Graphical browsers looked for when Python's webbrowser module finds none (Debian installs
+#: Chromium as /usr/bin/chromium).
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable",
+            "firefox", "firefox-esr", "microsoft-edge")
+
+
+def _has_display(env: Mapping[str, str], platform: str) -> bool:
+    if not platform.startswith("linux") and "bsd" not in platform:
+        return True  # macOS and Windows open a browser without an X or Wayland display
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+
+
+def lab_command(notebook: str, *, euid: int | None = None, no_browser: bool = False,
+                browser: str | None = None, env: Mapping[str, str] | None = None,
+                platform: str | None = None) -> tuple[list[str], list[str]]:
+    """The JupyterLab command for ``notebook`` and one line per option it adds, saying why.
+
+    ``euid``: the effective user id (default: this process's; 0 adds ``--allow-root``).
+    Browser: ``no_browser`` adds ``--no-browser``; ``browser`` is passed as JupyterLab's
+    ``ServerApp.browser``; otherwise, when a display exists (``DISPLAY`` or
+    ``WAYLAND_DISPLAY`` on Linux; always on macOS and Windows) and ``BROWSER`` is unset, the
+    first of :data:`BROWSERS` on ``PATH`` is passed (Python's webbrowser module ignores
+    ``chromium`` on some systems), and JupyterLab's own choice is kept when none is found;
+    without a display ``--no-browser`` is added (nothing could be shown).
+    """
+    env = os.environ if env is None else env
+    platform = sys.platform if platform is None else platform
+    if euid is None:
+        euid = os.geteuid() if hasattr(os, "geteuid") else -1
+    cmd = [sys.executable, "-m", "jupyterlab", notebook]
+    notes = []
+    if euid == 0:
+        cmd.append("--allow-root")
+        notes.append("running as root: JupyterLab started with --allow-root (it refuses root "
+                     "otherwise); run toolsel explore as a normal user to avoid it")
+    if no_browser:
+        cmd.append("--no-browser")
+        notes.append("--no-browser: open the URL JupyterLab prints below")
+    elif browser:
+        cmd.append(f"--ServerApp.browser={browser} %s")
+        notes.append(f"opening it with {browser}")
+    elif not _has_display(env, platform):
+        cmd.append("--no-browser")
+        found = next((b for b in BROWSERS if shutil.which(b, path=env.get("PATH"))), None)
+        notes.append("no display (DISPLAY and WAYLAND_DISPLAY unset)"
+                     + (f": {found} is installed but cannot show a page here" if found else "")
+                     + "; open the URL JupyterLab prints below in a browser")
+    elif not env.get("BROWSER"):
+        found = next((shutil.which(b, path=env.get("PATH")) for b in BROWSERS
+                      if shutil.which(b, path=env.get("PATH"))), None)
+        if found and not _webbrowser_finds_one():
+            cmd.append(f"--ServerApp.browser={found} %s")
+            notes.append(f"opening it with {found}")
+    return cmd, notes
+
+
+def _webbrowser_finds_one() -> bool:
+    """Whether Python's webbrowser module (JupyterLab's) knows a browser here."""
+    import webbrowser
+    try:
+        webbrowser.get()
+        return True
+    except webbrowser.Error:
+        return False
 
 
 @command("explore", "write the explorer notebook on your --registry (and --queries) outside "
@@ -47,9 +128,9 @@ def _explore(args: argparse.Namespace) -> int:
     print(f"wrote {path} (tables go to {path.with_suffix('')}/)", flush=True)
     if args.no_lab:
         return 0
-    cmd = [sys.executable, "-m", "jupyterlab", path.name]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")
+    cmd, notes = lab_command(path.name, no_browser=args.no_browser, browser=args.browser)
+    for note in notes:
+        print(note, flush=True)
     print("opening it in JupyterLab (Ctrl-C to stop)", flush=True)
     try:
         return subprocess.call(cmd, cwd=path.parent)

@@ -1,8 +1,16 @@
-"""``toolsel label``: add one labeled request to a query file, and show what it changes.
+"""``toolsel label``: add labeled requests to a query file, and show what each changes.
 
-Interactive by default (the request, then the expected tools picked by number from the
-registry ranked by the ``default`` scorer, or by name, then a confirmation); scripts pass
-``--query``, ``--expected`` and ``--yes``. The logic is :mod:`toolsel.tables.labeling`.
+Three ways, one process each (the scorers are fitted and the embedding model loaded once):
+
+- a session (no ``--query``, no ``--from``): asks request after request (the request, the
+  expected tools picked by number from the registry ranked by the ``default`` scorer, or by
+  name, then a confirmation) until an empty request or the end of input;
+- ``--from FILE``: the requests of a file (one per line, or JSONL with a ``query`` field and
+  optionally ``expected``: :func:`toolsel.tables.labeling.read_requests`), all checked first,
+  then labeled one after the other;
+- ``--query`` (with ``--expected`` and ``--yes`` for scripts): one request.
+
+The logic is :mod:`toolsel.tables.labeling` (:class:`~toolsel.tables.labeling.LabelSession`).
 """
 
 from __future__ import annotations
@@ -19,7 +27,15 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--registry", required=True, type=Path)
     p.add_argument("--queries", required=True, type=Path,
                    help="the labeled JSONL file to append to (created if missing)")
-    p.add_argument("--query", help="the request, as a user would type it (asked if omitted)")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--query", help="one request, as a user would type it (without it and "
+                                     "without --from: asks request after request until an "
+                                     "empty line or the end of input)")
+    how.add_argument("--from", dest="from_file", type=Path, metavar="FILE",
+                     help="label every request of FILE in one session: one request per line, "
+                          "or JSONL with a 'query' field (and optionally 'expected', "
+                          "'category', 'split'); a request without 'expected' is picked from "
+                          "the ranking")
     p.add_argument("--expected", type=csv_list,
                    help="comma-separated expected tool names (picked from a ranking if omitted)")
     p.add_argument("--split", choices=SPLITS[:2],
@@ -37,7 +53,8 @@ def _args(p: argparse.ArgumentParser) -> None:
     add_top_k(p, LABEL_KS, help="comma-separated cut-offs of the impact table")
     p.add_argument("--no-embed-check", action="store_true",
                    help="near-duplicate check by tokens only (no embedding model)")
-    p.add_argument("--yes", "-y", action="store_true", help="append without asking")
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="append without asking (each request's confirmation)")
 
 
 def _ask(prompt: str) -> str | None:
@@ -77,60 +94,128 @@ def _print_impact(impact, ks) -> None:
         print(f"  {scorer:<10} {'; '.join(cells)} -> {verdict}")
 
 
-@command("label", "append one labeled request to a query file (validated, new id, split by "
-                  "the rule, near-duplicates flagged) and show what it changes", _args)
-def _run(args: argparse.Namespace) -> int:
-    from ..datasets import read_labeled
-    from ..tables.labeling import (append_query, file_ids, label_impact, near_duplicates,
-                                   new_record, rank_for_labeling, record_line, resolve_picks)
-    reg = load_registry(args.registry)
-    existing = read_labeled(args.queries, reg)
-    cache: dict = {}
-    text = args.query
-    if not text:
-        text = _ask("request: ")
-        if not text:
-            print("toolsel label: nothing appended (no request)", file=sys.stderr)
-            return 1
-    if args.expected:
-        expected = resolve_picks(args.expected, rank_for_labeling(reg, text, args.rank_by,
-                                                                  top=args.top, _cache=cache),
-                                 reg)
+_END = object()  # the input ended: the session stops
+
+
+def _label_one(session, args, text: str, expected=None, *, category=None, split=None, id=None,
+               fields=None):
+    """Label one request: True appended, False not (refused or declined), ``_END`` when the
+    input ended while asking."""
+    from ..tables.labeling import record_line
+    if expected:
+        expected = session.picks(expected, text)
     else:
-        ranking = rank_for_labeling(reg, text, args.rank_by, top=args.top, _cache=cache)
+        ranking = session.rank(text)
         print(f"\nthe registry ranked by {args.rank_by} for: {text}")
         _print_ranking(ranking)
         while True:
             picks = _ask("expected tools (numbers or names, comma-separated): ")
             if picks is None:
                 print("\ntoolsel label: nothing appended", file=sys.stderr)
-                return 1
+                return _END
             try:
-                expected = resolve_picks(picks, ranking, reg)
+                expected = session.picks(picks, text, ranking)
                 break
             except DataError as exc:
                 print(f"  {exc}", file=sys.stderr)
-    ids = file_ids(args.queries)
-    record = new_record(text, expected, existing, reg, id=args.id, split=args.split,
-                        category=args.category, ids=ids)
-    dups = near_duplicates(text, existing, embed=not args.no_embed_check)
+    record, dups = session.prepare(text, expected, id=id, split=split, category=category,
+                                   **(fields or {}))
     for d in dups.itertuples():
         cos = "" if d.cosine != d.cosine else f", embedding cosine {d.cosine:.3f}"
         print(f"warning: near-duplicate of {d.id} ({d.flagged_by}: token Jaccard "
               f"{d.token_jaccard:.2f}{cos}): {d.query!r} -> {', '.join(d.expected)}")
-    split_note = ("" if "split" in record or not existing else
+    split_note = ("" if "split" in record or not session.existing() else
                   " (the file has no splits: none assigned)")
     print(f"new line for {args.queries}{split_note}:\n  {record_line(record)}")
     if not args.yes:
         answer = _ask("append? [y/N] ")
-        if (answer or "").lower() not in ("y", "yes"):
+        if answer is None:
+            print("\ntoolsel label: nothing appended", file=sys.stderr)
+            return _END
+        if answer.lower() not in ("y", "yes"):
             print("toolsel label: nothing appended", file=sys.stderr)
-            return 1
-    added = append_query(args.queries, record, reg, assign_id=args.id is None,
-                         assign_split=args.split is None)
+            return False
+    added = session.append(record, assign_id=id is None, assign_split=split is None)
     written = {**record, "id": added.id, **({"split": added.split} if added.split else {})}
-    print(f"appended {added.id!r} to {args.queries} ({len(read_labeled(args.queries, reg))} "
+    print(f"appended {added.id!r} to {args.queries} ({len(session.existing())} "
           f"requests):\n  {record_line(written)}")
-    _print_impact(label_impact(reg, text, expected, args.scorers, args.top_k, _cache=cache),
-                  sorted(set(args.top_k)))
+    _print_impact(session.impact(text, expected), session.ks)
+    return True
+
+
+@command("label", "append labeled requests to a query file (validated, new ids, split by the "
+                  "rule, near-duplicates flagged) and show what each changes: one (--query), "
+                  "a list (--from FILE) or request after request", _args)
+def _run(args: argparse.Namespace) -> int:
+    from ..tables.labeling import LabelSession, read_requests
+    reg = load_registry(args.registry)
+    session = LabelSession(reg, args.queries, rank_by=args.rank_by, top=args.top,
+                           scorers=args.scorers, ks=args.top_k,
+                           embed_check=not args.no_embed_check)
+    session.existing()  # a broken query file stops here, before anything is asked
+    if args.query is not None:
+        if not args.query.strip():
+            print("toolsel label: nothing appended (no request)", file=sys.stderr)
+            return 1
+        done = _label_one(session, args, args.query.strip(), args.expected,
+                          category=args.category, split=args.split, id=args.id)
+        return 0 if done is True else 1
+    if args.expected or args.id is not None:
+        flag = "--expected" if args.expected else "--id"
+        print(f"toolsel label: error: {flag} labels one request: give it with --query "
+              "(in a --from file, per request: 'expected', 'id')", file=sys.stderr)
+        return 2
+    if args.from_file is not None:
+        return _label_file(session, args, read_requests(args.from_file, reg))
+    return _label_asked(session, args)
+
+
+def _label_file(session, args, requests) -> int:
+    """``--from``: each request of the file (already checked) in turn."""
+    print(f"{len(requests)} request{'s' if len(requests) != 1 else ''} from "
+          f"{args.from_file}", flush=True)
+    results = []
+    for n, req in enumerate(requests, start=1):
+        print(f"\n[{n}/{len(requests)}] {args.from_file}, {req.location}: {req.query}")
+        fields = dict(req.fields)
+        try:
+            done = _label_one(session, args, req.query, list(req.expected) or None,
+                              category=fields.pop("category", args.category),
+                              split=fields.pop("split", args.split),
+                              id=fields.pop("id", None), fields=fields)
+        except DataError as exc:  # e.g. an id the file took meanwhile: the rest go on
+            print(f"toolsel label: {args.from_file}, {req.location}: not appended: {exc}",
+                  file=sys.stderr)
+            done = False
+        if done is _END:
+            break
+        results.append(done)
+    skipped = len(requests) - len(results)
+    print(f"\n{sum(results)} of {len(requests)} requests appended to {args.queries}"
+          + (f"; input ended: the last {skipped} not labeled" if skipped else ""))
+    return 0 if any(results) else 1
+
+
+def _label_asked(session, args) -> int:
+    """The session: request after request from standard input, until an empty one or EOF."""
+    n = 0
+    while True:
+        text = _ask("\nrequest (empty line or end of input to stop): " if n else "request: ")
+        if not text:
+            break
+        try:
+            done = _label_one(session, args, text, category=args.category, split=args.split)
+        except DataError as exc:
+            print(f"toolsel label: not appended: {exc}", file=sys.stderr)
+            done = False
+        if done is _END:
+            break
+        n += 1
+    if not session.appended:
+        print("toolsel label: nothing appended" + ("" if n else " (no request)"),
+              file=sys.stderr)
+        return 1
+    print(f"\n{len(session.appended)} request{'s' if len(session.appended) != 1 else ''} "
+          f"appended to {args.queries} this session: "
+          f"{', '.join(str(q.id) for q in session.appended)}")
     return 0

@@ -4,19 +4,29 @@
 ``injected-parameters`` cell, as papermill writes it) into a folder of the user's choosing,
 never into the project's ``notebooks/`` or ``reports/`` (Run All there would overwrite the
 committed tables, and saving would write into the tracked jupytext pair), and never over an
-existing file: the copy takes the first free name ``explore_<registry>[-N].ipynb`` whose
-table folder (same stem, beside it) does not exist either. The copy's ``out_dir`` is that
-folder, relative to the notebook, so it writes beside itself when run from JupyterLab. The
-jupytext pairing is dropped from the copy (saving it writes one file).
+existing file of anyone else: the copy takes the first name ``explore_<registry>[-N].ipynb``
+that is free (neither the notebook nor its table folder, same stem beside it, exists) or that
+holds a copy this function wrote and nobody changed since. Each copy carries a marker in its
+metadata (``toolsel_explore``: the SHA-256 of the notebook as written, marker left out), so
+running ``toolsel explore`` again rewrites its own untouched copy instead of adding ``-2``,
+``-3``...; a copy that was edited, run and saved, or any other file, is never overwritten. The
+copy's ``out_dir`` is its table folder, relative to the notebook, so it writes beside itself
+when run from JupyterLab. The jupytext pairing is dropped from the copy (saving it writes one
+file).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["explorer_notebook", "write_explore_notebook", "free_name"]
+__all__ = ["explorer_notebook", "write_explore_notebook", "free_name", "is_own_copy", "MARKER"]
+
+#: The notebook metadata key marking a copy written by :func:`write_explore_notebook`.
+MARKER = "toolsel_explore"
 
 
 def explorer_notebook(notebooks_dir: str | Path) -> Path:
@@ -27,13 +37,39 @@ def explorer_notebook(notebooks_dir: str | Path) -> Path:
     return found[0]
 
 
-def free_name(folder: Path, stem: str) -> str:
+def _digest(nb: dict) -> str:
+    """SHA-256 of a notebook's JSON (keys sorted), its :data:`MARKER` left out."""
+    meta = {k: v for k, v in nb.get("metadata", {}).items() if k != MARKER}
+    body = {**nb, "metadata": meta}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def is_own_copy(path: str | Path) -> bool:
+    """Whether ``path`` is a notebook :func:`write_explore_notebook` wrote and nobody changed
+    since (its marker's digest matches its content)."""
+    path = Path(path)
+    try:
+        if not path.is_file() or path.is_symlink():
+            return False
+        nb = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    mark = nb.get("metadata", {}).get(MARKER) if isinstance(nb, dict) else None
+    return isinstance(mark, dict) and mark.get("sha256") == _digest(nb)
+
+
+def free_name(folder: Path, stem: str, *, reuse_own: bool = False) -> str:
     """The first of ``stem``, ``stem-2``, ``stem-3``... with neither ``<name>.ipynb`` nor a
-    ``<name>`` folder in ``folder``."""
+    ``<name>`` folder in ``folder``; with ``reuse_own``, also a name whose notebook is an
+    untouched copy of ours (:func:`is_own_copy`)."""
     n = 1
     while True:
         name = stem if n == 1 else f"{stem}-{n}"
-        if not (folder / f"{name}.ipynb").exists() and not (folder / name).exists():
+        nb = folder / f"{name}.ipynb"
+        if not nb.exists() and not (folder / name).exists():
+            return name
+        if reuse_own and is_own_copy(nb):
             return name
         n += 1
 
@@ -60,6 +96,7 @@ def write_explore_notebook(notebooks_dir: str | Path, registry: str | Path, out:
     from papermill.parameterize import parameterize_notebook
 
     from ..data import load_queries, load_registry
+    from ..io import write_text
     from ..scorers.base import available_scorers
     nb_dir = Path(notebooks_dir)
     source = explorer_notebook(nb_dir)
@@ -88,13 +125,22 @@ def write_explore_notebook(notebooks_dir: str | Path, registry: str | Path, out:
     if top_k is not None:
         params["top_k"] = [int(k) for k in ([top_k] if isinstance(top_k, int) else top_k)]
     stem = "explore_" + (re.sub(r"[^A-Za-z0-9_.-]+", "_", registry.stem).strip("._") or "registry")
-    name = free_name(out, stem) if out.is_dir() else stem
+    name = free_name(out, stem, reuse_own=True) if out.is_dir() else stem
     params["out_dir"] = name  # relative to the notebook: its tables land beside it
     nb = load_notebook_node(str(source))  # papermill's reader: every cell has its tags
     nb.metadata.pop("jupytext", None)
+    nb.metadata.pop(MARKER, None)
     nb = parameterize_notebook(nb, params, kernel_name="python3", language="python")
+    plain = json.loads(nbformat.writes(nb))
+    plain["metadata"][MARKER] = {"written_by": "toolsel explore", "sha256": _digest(plain)}
+    text = json.dumps(plain, indent=1, ensure_ascii=False) + "\n"
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.ipynb"
-    with open(path, "x", encoding="utf-8") as fh:  # "x": never over a file that appeared since
-        nbformat.write(nb, fh)
+    if path.exists():
+        if not is_own_copy(path):  # changed since the name was chosen: keep it
+            raise FileExistsError(f"{path}: changed meanwhile; run again for a free name")
+        write_text(text, path)  # our own untouched copy: replaced atomically
+    else:
+        with open(path, "x", encoding="utf-8") as fh:  # "x": never over a file that appeared
+            fh.write(text)
     return path

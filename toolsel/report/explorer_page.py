@@ -119,9 +119,11 @@ scripts off only this text shows. The report's tables are in its CSV files.</p><
 <div class="top">
 <section>
 <h2>All {n_q:,} queries at this K</h2>
+<div class="table-wrap">
 <table id="summary"><thead><tr><th>scorer</th><th>indexes</th><th>score threshold</th>
 <th>R@K</th><th>Complete@K</th><th>tools sent (mean)</th><th>payload tokens (mean)</th>
 <th>reduction</th></tr></thead><tbody id="summary-body"></tbody></table>
+</div>
 <p class="note">R@K and Complete@K over the <span id="n-valid"></span> queries with a required
 tool that is not always included; payload over every query, always-include tools included;
 reduction against sending every tool. A score threshold is on the relative scale of
@@ -132,14 +134,18 @@ digits); empty = the fixed top K.</p>
 <section>
 <h2>Recall against payload, K = 1 to {data['depth']}</h2>
 <div id="curve"></div>
-<p class="note">One curve per scorer; the dot is the current K.</p>
+<ul id="curve-legend" aria-label="legend"></ul>
+<p class="note">One curve per scorer, each with its own color and dash pattern (curves that
+coincide stay told apart); the dot is the current K, and the legend gives each scorer's R@K and
+payload there.</p>
 </section>
 </div>
 <div class="main">
 <aside>
 <h2>Queries</h2>
 <div class="filters">
-<input id="f-search" type="search" placeholder="search text or id" aria-label="search queries"/>
+<input id="f-search" type="search" placeholder="search text, id or tool name"
+ aria-label="search queries by text, id or required tool name"/>
 <select id="f-split" aria-label="split"></select>
 <label class="note">missed at K by <select id="f-missed" aria-label="missed by"></select></label>
 <select id="f-mode" aria-label="failure mode"></select>
@@ -157,12 +163,17 @@ digits); empty = the fixed top K.</p>
 <ul id="query-required"></ul>
 </div>
 <div id="columns"></div>
+<p class="note">A row marked <span class="zero">score 0</span> is a tool sent although its score
+is 0: it shares nothing the scorer sees with the query and takes one of the K places only by
+registry order (ties keep registry order).</p>
 <h2>What <span id="sent-scorer"></span> sends (<span id="sent-k"></span>)</h2>
 <p><b id="sent-count"></b>, <b id="sent-tokens"></b> tokens of name + description
 (<span id="sent-json"></span> tokens as JSON definitions, <span id="sent-chars"></span>
 characters of name + description), in registry order:</p>
 <ol id="sent-names"></ol>
-<section id="tool-panel" hidden>
+</section>
+</div>
+<section id="tool-panel" role="dialog" aria-labelledby="tool-name" hidden>
 <button type="button" id="close-tool" style="float:right">close</button>
 <h2 id="tool-name"></h2>
 <div class="note" id="tool-meta"></div>
@@ -176,8 +187,6 @@ misses the tool for a query at this K)</h3>
 <h3>Queries that need it (<span id="tool-nqueries"></span>)</h3>
 <ul id="tool-queries"></ul>
 </section>
-</section>
-</div>
 <script type="application/json" id="explorer-data">{embed_json(data)}</script>
 <script>{script}</script>
 </body>

@@ -17,6 +17,11 @@ registry and the file's queries (only :func:`append_query` writes):
    append never loses or half-writes a line;
 5. :func:`label_impact`: per scorer, the rank of each expected tool and the smallest K at
    which it is sent: what the new label will change in every recall table.
+
+:class:`LabelSession` holds what these steps share across many requests (the fitted scorers,
+the embedding vectors of requests already seen), so labeling request after request in one
+process fits each scorer and loads the model once; :func:`read_requests` reads the list of
+requests ``toolsel label --from FILE`` labels in one session.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import (DataError, Query, Registry, Tool, check_tool_names, query_from_record,
-                    read_records)
+                    read_records, read_text)
 from ..datasets import assign_splits, read_labeled
 from ..io import OutputError, folder_lock, write_bytes
 from ..ranking import rank_order, ranks_of
@@ -41,7 +47,8 @@ from ..text import tokenize
 
 __all__ = ["LABEL_SCORERS", "LABEL_KS", "file_ids", "rank_for_labeling", "next_id",
            "resolve_picks", "new_record", "near_duplicates", "append_query", "label_impact",
-           "record_line", "one_line", "telling_parts"]
+           "record_line", "one_line", "telling_parts", "LabelSession", "read_requests",
+           "LabelRequest"]
 
 #: Scorers whose view of a new label :func:`label_impact` reports.
 LABEL_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "default")
@@ -202,9 +209,12 @@ def near_duplicates(query: str, existing: Sequence[Query], *, token_threshold: f
     cos = np.full(len(existing), np.nan)
     if embed:
         try:
-            from ..scorers.embedding import load_encoder
-            vecs = np.asarray(load_encoder().encode([query, *(q.query for q in existing)]),
-                              dtype=np.float64)
+            from ..scorers.embedding import QUERY_CACHE, load_encoder
+            enc = load_encoder()
+            # through the process's vector cache: a session encodes each request once
+            vecs = np.asarray(QUERY_CACHE.get_or_encode(
+                f"{enc.model_id}#near-duplicates", [query, *(q.query for q in existing)],
+                enc.encode), dtype=np.float64)
         except ImportError:
             vecs = None
         if vecs is not None:
@@ -344,3 +354,164 @@ def telling_parts(descriptions: Sequence[str], *, min_shared: int = 24
         else:
             out.append(t)
     return out, cut
+
+
+# --------------------------------------------------------------------------------------------
+# many requests in one process
+
+#: Fields a ``--from`` JSONL request may carry besides ``query`` (the rest of a query record).
+REQUEST_FIELDS = ("expected", "id", "split", "category", "domain", "phrasing", "tags",
+                  "search_term", "grades")
+
+
+@dataclass(frozen=True)
+class LabelRequest:
+    """One request of a ``--from`` file: its text, the expected tools when the file gives
+    them (else ``()``: picked by the labeler), other fields of the record, and where it is
+    (``"line N"``)."""
+
+    query: str
+    expected: tuple[str, ...] = ()
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    location: str = ""
+
+
+def read_requests(path: str | Path, registry: Sequence[Tool]) -> list[LabelRequest]:
+    """The requests of a ``toolsel label --from`` file, every one checked before any is labeled.
+
+    Two formats, told apart by the first non-blank character:
+
+    - plain text: one request per line, as a user would type it; blank lines are skipped;
+    - JSONL (first character ``{``; a JSON array of objects works too): one object per line
+      with a ``query`` string and optionally ``expected`` (a list of tool names, or one
+      comma-separated string), ``category``, ``split``, ``id`` and the other fields of a
+      labeled query (``domain``, ``phrasing``, ``tags``, ``search_term``, ``grades``).
+      A request without ``expected`` is labeled by picking from the ranking.
+
+    Raises :class:`DataError` naming the file, the line and the field for an unreadable line,
+    a missing or empty ``query``, an unknown field, an unknown tool name (with the closest
+    names) or an invalid field value; a file with no request is an error too.
+    """
+    path = Path(path)
+    reg = _registry(registry)
+    text = read_text(path)
+    stripped = text.lstrip()
+    if not stripped:
+        raise DataError("no request in the file (one request per line, or JSONL with a "
+                        "'query' field)", path=path)
+    out: list[LabelRequest] = []
+    if stripped[0] not in "{[":
+        for n, line in enumerate(text.splitlines(), start=1):
+            line = line.strip()
+            if line:
+                out.append(LabelRequest(line, location=f"line {n}"))
+        return out
+    for loc, rec in read_records(path):
+        if not isinstance(rec, Mapping):
+            raise DataError(f"expected an object with a 'query' field, got "
+                            f"{type(rec).__name__}", path=path, location=loc)
+        unknown = [k for k in rec if k != "query" and k not in REQUEST_FIELDS]
+        if unknown:
+            raise DataError(f"unknown field; a request takes 'query' and "
+                            f"{', '.join(map(repr, REQUEST_FIELDS))}", path=path, location=loc,
+                            field=str(unknown[0]))
+        query = rec.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise DataError("expected the request as a non-empty string", path=path,
+                            location=loc, field="query")
+        expected = rec.get("expected", ())
+        if isinstance(expected, str):
+            expected = [e.strip() for e in expected.split(",") if e.strip()]
+        fields = {k: v for k, v in rec.items() if k not in ("query", "expected")}
+        if expected:
+            # the whole record as it will be appended: every field checked now, with its line
+            query_from_record({"id": "new", **fields, "query": query.strip(),
+                               "expected": list(expected)}, path=path, loc=loc, registry=reg)
+        elif "expected" in rec and not isinstance(rec["expected"], (list, str)):
+            raise DataError("expected a list of tool names", path=path, location=loc,
+                            field="expected")
+        out.append(LabelRequest(query.strip(), tuple(expected), fields, loc))
+    if not out:
+        raise DataError("no request in the file", path=path)
+    return out
+
+
+class LabelSession:
+    """Label request after request against one registry and one query file, in one process.
+
+    The scorers (``rank_by`` and the ``scorers`` of the impact table) are fitted on the
+    registry once, on first use, and kept; the embedding vectors of requests already seen
+    (for the near-duplicate check) stay in the process's vector cache, so a request after the
+    first costs one scoring pass per scorer and one encoding of the new text. The file is
+    re-read for every request (another labeler may have appended meanwhile) and every append
+    goes through :func:`append_query` (locked, atomic, read back).
+
+    Parameters
+    ----------
+    registry : sequence of Tool
+    path : path of the labeled JSONL file (created on the first append if missing)
+    rank_by : scorer of the ranking the labeler picks from
+    top : tools of that ranking shown
+    scorers, ks : the scorers and cut-offs of :func:`label_impact`
+    embed_check : near-duplicates by embedding cosine too (not only tokens)
+    """
+
+    def __init__(self, registry: Sequence[Tool], path: str | Path, *,
+                 rank_by: str | Scorer = "default", top: int | None = 15,
+                 scorers: Sequence[str | Scorer] = LABEL_SCORERS,
+                 ks: Sequence[int] = LABEL_KS, embed_check: bool = True):
+        self.registry = _registry(registry)
+        self.path = Path(path)
+        self.rank_by = rank_by
+        self.top = top
+        self.scorers = list(scorers)
+        self.ks = sorted(set(int(k) for k in ks))
+        self.embed_check = embed_check
+        self.appended: list[Query] = []
+        self._cache: dict = {}
+
+    def existing(self) -> list[Query]:
+        """The file's requests as they are now (validated against the registry)."""
+        return read_labeled(self.path, self.registry)
+
+    def warm(self) -> "LabelSession":
+        """Fit every scorer now (and load the embedding model of the near-duplicate check),
+        instead of on the first request."""
+        for sc in [self.rank_by, *self.scorers]:
+            _fitted(self.registry, sc, self._cache)
+        if self.embed_check:
+            near_duplicates("", self.existing(), embed=True)
+        return self
+
+    def rank(self, query: str) -> pd.DataFrame:
+        """:func:`rank_for_labeling` by ``rank_by``, the top ``top`` tools."""
+        return rank_for_labeling(self.registry, query, self.rank_by, top=self.top,
+                                 _cache=self._cache)
+
+    def picks(self, picks: str | Sequence[str], query: str,
+              ranking: pd.DataFrame | None = None) -> list[str]:
+        """:func:`resolve_picks` against the ranking shown for ``query``."""
+        return resolve_picks(picks, self.rank(query) if ranking is None else ranking,
+                             self.registry)
+
+    def prepare(self, query: str, expected: Sequence[str], *, id: str | int | None = None,
+                split: str | None = None, category: str | None = None, **fields: Any
+                ) -> tuple[dict[str, Any], pd.DataFrame]:
+        """The record to append (:func:`new_record`) and its near-duplicates in the file."""
+        existing = self.existing()
+        record = new_record(query, expected, existing, self.registry, id=id, split=split,
+                            category=category, ids=file_ids(self.path), **fields)
+        return record, near_duplicates(query, existing, embed=self.embed_check)
+
+    def append(self, record: Mapping[str, Any], *, assign_id: bool = True,
+               assign_split: bool = True) -> Query:
+        """:func:`append_query` (id and split chosen again under the lock when asked)."""
+        added = append_query(self.path, record, self.registry, assign_id=assign_id,
+                             assign_split=assign_split)
+        self.appended.append(added)
+        return added
+
+    def impact(self, query: str, expected: Sequence[str]) -> pd.DataFrame:
+        """:func:`label_impact` over the session's scorers and cut-offs."""
+        return label_impact(self.registry, query, expected, self.scorers, self.ks,
+                            _cache=self._cache)

@@ -4,7 +4,12 @@
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("explorer-data").textContent);
-  var T = D.tools, Q = D.queries, S = D.scorers, NQ = Q.id.length, NS = S.length;
+  var T = D.tools, Q = D.queries, NQ = Q.id.length;
+  // the package's own scorer, "default", first (and so the scorer in detail) when present
+  var S = D.scorers.filter(function (s) { return s.name === "default"; })
+    .concat(D.scorers.filter(function (s) { return s.name !== "default"; }));
+  var NS = S.length;
+  var DASHES = ["", "7 4", "2 3", "10 3 2 3", "4 2", "1 4", "12 4", "6 2 2 2"];
   var SVGNS = "http://www.w3.org/2000/svg";  // a namespace name, never fetched
   var COLORS = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#0a7e8c", "#6e7781",
                 "#d4a72c"];
@@ -24,6 +29,12 @@
   var alwaysJson = sum(D.always.map(function (i) { return T.json_tokens[i]; }));
   var alwaysChars = sum(D.always.map(function (i) { return T.chars[i]; }));
   var allTokens = sum(T.tokens);
+  // what the search box matches in a tool name: the name, and its words (split at "_", ".",
+  // "-", "/", ":" and camelCase), so "send dm" finds slack_send_dm
+  var toolText = T.name.map(function (n) {
+    var words = String(n).replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/[_.\/:-]+/g, " ");
+    return (n + " " + words).toLowerCase();
+  });
   var needs = T.name.map(function () { return []; });  // tool -> [query, position in required]
   Q.required.forEach(function (req, qi) {
     req.forEach(function (ti, j) { needs[ti].push([qi, j]); });
@@ -237,6 +248,7 @@
     curves.forEach(function (pts, i) {
       var color = COLORS[i % COLORS.length];
       g.appendChild(svg("polyline", {fill: "none", stroke: color, "stroke-width": i === st.focus ? 2.5 : 1.5,
+        "stroke-dasharray": DASHES[i % DASHES.length] || "none", "data-scorer": S[i].name,
         points: pts.map(function (p) { return x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1); }).join(" ")}));
       var cur = pts[st.k - 1];
       var dot = svg("circle", {cx: x(cur[0]), cy: y(cur[1]), r: 5, fill: color, stroke: "#fff",
@@ -247,6 +259,17 @@
       g.appendChild(dot);
     });
     box.appendChild(g);
+    var legend = clear($("curve-legend"));
+    curves.forEach(function (pts, i) {
+      var cur = pts[st.k - 1];
+      var li = el("li", {"data-legend": S[i].name, "class": i === st.focus ? "focus" : null});
+      var key = svg("svg", {width: 34, height: 12, "aria-hidden": "true"});
+      key.appendChild(svg("line", {x1: 1, x2: 33, y1: 6, y2: 6, stroke: COLORS[i % COLORS.length],
+                                   "stroke-width": 2.5, "stroke-dasharray": DASHES[i % DASHES.length] || "none"}));
+      li.appendChild(key);
+      li.appendChild(el("span", null, S[i].name + ": R@K " + pct(cur[1]) + ", " + num(cur[0]) + " tokens at K=" + st.k));
+      legend.appendChild(li);
+    });
   }
   function niceStep(raw) {
     var p = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1e-9))));
@@ -258,8 +281,9 @@
   function queryMatches(qi) {
     if (st.split !== "*" && Q.split[qi] !== st.split) return false;
     if (st.search) {
-      var s = st.search.toLowerCase();
-      if (Q.id[qi].toLowerCase().indexOf(s) < 0 && Q.text[qi].toLowerCase().indexOf(s) < 0) return false;
+      var s = st.search.toLowerCase().trim();
+      if (Q.id[qi].toLowerCase().indexOf(s) < 0 && Q.text[qi].toLowerCase().indexOf(s) < 0 &&
+          !Q.required[qi].some(function (ti) { return toolText[ti].indexOf(s) >= 0; })) return false;
     }
     if (st.reqTool) {
       var r = st.reqTool.toLowerCase();
@@ -297,10 +321,11 @@
   }
 
   // ---- one query: the registry ranked by each scorer ----------------------------------------
-  // a name as text with line-break opportunities after "_", ".", "/", "-" (each piece is a
-  // text node: no markup from the data)
+  // a name as text with line-break opportunities after "_", ".", "/", ":", "-" and between a
+  // lower-case letter or digit and an upper-case one (camelCase); each piece is a text node,
+  // joined by <wbr> elements: no markup from the data
   function breakable(parent, text) {
-    var parts = String(text).split(/(?<=[_./-])/);
+    var parts = String(text).split(/(?<=[_.\/:-])|(?<=[a-z0-9])(?=[A-Z])/);
     parts.forEach(function (p, i) {
       if (i) parent.appendChild(document.createElement("wbr"));
       parent.appendChild(document.createTextNode(p));
@@ -310,7 +335,7 @@
   function toolButton(ti) {
     var b = breakable(el("button", {type: "button", "class": "tool", "data-tool": T.name[ti],
                                     title: T.name[ti]}), T.name[ti]);
-    b.onclick = function () { st.tool = ti; render(); $("tool-panel").scrollIntoView({block: "nearest"}); };
+    b.onclick = function () { openTool(ti, b); };
     return b;
   }
   function renderQuery() {
@@ -341,8 +366,10 @@
       col.appendChild(h);
       col.appendChild(el("div", {"class": "fields"}, "indexes " + s.fields));
       var tok = alwaysTokens + cum[si][qi][kq];
-      col.appendChild(el("div", {"class": "sends"}, "sends " + tools(kq + D.always.length) + ", " +
-                         num(tok) + " tokens" + (st.thr[si] !== null ? " (threshold " + st.thr[si] + ")" : "")));
+      var nzero = zeroSent(si, qi, kq);
+      col.appendChild(el("div", {"class": "sends", "data-zero": String(nzero)}, "sends " + tools(kq + D.always.length) + ", " +
+                         num(tok) + " tokens" + (st.thr[si] !== null ? " (threshold " + st.thr[si] + ")" : "") +
+                         (nzero ? "; " + nzero + " of them with score 0 (registry order)" : "")));
       if (D.always.length) {
         col.appendChild(el("div", {"class": "always"}, "+ always: " + D.always.map(function (i) { return T.name[i]; }).join(", ")));
       }
@@ -354,12 +381,15 @@
       var shown = st.allRows ? top.length : Math.min(top.length, Math.max(st.k + 5, 15));
       for (var r = 0; r < shown; r++) {
         var ti = top[r];
-        var cls = (r < kq ? "sent" : "unsent") + (reqSet[ti] ? " required" : "") + (ti === st.tool ? " opened" : "");
+        var zero = r < kq && isZero(sc[r]);
+        var cls = (r < kq ? "sent" : "unsent") + (reqSet[ti] ? " required" : "") +
+          (ti === st.tool ? " opened" : "") + (zero ? " zero-score" : "");
         var tr = el("tr", {"class": cls, "data-tool": T.name[ti], "data-rank": String(r + 1)});
         tr.appendChild(el("td", {"class": "num"}, r + 1));
         var td = el("td");
         td.appendChild(toolButton(ti));
         if (reqSet[ti]) td.appendChild(el("span", {"class": "mark", title: "required by this query"}, " ★"));
+        if (zero) td.appendChild(el("span", {"class": "zero", title: "sent with score 0: only registry order put it in the top K"}, " score 0"));
         tr.appendChild(td);
         tr.appendChild(el("td", {"class": "num"}, fmt(sc[r])));
         table.appendChild(tr);
@@ -398,10 +428,13 @@
     $("sent-scorer").textContent = S[si].name;
     $("sent-k").textContent = st.thr[si] !== null ? "threshold " + st.thr[si] + ", at most K=" + st.k : "K=" + st.k;
     var list = clear($("sent-names"));
+    var zeroSet = Object.create(null), top = S[si].top[qi], sc = S[si].scores[qi];
+    for (var r = 0; r < kq; r++) if (isZero(sc[r])) zeroSet[top[r]] = true;
     picked.forEach(function (ti) {
-      var li = el("li", {"data-tool": T.name[ti]});
+      var li = el("li", {"data-tool": T.name[ti], "data-zero": zeroSet[ti] ? "1" : null});
       li.appendChild(toolButton(ti));
       li.appendChild(el("span", {"class": "note"}, " " + T.tokens[ti] + " tokens" + (alwaysSet[ti] ? " · always" : "")));
+      if (zeroSet[ti]) li.appendChild(el("span", {"class": "zero", title: "sent with score 0: only registry order put it in the top K"}, " score 0"));
       list.appendChild(li);
     });
     var tok = sum(picked.map(function (ti) { return T.tokens[ti]; }));
@@ -414,7 +447,50 @@
     $("sent-chars").textContent = num(ch);
   }
 
+  // a score of 0 (or none): the scorer found nothing of the query in the tool; sent, such a
+  // tool fills a place of K only because ties keep registry order (a negative cosine is
+  // still a score)
+  function isZero(x) { return x === 0 || x === null; }
+  function zeroSent(s, qi, kq) {
+    var sc = S[s].scores[qi], n = 0;
+    for (var r = 0; r < kq && r < sc.length; r++) if (isZero(sc[r])) n++;
+    return n;
+  }
+
   // ---- one tool ---------------------------------------------------------------------------
+  // the panel opens where the reader is: just below the element clicked (kept inside the
+  // page's width), or below the query's required tools when opened from the URL
+  function placeTool(rect) {
+    var panel = $("tool-panel");
+    panel.hidden = false;
+    if (!rect) {
+      var a = $("query-required").getBoundingClientRect();
+      rect = {left: a.left + window.scrollX, bottom: a.bottom + window.scrollY};
+    }
+    var width = panel.offsetWidth, page = document.documentElement.clientWidth;
+    panel.style.left = Math.max(8, Math.min(rect.left, page - width - 8)) + "px";
+    panel.style.top = (rect.bottom + 4) + "px";
+  }
+  function openTool(ti, anchor) {
+    var a = anchor.getBoundingClientRect();  // before render() redraws the element clicked
+    var rect = {left: a.left + window.scrollX, bottom: a.bottom + window.scrollY};
+    st.tool = ti;
+    render();
+    placeTool(rect);
+    var r = $("tool-panel").getBoundingClientRect();
+    if (r.bottom > window.innerHeight) {  // show as much as fits, its top still in view
+      window.scrollBy(0, Math.max(0, Math.min(r.bottom - window.innerHeight + 8,
+                                              r.top - barHeight() - 8)));
+    }
+  }
+  function barHeight() {
+    var c = document.querySelector(".controls");
+    return c ? c.getBoundingClientRect().height : 0;
+  }
+  function setBarHeight() {  // anchors and scrollIntoView stop below the sticky K bar
+    document.documentElement.style.setProperty("--bar-height", (barHeight() + 8) + "px");
+  }
+
   function renderTool() {
     var panel = $("tool-panel"), ti = st.tool;
     panel.hidden = ti < 0;
@@ -473,11 +549,22 @@
 
   buildControls();
   $("close-tool").onclick = function () { st.tool = -1; render(); };
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "Escape" && st.tool >= 0) { st.tool = -1; render(); }
+  });
+  setBarHeight();
+  window.addEventListener("resize", setBarHeight);
   $("all-rows").onchange = function () { st.allRows = this.checked; render(); };
   readHash();
   $("f-search").value = st.search;
   $("f-missed").value = st.missedBy;
-  window.addEventListener("hashchange", function () { readHash(); render(); });
+  window.addEventListener("hashchange", function () {
+    var before = st.tool;
+    readHash();
+    render();
+    if (st.tool >= 0 && st.tool !== before) placeTool(null);  // a tool named by the URL
+  });
   render();
+  if (st.tool >= 0) placeTool(null);  // opened from the URL: below the required tools
   document.body.setAttribute("data-ready", "1");
 })();
