@@ -4,6 +4,7 @@ fixtures in tests/data/benchmarks/ (written from the formats' descriptions, no u
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import pandas as pd
@@ -419,3 +420,11 @@ def test_normalizer_maps_every_level_and_counts():
     assert norm.changes[("type", "'Dict' -> 'object'")] == 1
     assert any("'any' -> any (no type): 2 place(s) in 1 tool(s)" in line
                for line in norm.summary())
+
+
+def test_docs_name_only_real_bfcl_v4_files():
+    """The import examples of docs/formats.md name files as BFCL ships them today (the v4
+    names modeled by the fixtures), not retired v3 ones."""
+    text = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\bBFCL_v\d+_[a-z_]+\.json", text))
+    assert named and named <= {p.name for p in BFCL_V4.glob("BFCL_v4_*.json")}, named
