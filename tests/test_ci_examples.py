@@ -6,6 +6,7 @@ guide (docs/ci.md) shows."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -131,7 +132,8 @@ def test_precommit_hooks_run_on_a_sample_repository(tmp_path):
     shutil.copy(DATA / "registry.json", repo / "tools" / "registry.json")
     shutil.copy(DATA / "queries.jsonl", repo / "tools" / "requests.jsonl")
     (repo / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
-    env = {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+    # pre-commit's own store in tmp_path; HOME kept, so pip reuses its wheel cache
+    env = {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path)),
            "PRE_COMMIT_HOME": str(tmp_path / "pre-commit"), "GIT_AUTHOR_NAME": "t",
            "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.org"}

@@ -250,6 +250,10 @@ def other_writes() -> list[tuple[str, Path]]:
     xdg = os.environ.get("XDG_CACHE_HOME")
     out.append(("matplotlib's font cache", Path(mpl) if mpl else
                 (Path(xdg) if xdg else Path.home() / ".cache") / "matplotlib"))
+    if not mpl:  # matplotlib makes its config folder too (empty unless you add a matplotlibrc)
+        config = os.environ.get("XDG_CONFIG_HOME")
+        out.append(("matplotlib's config folder",
+                    (Path(config) if config else Path.home() / ".config") / "matplotlib"))
     ipy = os.environ.get("IPYTHONDIR")
     out.append(("IPython's profile", Path(ipy) if ipy else Path.home() / ".ipython"))
     from ..scorers.embedding import ort_telemetry_disabled
