@@ -6,6 +6,7 @@ guide (docs/ci.md) shows."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -151,15 +152,18 @@ def test_precommit_hooks_run_on_a_sample_repository(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert re.search(r"toolsel validate\.+Passed", done.stdout)
     assert re.search(r"toolsel check\.+Passed", done.stdout)
-    # a registry change that loses a labeled tool: the check hook fails, naming the request
-    registry = (repo / "tools" / "registry.json").read_text(encoding="utf-8")
-    needed = re.search(r'"expected": \["([a-z_]+)"', (repo / "tools" / "requests.jsonl")
-                       .read_text(encoding="utf-8")).group(1)
-    tools = yaml.safe_load(registry)  # JSON is YAML
+    # a registry change that loses a labeled tool (its description emptied of meaning, twelve
+    # others now carrying the request's words): the check hook fails, naming the tool
+    first = json.loads((repo / "tools" / "requests.jsonl").read_text(encoding="utf-8")
+                       .splitlines()[0])
+    needed = first["expected"][0]
+    tools = json.loads((repo / "tools" / "registry.json").read_text(encoding="utf-8"))
+    crowd = [t for t in tools if t["name"] not in first["expected"]][:12]
     for tool in tools:
         if tool["name"] == needed:
             tool["description"] = "zzz"
-    import json
+        elif tool in crowd:
+            tool["description"] = f"{first['query']} {tool['description']}"
     (repo / "tools" / "registry.json").write_text(json.dumps(tools, indent=2), encoding="utf-8")
     assert run("git", "add", "-A").returncode == 0
     done = run(str(BIN / "pre-commit"), "run", "--all-files", "--color", "never")
