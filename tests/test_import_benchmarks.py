@@ -180,6 +180,16 @@ def test_bfcl_v4_java_types_refused_by_strict_and_generics_mapped(tmp_path):
         "maps": "array", "into": "object", "ids": "array"}
 
 
+def test_bfcl_v4_only_skipped_files_is_an_error_and_writes_nothing(tmp_path, capsys):
+    reg = tmp_path / "reg.json"
+    assert main(["import", str(BFCL_V4 / "BFCL_v4_multi_turn_base.json"),
+                 str(BFCL_V4 / "BFCL_v4_web_search.json"), "--out", str(reg)]) == 2
+    out, err = capsys.readouterr()
+    assert "bfcl multi_turn_base: skipped" in out and "bfcl web_search: skipped" in out
+    assert "no tools in the 2 input(s): each was skipped" in err
+    assert not reg.exists()
+
+
 def test_bfcl_v4_an_entry_without_functions_in_a_function_list_file_is_refused(tmp_path):
     good = json.loads((BFCL_V4 / "BFCL_v4_simple_python.json").read_text().splitlines()[0])
     path = _lines(tmp_path / "BFCL_v4_simple_python.json",
