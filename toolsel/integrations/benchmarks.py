@@ -233,6 +233,57 @@ def _answer_names(truth: Any, *, path, loc) -> list[str]:
     return names
 
 
+@dataclass
+class _BfclFiles:
+    """BFCL inputs sorted: question and answer files to read, and what was skipped."""
+
+    questions: list[tuple[Path, list[tuple[str, Any]]]] = field(default_factory=list)
+    answers: list[tuple[Path, list[tuple[str, Any]]]] = field(default_factory=list)
+    read: list[tuple[Path, str]] = field(default_factory=list)  # one line per skipped file
+    skipped_ids: dict[str, tuple[Path, str]] = field(default_factory=dict)  # id -> file, line
+    text_answers: dict[str, tuple[Path, str]] = field(default_factory=dict)  # id -> file, line
+
+
+def _bfcl_files(paths: list[Path]) -> _BfclFiles:
+    """Question files, answer files (given, or ``possible_answer/<name>`` beside a question
+    file) and, one line each, the files skipped: question files of a category that is not a
+    function list per entry, answer files whose every ground truth is text."""
+    out = _BfclFiles()
+    answer_files = []
+    for path in paths:
+        records = read_records(path)
+        if records and isinstance(records[0][1], Mapping) and "ground_truth" in records[0][1]:
+            answer_files.append((path, records))
+            continue
+        why = _bfcl_skip_reason(path, records)
+        if why is None:
+            out.questions.append((path, records))
+            continue
+        for loc, rec in records:
+            if isinstance(rec, Mapping) and isinstance(rec.get("id"), str):
+                out.skipped_ids[rec["id"]] = (path, loc)
+        out.read.append((path, f"bfcl {bfcl_category(path)}: skipped, {len(records)} entries: "
+                               f"{why}"))
+    given = {p.resolve() for p, _ in answer_files}
+    for path, _ in out.questions:
+        beside = path.parent / "possible_answer" / path.name
+        if beside.is_file() and beside.resolve() not in given:
+            answer_files.append((beside, read_records(beside)))
+            given.add(beside.resolve())
+    for path, records in answer_files:
+        if all(isinstance(rec, Mapping) and _text_only(rec.get("ground_truth"))
+               for _, rec in records):
+            for loc, rec in records:
+                if isinstance(rec.get("id"), str):
+                    out.text_answers[rec["id"]] = (path, loc)
+            out.read.append((path, f"bfcl answers {bfcl_category(path)}: skipped, "
+                                   f"{len(records)} answers of text (call strings or answer "
+                                   "strings), not {function_name: {arg: [values]}}"))
+        else:
+            out.answers.append((path, records))
+    return out
+
+
 def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
               normalizer: SchemaNormalizer | None = None) -> BenchmarkImport:
     """BFCL question and ``possible_answer`` files (any mix, any order) → tools and queries.
@@ -244,46 +295,10 @@ def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
     from .importers import from_openai
     own = normalizer is None
     normalizer = normalizer if normalizer is not None else SchemaNormalizer(strict=strict)
-    paths = [Path(p) for p in paths]
-    questions: list[tuple[Path, list[tuple[str, Any]]]] = []
+    files = _bfcl_files([Path(p) for p in paths])
+    questions, answer_files, read = files.questions, files.answers, files.read
+    skipped_questions, text_answers = files.skipped_ids, files.text_answers
     answers: dict[str, tuple[list[str], Path, str]] = {}
-    read: list[tuple[Path, str]] = []
-    answer_files = []
-    skipped_questions: dict[str, tuple[Path, str]] = {}  # id -> file, line
-    text_answers: dict[str, tuple[Path, str]] = {}  # answers of text: id -> file, line
-    for path in paths:
-        records = read_records(path)
-        if records and isinstance(records[0][1], Mapping) and "ground_truth" in records[0][1]:
-            answer_files.append((path, records))
-            continue
-        why = _bfcl_skip_reason(path, records)
-        if why is None:
-            questions.append((path, records))
-            continue
-        for loc, rec in records:
-            if isinstance(rec, Mapping) and isinstance(rec.get("id"), str):
-                skipped_questions[rec["id"]] = (path, loc)
-        read.append((path, f"bfcl {bfcl_category(path)}: skipped, {len(records)} entries: "
-                           f"{why}"))
-    given = {p.resolve() for p, _ in answer_files}
-    for path, _ in questions:
-        beside = path.parent / "possible_answer" / path.name
-        if beside.is_file() and beside.resolve() not in given:
-            answer_files.append((beside, read_records(beside)))
-            given.add(beside.resolve())
-    kept_answer_files = []
-    for path, records in answer_files:
-        if all(isinstance(rec, Mapping) and _text_only(rec.get("ground_truth"))
-               for _, rec in records):
-            for loc, rec in records:
-                if isinstance(rec.get("id"), str):
-                    text_answers[rec["id"]] = (path, loc)
-            read.append((path, f"bfcl answers {bfcl_category(path)}: skipped, {len(records)} "
-                               "answers of text (call strings or answer strings), not "
-                               "{function_name: {arg: [values]}}"))
-        else:
-            kept_answer_files.append((path, records))
-    answer_files = kept_answer_files
     for path, records in answer_files:
         for loc, rec in records:
             rec = _mapping(rec, path=path, loc=loc, what="an answer object")
