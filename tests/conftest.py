@@ -65,3 +65,15 @@ def tiny():
         Tool("translate_text", "translate text into another language"),
         Tool("calculator", "evaluate a basic arithmetic expression"),
     ]
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One closing line when browser tests were skipped, with what to install (the skip reasons
+    say it per test, but ``-ra``'s list is easy to miss at the end of a long run)."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", [])
+               if "chromium" in str(getattr(r, "longrepr", "")).lower()]
+    if skipped:
+        terminalreporter.write_line(
+            f"{len(skipped)} browser tests skipped: Chromium is not installed here; install it "
+            "with `apt-get install --no-install-recommends chromium chromium-driver` "
+            "(as root; CI's .ci/run does) and rerun", yellow=True, bold=True)

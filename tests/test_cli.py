@@ -58,10 +58,13 @@ def test_synthetic_counts_queries_with_n_queries(tmp_path, capsys):
 
 
 def test_every_readme_command_parses():
+    """Every `toolsel ...` line of a bash block in README.md and the docs/ pages it links."""
     import re
     import shlex
     from pathlib import Path
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    root = Path(__file__).resolve().parents[1]
+    text = "\n".join(p.read_text(encoding="utf-8")
+                     for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
     parser = build_parser()
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", text, re.S):

@@ -122,13 +122,23 @@ def test_plot_style_comparison(small):
 
 
 def test_readme_which_scorer_block_is_rendered_from_the_committed_tables():
-    from toolsel.report.which_scorer import README_MARKERS, which_scorer_from_reports
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    from toolsel.report.which_scorer import (README_MARKERS, SCORER_PAGE, relink,
+                                             which_scorer_from_reports)
+    readme = (ROOT / SCORER_PAGE).read_text(encoding="utf-8")
     start, end = README_MARKERS
     block = readme.split(start, 1)[1].split(end, 1)[0]
-    # regenerate with: python -c "from toolsel.tables.compare_styles import \
+    # regenerate with: python -c "from toolsel.report.which_scorer import \
     #   update_readme_which_scorer; update_readme_which_scorer()"
-    assert block == "\n" + which_scorer_from_reports(ROOT) + "\n"
+    assert block == "\n" + relink(which_scorer_from_reports(ROOT), SCORER_PAGE) + "\n"
+    assert "](../reports/06_default_scorer/" in block  # links relative to docs/
+
+
+def test_relink_makes_root_links_relative_to_the_page():
+    from toolsel.report.which_scorer import relink
+    text = "[a](reports/x.csv), [b](https://e.org/y), [c](#here), [`d`](data/README.md#s)"
+    assert relink(text, "docs/scorers.md") == ("[a](../reports/x.csv), [b](https://e.org/y), "
+                                               "[c](#here), [`d`](../data/README.md#s)")
+    assert relink(text, "README.md") == text
 
 
 def test_which_scorer_markdown_rounds_from_the_table_and_reads_the_paired_intervals():
@@ -156,16 +166,17 @@ def test_project_report_brings_the_readme_block_in_step(tmp_path):
     import shutil
 
     from toolsel.cli.report import _update_which_scorer
-    from toolsel.report.which_scorer import README_MARKERS, which_scorer_from_reports
+    from toolsel.report.which_scorer import README_MARKERS, relink, which_scorer_from_reports
     (tmp_path / "data").symlink_to(ROOT / "data")
     for sub in ("06_default_scorer", "benchmarks"):
         shutil.copytree(ROOT / "reports" / sub, tmp_path / "reports" / sub)
     start, end = README_MARKERS
-    readme = tmp_path / "README.md"
+    (tmp_path / "docs").mkdir()
+    readme = tmp_path / "docs" / "scorers.md"
     readme.write_text(f"# x\n{start}\nstale\n{end}\ntail\n", encoding="utf-8")
     _update_which_scorer(tmp_path / "reports")
-    assert readme.read_text(encoding="utf-8") == \
-        f"# x\n{start}\n{which_scorer_from_reports(tmp_path)}\n{end}\ntail\n"
+    rendered = relink(which_scorer_from_reports(tmp_path), "docs/scorers.md")
+    assert readme.read_text(encoding="utf-8") == f"# x\n{start}\n{rendered}\n{end}\ntail\n"
     # a report written anywhere else (a user's --out) leaves the README alone
     readme.write_text(f"{start}\nstale\n{end}\n", encoding="utf-8")
     shutil.copytree(tmp_path / "reports", tmp_path / "elsewhere")

@@ -4,6 +4,7 @@ fixtures in tests/data/benchmarks/ (written from the formats' descriptions, no u
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import pandas as pd
@@ -89,6 +90,114 @@ def test_bfcl_errors_name_file_line_and_field(tmp_path):
     with pytest.raises(DataError) as err:
         from_bfcl([no_fn])
     assert err.value.location == "line 1 (id 'y_0')" and err.value.field == "function"
+
+
+# BFCL as upstream ships it today (v4): one tiny hand-written file per category, in its layout
+BFCL_V4 = BENCH / "bfcl_v4"
+V4_SKIPPED = ["format_sensitivity", "memory", "multi_turn_base", "multi_turn_composite",
+              "multi_turn_long_context", "multi_turn_miss_func", "multi_turn_miss_param",
+              "web_search"]
+
+
+@pytest.mark.parametrize("with_answers", [False, True])
+def test_bfcl_v4_every_file_imports_and_skips_what_is_not_a_function_list(tmp_path, capsys,
+                                                                          with_answers):
+    questions = sorted(BFCL_V4.glob("BFCL_v4_*.json"))
+    assert len(questions) == 21
+    given = questions + (sorted((BFCL_V4 / "possible_answer").glob("*.json"))
+                         if with_answers else [])
+    reg, qs = tmp_path / "reg.json", tmp_path / "q.jsonl"
+    # the format is detected from each file's content
+    assert main(["import", *map(str, given), "--out", str(reg), "--queries-out", str(qs)]) == 0
+    out, err = capsys.readouterr()
+    for cat in V4_SKIPPED:  # one line per skipped file, question and answer alike
+        assert sum(f"BFCL_v4_{cat}.json: bfcl {cat}: skipped, 1 entries: " in line
+                   for line in out.splitlines()) == 1, cat
+    skipped_answers = [line for line in out.splitlines() if "bfcl answers" in line
+                       and "skipped" in line]
+    # given: multi_turn_* (5), memory, web_search answer text; beside a skipped file: not read
+    assert len(skipped_answers) == (7 if with_answers else 0)
+    assert all("answers of text" in line for line in skipped_answers)
+    assert "BFCL_v4_simple_java.json: bfcl questions: 2 entries, 2 function docs, " \
+           "2 with an answer" in out
+    assert "BFCL_v4_live_irrelevance.json: bfcl questions: 1 entries, 2 function docs, " \
+           "0 with an answer" in out
+    registry = load_registry(reg)
+    queries = {q.id: q for q in load_queries(qs, registry)}
+    assert len(registry) == 10
+    tools = {t.name: t for t in registry}
+    assert sorted(queries) == sorted([
+        "simple_python_0", "simple_python_1", "simple_java_0", "simple_java_1",
+        "simple_javascript_0", "multiple_0", "parallel_0", "parallel_multiple_0",
+        "live_simple_0-0-0", "live_multiple_0-0-0", "live_parallel_0-0-0",
+        "live_parallel_multiple_0-0-0"])
+    assert queries["parallel_0"].expected == ("weather_forecast",)  # one tool called twice
+    assert queries["live_parallel_multiple_0-0-0"].expected == ("play_music", "order_status")
+    assert queries["live_simple_0-0-0"].query == "where is my order 8841?"
+    # Java and JavaScript type names, mapped with the same warnings as Python's
+    java = tools["CustomerSorter_sortNames"].parameters["properties"]
+    assert java["names"] == {"type": "array", "description": "The customer names to sort.",
+                             "items": {"type": "string"}}
+    assert [java[k].get("type") for k in ("limit", "descending", "ignoreCase", "separator",
+                                          "comparator")] == ["integer", "boolean", "boolean",
+                                                             "string", None]
+    store = tools["SessionStore_put"].parameters["properties"]
+    assert {k: v.get("type") for k, v in store.items()} == {
+        "sessionId": "integer", "attributes": "object", "timeoutMillis": "integer",
+        "loadFactor": "number", "weight": "number", "flags": "integer", "priority": "integer",
+        "tags": "array", "history": "array", "owner": "string"}
+    js = tools["validateForm"].parameters["properties"]
+    assert {k: v.get("type") for k, v in js.items()} == {
+        "form": None, "rules": "object", "stopAtFirst": "boolean", "fields": "array",
+        "threshold": "number", "retries": "integer", "nonce": "integer", "label": "string"}
+    warned = [line for line in err.splitlines() if line.startswith("toolsel import: warning: ")]
+    for mapped in ("'ArrayList' -> 'array'", "'HashMap' -> 'object'", "'String[]' -> 'array'",
+                   "'char' -> 'string'", "'Bigint' -> 'integer'", "'short' -> 'integer'",
+                   "'float' -> 'number'", "'dict' -> 'object'"):  # Python's the same way
+        assert sum(mapped in line for line in warned) == 1, mapped
+
+
+def test_bfcl_v4_java_types_refused_by_strict_and_generics_mapped(tmp_path):
+    with pytest.raises(DataError) as err:
+        import_sources([BFCL_V4 / "BFCL_v4_simple_java.json"], strict=True)
+    assert err.value.path.endswith("BFCL_v4_simple_java.json")
+    assert err.value.field == "parameters.type" and "'dict'" in err.value.reason
+    doc = {"id": "simple_java_9", "question": [[{"role": "user", "content": "merge the maps"}]],
+           "function": [{"name": "Maps.merge", "description": "Merge maps.", "parameters": {
+               "type": "object", "properties": {
+                   "maps": {"type": "ArrayList<HashMap<String, Integer>>"},
+                   "into": {"type": "java.util.Map<String, Object>"},
+                   "ids": {"type": "int[][]"}, "odd": {"type": "Widget"}}}}]}
+    path = _lines(tmp_path / "BFCL_v4_simple_java.json", [doc])
+    with pytest.raises(DataError) as err:  # a type name nothing maps is still refused, named
+        from_bfcl([path])
+    assert "Widget" in err.value.reason and err.value.field.endswith("odd.type")
+    del doc["function"][0]["parameters"]["properties"]["odd"]
+    _lines(path, [doc])
+    with pytest.warns(SchemaNormalizedWarning):
+        (tool,) = from_bfcl([path]).tools
+    assert {k: v["type"] for k, v in tool.parameters["properties"].items()} == {
+        "maps": "array", "into": "object", "ids": "array"}
+
+
+def test_bfcl_v4_only_skipped_files_is_an_error_and_writes_nothing(tmp_path, capsys):
+    reg = tmp_path / "reg.json"
+    assert main(["import", str(BFCL_V4 / "BFCL_v4_multi_turn_base.json"),
+                 str(BFCL_V4 / "BFCL_v4_web_search.json"), "--out", str(reg)]) == 2
+    out, err = capsys.readouterr()
+    assert "bfcl multi_turn_base: skipped" in out and "bfcl web_search: skipped" in out
+    assert "no tools in the 2 input(s): each was skipped" in err
+    assert not reg.exists()
+
+
+def test_bfcl_v4_an_entry_without_functions_in_a_function_list_file_is_refused(tmp_path):
+    good = json.loads((BFCL_V4 / "BFCL_v4_simple_python.json").read_text().splitlines()[0])
+    path = _lines(tmp_path / "BFCL_v4_simple_python.json",
+                  [good, {"id": "simple_python_1", "question": "hi"}])
+    with pytest.raises(DataError) as err:  # only whole files of a non-list category are skipped
+        from_bfcl([path])
+    assert err.value.location == "line 2 (id 'simple_python_1')"
+    assert err.value.field == "function"
 
 
 # -- ToolBench -------------------------------------------------------------------------------
@@ -321,3 +430,11 @@ def test_normalizer_maps_every_level_and_counts():
     assert norm.changes[("type", "'Dict' -> 'object'")] == 1
     assert any("'any' -> any (no type): 2 place(s) in 1 tool(s)" in line
                for line in norm.summary())
+
+
+def test_docs_name_only_real_bfcl_v4_files():
+    """The import examples of docs/formats.md name files as BFCL ships them today (the v4
+    names modeled by the fixtures), not retired v3 ones."""
+    text = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\bBFCL_v\d+_[a-z_]+\.json", text))
+    assert named and named <= {p.name for p in BFCL_V4.glob("BFCL_v4_*.json")}, named

@@ -54,6 +54,9 @@ def _import(args: argparse.Namespace) -> int:
     registry, queries = result.registry, result.queries
     for path, line in result.read:
         print(f"  {path}: {line}")
+    if not len(registry):  # e.g. only BFCL multi-turn files: each skipped, said above
+        raise ValueError(f"no tools in the {len(args.files)} input(s): each was skipped (see "
+                         "above); nothing written")
     # serialize both before writing either, so a value JSON cannot hold fails before any write
     reg_text = _dumps([t.to_record() for t in registry], indent=2) + "\n"
     q_text = "".join(_dumps(q) + "\n" for q in queries)

@@ -74,11 +74,12 @@ def _user_data(args: argparse.Namespace):
 
 
 def _update_which_scorer(out: Path) -> None:
-    """After the project's own reports: bring the README's generated "Which scorer?" block in
-    step with the tables just written (only for ``<project>/reports`` with such a block)."""
-    from ..report.which_scorer import README_MARKERS, update_readme_which_scorer
+    """After the project's own reports: bring the generated "Which scorer?" blocks of
+    docs/scorers.md in step with the tables just written (only for ``<project>/reports`` with
+    such a page)."""
+    from ..report.which_scorer import README_MARKERS, SCORER_PAGE, update_readme_which_scorer
     root = out.resolve().parent
-    readme = root / "README.md"
+    readme = root / SCORER_PAGE
     if out.resolve().name != "reports" or not readme.is_file() or \
             not (out / "06_default_scorer" / "style_table.csv").is_file():
         return

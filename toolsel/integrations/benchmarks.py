@@ -16,7 +16,15 @@ file, the line (or item) and the field.
     is the text of the entry's user messages, in order, joined by a newline; the expected
     tools are the functions of its ground truth. An answer file beside a question file
     (``possible_answer/<same name>``) is read when it is not given. Questions without an
-    answer (BFCL's irrelevance categories) add their functions, and no query.
+    answer (BFCL's irrelevance and relevance categories) add their functions, and no query.
+    Java and JavaScript type names (``simple_java``, ``simple_javascript``) are mapped as
+    Python's are (:mod:`toolsel.integrations.schemas`). Categories that are not one function
+    list per entry are skipped with one line per file, not refused: question files whose
+    entries carry no ``function`` but name API classes (``involved_classes``: BFCL's
+    ``multi_turn_*``, ``memory*``, ``web_search*``, whose functions live in separate class
+    docs) or whose category is one of those (or ``format_sensitivity``), and answer files
+    whose every ground truth is text (call strings per turn, or answer strings) rather than
+    ``{function_name: {arg: [values]}}``.
 ``toolbench`` — ToolBench / StableToolBench query files
     A JSON array of ``{query, query_id, api_list: [{tool_name, api_name, api_description,
     required_parameters, optional_parameters, category_name?}], "relevant APIs": [[tool,
@@ -145,6 +153,37 @@ def _unique_ids(queries: list[dict[str, Any]], *, path) -> None:
 # BFCL
 
 
+#: BFCL categories whose entries carry no function list of their own (their functions are
+#: API classes' docs, or the category re-uses other entries): a file of one is skipped.
+BFCL_NOT_FUNCTION_LISTS = ("multi_turn", "memory", "web_search", "format_sensitivity")
+
+
+def bfcl_category(path: Path) -> str:
+    """A BFCL file's category, from its name: ``BFCL_v4_live_simple.json`` → ``live_simple``."""
+    return re.sub(r"^BFCL_v\d+_", "", path.stem)
+
+
+def _bfcl_skip_reason(path: Path, records: list[tuple[str, Any]]) -> str | None:
+    """Why a question file is not a function-list category (skipped), or ``None``."""
+    entries = [rec for _, rec in records]
+    if not entries or any(isinstance(r, Mapping) and "function" in r for r in entries):
+        return None
+    category = bfcl_category(path)
+    if all(isinstance(r, Mapping) and "involved_classes" in r for r in entries):
+        return ("its entries name API classes (involved_classes) whose functions BFCL keeps "
+                "in class docs, not a function list per entry")
+    if category.startswith(BFCL_NOT_FUNCTION_LISTS):
+        return f"BFCL's {category} entries carry no function list"
+    return None
+
+
+def _text_only(truth: Any) -> bool:
+    """A ground truth of text (call strings per turn, answer strings), nested at any depth."""
+    if isinstance(truth, str):
+        return True
+    return isinstance(truth, list) and bool(truth) and all(_text_only(t) for t in truth)
+
+
 def bfcl_name(name: str) -> str:
     """A BFCL function name as OpenAI-style models see it: dots become underscores."""
     return name.replace(".", "_")
@@ -194,6 +233,57 @@ def _answer_names(truth: Any, *, path, loc) -> list[str]:
     return names
 
 
+@dataclass
+class _BfclFiles:
+    """BFCL inputs sorted: question and answer files to read, and what was skipped."""
+
+    questions: list[tuple[Path, list[tuple[str, Any]]]] = field(default_factory=list)
+    answers: list[tuple[Path, list[tuple[str, Any]]]] = field(default_factory=list)
+    read: list[tuple[Path, str]] = field(default_factory=list)  # one line per skipped file
+    skipped_ids: dict[str, tuple[Path, str]] = field(default_factory=dict)  # id -> file, line
+    text_answers: dict[str, tuple[Path, str]] = field(default_factory=dict)  # id -> file, line
+
+
+def _bfcl_files(paths: list[Path]) -> _BfclFiles:
+    """Question files, answer files (given, or ``possible_answer/<name>`` beside a question
+    file) and, one line each, the files skipped: question files of a category that is not a
+    function list per entry, answer files whose every ground truth is text."""
+    out = _BfclFiles()
+    answer_files = []
+    for path in paths:
+        records = read_records(path)
+        if records and isinstance(records[0][1], Mapping) and "ground_truth" in records[0][1]:
+            answer_files.append((path, records))
+            continue
+        why = _bfcl_skip_reason(path, records)
+        if why is None:
+            out.questions.append((path, records))
+            continue
+        for loc, rec in records:
+            if isinstance(rec, Mapping) and isinstance(rec.get("id"), str):
+                out.skipped_ids[rec["id"]] = (path, loc)
+        out.read.append((path, f"bfcl {bfcl_category(path)}: skipped, {len(records)} entries: "
+                               f"{why}"))
+    given = {p.resolve() for p, _ in answer_files}
+    for path, _ in out.questions:
+        beside = path.parent / "possible_answer" / path.name
+        if beside.is_file() and beside.resolve() not in given:
+            answer_files.append((beside, read_records(beside)))
+            given.add(beside.resolve())
+    for path, records in answer_files:
+        if all(isinstance(rec, Mapping) and _text_only(rec.get("ground_truth"))
+               for _, rec in records):
+            for loc, rec in records:
+                if isinstance(rec.get("id"), str):
+                    out.text_answers[rec["id"]] = (path, loc)
+            out.read.append((path, f"bfcl answers {bfcl_category(path)}: skipped, "
+                                   f"{len(records)} answers of text (call strings or answer "
+                                   "strings), not {function_name: {arg: [values]}}"))
+        else:
+            out.answers.append((path, records))
+    return out
+
+
 def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
               normalizer: SchemaNormalizer | None = None) -> BenchmarkImport:
     """BFCL question and ``possible_answer`` files (any mix, any order) → tools and queries.
@@ -205,23 +295,10 @@ def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
     from .importers import from_openai
     own = normalizer is None
     normalizer = normalizer if normalizer is not None else SchemaNormalizer(strict=strict)
-    paths = [Path(p) for p in paths]
-    questions: list[tuple[Path, list[tuple[str, Any]]]] = []
+    files = _bfcl_files([Path(p) for p in paths])
+    questions, answer_files, read = files.questions, files.answers, files.read
+    skipped_questions, text_answers = files.skipped_ids, files.text_answers
     answers: dict[str, tuple[list[str], Path, str]] = {}
-    read: list[tuple[Path, str]] = []
-    answer_files = []
-    for path in paths:
-        records = read_records(path)
-        if records and isinstance(records[0][1], Mapping) and "ground_truth" in records[0][1]:
-            answer_files.append((path, records))
-        else:
-            questions.append((path, records))
-    given = {p.resolve() for p, _ in answer_files}
-    for path, _ in questions:
-        beside = path.parent / "possible_answer" / path.name
-        if beside.is_file() and beside.resolve() not in given:
-            answer_files.append((beside, read_records(beside)))
-            given.add(beside.resolve())
     for path, records in answer_files:
         for loc, rec in records:
             rec = _mapping(rec, path=path, loc=loc, what="an answer object")
@@ -238,7 +315,7 @@ def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
     queries: list[dict[str, Any]] = []
     used: set[str] = set()
     for path, records in questions:
-        category = re.sub(r"^BFCL_v\d+_", "", path.stem)
+        category = bfcl_category(path)
         n_q = 0
         n_fn = 0
         for loc, rec in records:
@@ -271,6 +348,12 @@ def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
                 pool.add(tool)
                 entry_names.append(tool.name)
                 n_fn += 1
+            if qid in text_answers and qid not in answers:
+                apath, aloc = text_answers[qid]
+                raise DataError("holds call strings (BFCL's multi-turn answers) for an entry "
+                                "with a function list; only {function_name: {arg: [values]}} "
+                                "answers can be imported", path=apath,
+                                location=f"{aloc} (id {qid!r})", field="ground_truth")
             if qid not in answers:
                 continue
             names, apath, aloc = answers[qid]
@@ -290,7 +373,7 @@ def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
         read.append((path, f"bfcl questions: {len(records)} entries, {n_fn} function docs, "
                            f"{n_q} with an answer"))
     read.extend(answer_lines)
-    orphans = sorted(set(answers) - used)
+    orphans = sorted(set(answers) - used - set(skipped_questions))
     if orphans and questions:
         raise DataError(f"{len(orphans)} answer(s) match no question of the given files "
                         f"(first: id {orphans[0]!r}); give the question file they belong to",

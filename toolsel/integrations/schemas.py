@@ -14,12 +14,19 @@ The mapping (:data:`TYPE_NAMES`, case-insensitive): ``dict``/``object``/``map``/
 ``long`` → ``integer``; ``str``/``string``/``text`` (and ToolBench's ``DATE``, ``TIME``,
 ``ENUM``, ``GEOPOINT``, ``FILE``, ``CREDENTIALS``) → ``string``; ``bool``/``boolean`` →
 ``boolean``; ``list``/``array``/``tuple``/``set`` → ``array``; ``none``/``null`` → ``null``;
-``any`` → no ``type`` key at all (JSON Schema's "any value"). A type name none of these
-matches is left for validation to refuse (:func:`toolsel.data.tool_from_record`).
+``any`` → no ``type`` key at all (JSON Schema's "any value"). Java's and JavaScript's names
+(BFCL's ``simple_java`` and ``simple_javascript``) map the same way: ``String``/``char``/
+``Character`` → ``string``; ``int``/``Integer``/``long``/``short``/``byte``/``Bigint``/
+``BigInteger`` → ``integer``; ``double``/``float``/``BigDecimal`` → ``number``;
+``Boolean`` → ``boolean``; ``Array``/``ArrayList``/``LinkedList``/``HashSet``/``Queue``/
+``Stack`` and any ``X[]`` → ``array``; ``HashMap``/``Hashtable``/``TreeMap`` → ``object``; a
+generic ``ArrayList<String>`` by its base name. A type name none of these matches is left for
+validation to refuse (:func:`toolsel.data.tool_from_record`).
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections import Counter
 from collections.abc import Mapping
@@ -33,18 +40,28 @@ __all__ = ["TYPE_NAMES", "JSON_TYPES", "SchemaNormalizer", "SchemaNormalizedWarn
 JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 
 #: Other type names seen in tool dumps (lower-cased) → the JSON Schema type; ``None``: any.
+#: Python's (BFCL's ``simple_python``, ``live_*``), Java's and JavaScript's (BFCL's
+#: ``simple_java``, ``simple_javascript``: the names its own type tables convert) and ToolBench's.
 TYPE_NAMES: dict[str, str | None] = {
     "dict": "object", "map": "object", "mapping": "object", "hashmap": "object",
-    "float": "number", "double": "number", "decimal": "number",
-    "int": "integer", "long": "integer",
+    "hashtable": "object", "treemap": "object", "linkedhashmap": "object",
+    "float": "number", "double": "number", "decimal": "number", "bigdecimal": "number",
+    "int": "integer", "long": "integer", "short": "integer", "byte": "integer",
+    "bigint": "integer", "biginteger": "integer",
     "str": "string", "text": "string", "date": "string", "time": "string",
     "datetime": "string", "enum": "string", "geopoint": "string", "file": "string",
-    "credentials": "string",
+    "credentials": "string", "char": "string", "character": "string",
     "bool": "boolean",
-    "list": "array", "tuple": "array", "set": "array",
+    "list": "array", "tuple": "array", "set": "array", "arraylist": "array",
+    "linkedlist": "array", "hashset": "array", "treeset": "array", "queue": "array",
+    "stack": "array", "deque": "array", "vector": "array",
     "none": "null", "nonetype": "null",
     "any": None,
 }
+
+# a Java array or generic type: ``String[]``, ``ArrayList<String>``, ``Map<String, Integer>``
+_JAVA_ARRAY = re.compile(r"^\s*[A-Za-z_][\w.]*\s*(?:<.*>)?\s*(?:\[\s*\])+\s*$")
+_GENERIC = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*<.*>\s*$")
 
 # keys whose value is one schema, a list of schemas, or a {name: schema} object
 _ONE = ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then",
@@ -110,6 +127,10 @@ class SchemaNormalizer:
         if not isinstance(value, str) or value in JSON_TYPES:
             return True, value
         low = value.strip().lower()
+        if _JAVA_ARRAY.match(value):
+            low = "array"
+        elif (generic := _GENERIC.match(value)):
+            low = generic.group(1).rsplit(".", 1)[-1].lower()  # java.util.List<X> -> list
         if low in JSON_TYPES:
             new: str | None = low
         elif low in TYPE_NAMES:

@@ -15,6 +15,7 @@ prefixed the same way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,7 +62,8 @@ def detect_format(path: str | Path) -> str:
 
     A folder with ``corpus.jsonl`` is ``beir``; a CSV with ``Query`` and ``Tool`` columns or a
     ``{name: description}`` object is ``metatool``; otherwise the first record decides:
-    ``question``/``function`` or ``ground_truth`` → ``bfcl``; ``api_list`` → ``toolbench``;
+    ``question``/``function``, ``question``/``involved_classes`` (BFCL's multi-turn
+    categories), ``ground_truth``, or an ``id`` in a file named ``BFCL_v<N>_*`` → ``bfcl``; ``api_list`` → ``toolbench``;
     ``query`` and ``tool`` → ``metatool``; ``inputSchema`` or a ``tools/list`` result →
     ``mcp``; ``input_schema`` → ``anthropic``; ``function``/``parameters``/``type:
     function`` → ``openai``. Raises :class:`DataError` when nothing matches (give ``--from``).
@@ -94,7 +96,9 @@ def detect_format(path: str | Path) -> str:
     first = _first_record(path)
     if isinstance(first, Mapping):
         keys = set(first)
-        if {"question", "function"} <= keys or "ground_truth" in keys:
+        if ({"question", "function"} <= keys or "ground_truth" in keys
+                or {"question", "involved_classes"} <= keys
+                or ("id" in keys and re.match(r"BFCL_v\d+_", path.name))):
             return "bfcl"
         if "api_list" in keys:
             return "toolbench"

@@ -240,8 +240,9 @@ def add_to_manifest(out_dir: str | Path, names: Iterable[str],
 
 
 def other_writes() -> list[tuple[str, Path]]:
-    """Where a report writes besides its folder: caches of the embedding model, Jupyter and
-    matplotlib (the kernels' own files)."""
+    """Where a report writes besides its folder: caches of the embedding model, Jupyter,
+    matplotlib and IPython (the kernels' own files), and onnxruntime's telemetry files when the
+    caller set ``ORT_DISABLE_TELEMETRY=0`` (toolsel turns them off otherwise)."""
     from ..scorers.embedding_cache import cache_root
     out = [("the embedding cache", cache_root().resolve())]
     try:
@@ -253,8 +254,17 @@ def other_writes() -> list[tuple[str, Path]]:
     xdg = os.environ.get("XDG_CACHE_HOME")
     out.append(("matplotlib's font cache", Path(mpl) if mpl else
                 (Path(xdg) if xdg else Path.home() / ".cache") / "matplotlib"))
+    if not mpl:  # matplotlib makes its config folder too (empty unless you add a matplotlibrc)
+        config = os.environ.get("XDG_CONFIG_HOME")
+        out.append(("matplotlib's config folder",
+                    (Path(config) if config else Path.home() / ".config") / "matplotlib"))
     ipy = os.environ.get("IPYTHONDIR")
     out.append(("IPython's profile", Path(ipy) if ipy else Path.home() / ".ipython"))
+    from ..scorers.embedding import ort_telemetry_disabled
+    if not ort_telemetry_disabled():  # off unless the caller turned it on (import_onnxruntime)
+        out.append(("onnxruntime's device id and telemetry store",
+                    (Path(xdg) if xdg else Path.home() / ".cache")
+                    / "Microsoft" / "DeveloperTools" / ".onnxruntime"))
     return out
 
 

@@ -28,6 +28,7 @@ import contextvars
 import functools
 import importlib.util
 import json
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -64,6 +65,29 @@ def _minilm_tokenizer_path() -> Path:
         "tokenizer.json"
 
 
+#: onnxruntime writes a device id and an SQLite telemetry store under
+#: ``$XDG_CACHE_HOME`` (else ``~/.cache``) ``/Microsoft/DeveloperTools/.onnxruntime/`` when its
+#: library loads, unless this variable is set (and not ``0``/``false``/empty) before the import.
+ORT_TELEMETRY_VAR = "ORT_DISABLE_TELEMETRY"
+
+
+def ort_telemetry_disabled() -> bool:
+    """Whether onnxruntime, imported now, would skip its device id and telemetry store."""
+    return os.environ.get(ORT_TELEMETRY_VAR, "1").strip().lower() not in ("", "0", "false")
+
+
+def import_onnxruntime():
+    """``onnxruntime``, imported with its telemetry off unless the caller set
+    ``ORT_DISABLE_TELEMETRY`` (so the package writes nothing under ``~/.cache/Microsoft``).
+
+    The variable is set in this process's environment (children inherit it); it is read when
+    the library loads, so it has no effect if onnxruntime was imported before.
+    """
+    os.environ.setdefault(ORT_TELEMETRY_VAR, "1")
+    import onnxruntime
+    return onnxruntime
+
+
 class OnnxMiniLM:
     """all-MiniLM-L6-v2 (int8 ONNX): mean-pooled, L2-normalised 384-d sentence vectors."""
 
@@ -75,7 +99,7 @@ class OnnxMiniLM:
     def _load(self, model: Path, threads: int | None) -> None:
         """The ONNX session of ``model`` and MiniLM's tokenizer (MiniLM-L3 shares it)."""
         try:
-            import onnxruntime as ort
+            ort = import_onnxruntime()
             from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - both are core dependencies
             raise ImportError(f"the embedding scorer needs onnxruntime and tokenizers: {exc}")
