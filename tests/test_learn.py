@@ -9,7 +9,7 @@ import pytest
 
 from toolsel import Query, Selector, get_scorer, load_queries
 from toolsel.learn import LearnedScorer, Setting
-from toolsel.learn.crossfit import cross_fit, learning_curve, prepare
+from toolsel.eval.crossfit import cross_fit, learning_curve, prepare
 from toolsel.ranking import ranks_of
 from toolsel.learn.groups import group_folds, request_groups
 from toolsel.scorers.base import NotFittedError

@@ -5,7 +5,7 @@
   scores exactly.
 - :mod:`~toolsel.learn.signals`: the learned signals (lexical expansion, usage centroids,
   nearest labeled requests, their fusion); :mod:`~toolsel.learn.rule`: the dev rule.
-- :mod:`~toolsel.learn.crossfit`: K-fold cross-fitting with group folds
+- :mod:`~toolsel.eval.crossfit`: K-fold cross-fitting with group folds
   (:mod:`~toolsel.learn.groups`), and the learning curve.
 - :mod:`~toolsel.learn.artifact`: the versioned JSON model file ``toolsel fit`` writes.
 """

@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..data import Query, Registry, Tool
-from ..scorers.base import NotFittedError, Scorer, registry_fingerprint
-from ..selection import fitted_scorer
+from ..scorers.base import NotFittedError, Scorer, get_scorer, registry_fingerprint
 from .groups import request_groups
 from .rule import RULE, choose_setting
 from .signals import METHODS, SETTINGS, Evidence, Setting, combine, fit_evidence, \
@@ -59,6 +58,18 @@ def check_labeled(queries: Sequence[Query], registry: Registry) -> list[Query]:
                 raise KeyError(f"labeled request {q.id!r} expects {name!r}, which is not a "
                                "tool in the registry")
     return out
+
+
+def _fitted(base, registry: Registry) -> Scorer:
+    """``base`` fitted on ``registry``: as it is when already fitted on exactly these tools,
+    else a fitted clone (the caller's object is never modified), as
+    :func:`toolsel.selection.fitted_scorer` does."""
+    sc = get_scorer(base)
+    if sc is base:
+        if sc.is_fitted_for(registry):
+            return sc
+        sc = sc.clone()
+    return sc.fit(registry)
 
 
 class LearnedScorer(Scorer):
@@ -142,7 +153,7 @@ class LearnedScorer(Scorer):
         self.tool_names_ = list(registry.names)
         self.n_tools_ = len(registry)
         self.texts_ = []
-        self.base_ = fitted_scorer(self.base, registry)
+        self.base_ = _fitted(self.base, registry)
         self.embedder_ = self._embedder(registry)
         always = registry.always_include if self.always_include is None else \
             registry.check_names(list(self.always_include), what="always_include")

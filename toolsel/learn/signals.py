@@ -1,7 +1,7 @@
 """What labeled requests teach, as arrays: the per-tool evidence and the signals read from it.
 
 Everything here is a pure function of arrays, shared by :class:`~toolsel.learn.model.LearnedScorer`
-(fit once, score new requests) and :mod:`~toolsel.learn.crossfit` (fit per fold, score the
+(fit once, score new requests) and :mod:`~toolsel.eval.crossfit` (fit per fold, score the
 held-out requests): the same code scores a request in both, so the cross-fitted numbers are the
 numbers of the model a user fits.
 

@@ -26,11 +26,11 @@ import numpy as np
 import pandas as pd
 
 from ..data import Query, Registry, Tool
-from ..eval.metrics import evaluate
+from .metrics import evaluate
 from ..scorers.base import Scorer
-from .groups import group_folds, request_groups
-from .model import LearnedScorer, check_labeled
-from .rule import MAX_FOLDS, required_ranks
+from ..learn.groups import group_folds, request_groups
+from ..learn.model import LearnedScorer, check_labeled
+from ..learn.rule import MAX_FOLDS, required_ranks
 
 __all__ = ["Prepared", "prepare", "cross_fit", "CrossFit", "learning_curve", "CURVE_CAPS",
            "DEFAULT_KS", "learned_label", "can_cross_fit"]
