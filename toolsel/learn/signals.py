@@ -119,7 +119,7 @@ class Evidence:
     pairs: np.ndarray  # (p, 2) int: request row, tool index
     labeled: np.ndarray = field(init=False)  # tool indices with a labeled request, sorted
     centroids: np.ndarray = field(init=False)  # (len(labeled), d): unit mean request vector
-    incidence: np.ndarray = field(init=False)  # (m, n_tools) bool: request j teaches tool t
+    teaching: np.ndarray = field(init=False)  # rows of the requests that teach some tool
     _index: object = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -132,9 +132,16 @@ class Evidence:
         for j, t in self.pairs:
             self.centroids[pos[int(t)]] += self.vectors[j]
         self.centroids = _unit(self.centroids)
-        self.incidence = np.zeros((len(self.texts), self.n_tools), dtype=bool)
-        if len(self.pairs):
-            self.incidence[self.pairs[:, 0], self.pairs[:, 1]] = True
+        # what each teaching request votes for, and the teaching requests' vectors, built
+        # once: a request's knn scoring reads them without touching the whole registry
+        taught: dict[int, list[int]] = {}
+        for j, t in self.pairs:
+            taught.setdefault(int(j), []).append(int(t))
+        self.teaching = np.asarray(sorted(taught), dtype=np.int64)
+        self.votes = [np.asarray(taught[int(j)], dtype=np.int64) for j in self.teaching]
+        self.teaching_vectors = np.ascontiguousarray(self.vectors[self.teaching]) \
+            if len(self.teaching) else np.zeros((0, d))
+        self._mixed: dict[float, np.ndarray] = {}
 
     def example_index(self):
         """BM25 over one document per labeled tool: its labeled requests' words (built once)."""
@@ -203,22 +210,22 @@ def learned_signals(ev: Evidence, texts: Sequence[str], vectors: np.ndarray,
             if a > 0:
                 if description_vectors is None:
                     raise ValueError("centroid with alpha > 0 needs the description vectors")
-                c = _unit(a * np.asarray(description_vectors, dtype=np.float64)[lab]
-                          + (1 - a) * c)
+                if a not in ev._mixed:
+                    ev._mixed[a] = _unit(a * np.asarray(description_vectors,
+                                                        dtype=np.float64)[lab] + (1 - a) * c)
+                c = ev._mixed[a]
             s[:, lab] = _rescale(q @ c.T)
         out[f"centroid@{a:g}"] = s
     # knn
     s = np.zeros((n, T))
-    teaching = np.flatnonzero(ev.incidence.any(axis=1))
-    if len(teaching) and n:
-        sims = q @ ev.vectors[teaching].T  # (n, m')
-        k = min(NEIGHBORS, len(teaching))
+    if len(ev.teaching) and n:
+        sims = q @ ev.teaching_vectors.T  # (n, m')
+        k = min(NEIGHBORS, len(ev.teaching))
         near = np.argpartition(-sims, k - 1, axis=1)[:, :k]
         for r in range(n):
             for j in near[r]:
-                w = _rescale(sims[r, j])
-                tools = ev.incidence[teaching[j]]
-                np.maximum(s[r], np.where(tools, w, 0.0), out=s[r])
+                tools = ev.votes[j]
+                s[r, tools] = np.maximum(s[r, tools], _rescale(sims[r, j]))
     out["knn"] = s
     return out
 
