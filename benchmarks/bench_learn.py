@@ -131,9 +131,11 @@ def cost(n_tools: int, n_labels: int, n_requests: int, repeat: int, out: Path | 
         blind.select(q)
         learned.select(q)
     ms = {"blind": [], "learned": []}
-    for _ in range(repeat):
+    pair = [("blind", blind), ("learned", learned)]
+    for rep in range(repeat):
         for q in requests:
-            for name, sel in (("blind", blind), ("learned", learned)):
+            # the order alternates between passes: neither runs always right after the other
+            for name, sel in (pair if rep % 2 == 0 else pair[::-1]):
                 QUERY_CACHE.clear()  # a new turn: its request is not encoded yet
                 t = time.perf_counter()
                 sel.select(q)
