@@ -9,8 +9,9 @@ Two studies (both by default):
     requests of the set (group folds: near-duplicates and conversations together; each fold's
     model picks its setting by the dev rule on its training folds only), per-request R@5 and
     Complete@10 blind and learned, paired 95% bootstrap intervals of learned - blind. Also
-    each method forced (its weight still chosen by the rule) and the learning curve (at most
-    0, 1, 2, 5, all labeled requests per tool) for ``default``. Writes
+    each method forced (its weight chosen by the rule, which may keep blind; and at weight 1
+    with no rule) and the learning curve (at most 0, 1, 2, 5, all labeled requests per tool)
+    for ``default``. Writes
     ``learn_styles.csv``, ``learn_methods.csv``, ``learn_settings.csv``, ``learn_curve.csv``.
 ``cost``
     ``LearnedScorer(base="default").fit`` on a synthetic registry (``toolsel.synthetic``) of
@@ -82,8 +83,16 @@ def quality(sets, scorers, out: Path | None) -> None:
                          for r in cf.settings.to_dict("records")]
             if scorer == "default":
                 for method in ("expand", "centroid", "knn", "fusion"):
+                    # the method with its weight chosen by the rule (which may keep blind),
+                    # and the method at weight 1 with no rule at all
                     m = cross_fit(reg, qs, prepared=prep, ks=(5, 10), setting=method)
-                    methods += _paired(m, style=name, scorer=scorer, method=method)
+                    methods += _paired(m, style=name, scorer=scorer, method=method,
+                                       weight="rule")
+                    fixed = Setting(method, 1.0, mix=(1 / 3, 1 / 3, 1 / 3)
+                                    if method == "fusion" else (0.0, 0.0, 0.0))
+                    m = cross_fit(reg, qs, prepared=prep, ks=(5, 10), setting=fixed)
+                    methods += _paired(m, style=name, scorer=scorer, method=method,
+                                       weight="1 (no rule)")
                 curve = learning_curve(prep)
                 curves += [{"style": name, "scorer": scorer, **r}
                            for r in curve.to_dict("records")]

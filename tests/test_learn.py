@@ -133,3 +133,27 @@ def test_learning_curve_starts_at_blind(registry, requests):
     r5 = qm[(qm["scorer"] == "bm25") & (qm["top_k"] == 5)]["R@k"].mean()
     assert curve["R@5"].iloc[0] == pytest.approx(r5)
     assert curve["n_labeled_tools"].iloc[1] <= curve["n_labeled_tools"].iloc[2]
+
+
+@pytest.mark.slow
+def test_page_13_degrades_with_a_clear_reason_on_too_few_labels(tmp_path, registry):
+    """A registry whose labeled requests form one group: the page runs and says why it
+    cannot cross-fit, with no table."""
+    import json
+
+    import papermill as pm
+
+    from conftest import ROOT
+    qs = tmp_path / "one.jsonl"
+    qs.write_text(json.dumps({"id": "a", "query": "send alice a dm", "expected":
+                              ["slack_send_dm"]}) + "\n")
+    out = tmp_path / "page"
+    pm.execute_notebook(str(ROOT / "notebooks" / "13_labels.ipynb"), str(tmp_path / "nb.ipynb"),
+                        parameters={"registry": str(DATA / "registry.json"),
+                                    "queries": str(qs), "out_dir": str(out)},
+                        kernel_name="python3", cwd=str(ROOT / "notebooks"), progress_bar=False)
+    shown = (tmp_path / "nb.ipynb").read_text()
+    assert "Nothing to cross-fit on this registry" in shown and "at least 2 groups" in shown
+    assert not (out / "comparison.csv").exists()
+    from toolsel.report import claims
+    assert claims.check_claims(out) == []

@@ -181,12 +181,15 @@ def label_sentences(t: LabelTables) -> list[claims.Claim]:
     if len(c):
         scorer = c["scorer"].iloc[0]
         first, last = str(c["labels_per_tool"].iloc[0]), str(c["labels_per_tool"].iloc[-1])
-        out.append(claims.literal("Learning curve of {s}: with at most {a} labeled requests "
-                                  "per tool, ", s=scorer, a=first) + claims.fill(
+        def words(cap: str) -> str:  # a cap as words: a digit quoted as data would hide
+            return {"0": "no labeled request per tool (the blind scorer)",  # other numbers
+                    "all": "all of them"}.get(cap, f"at most {cap} per tool")
+        out.append(claims.literal("Learning curve of {s}: with {a}, ", s=scorer,
+                                  a=words(first)) + claims.fill(
             c, src["curve"], "R@5 is {r0} and Complete@10 {c0}; ",
             where={"labels_per_tool": first},
             r0=("R@5", "value", "pct", 1), c0=("Complete@10", "value", "pct", 1))
-            + claims.literal("with {a}: ", a=last) + claims.fill(
+            + claims.literal("with {a}: ", a=words(last)) + claims.fill(
             c, src["curve"], "{r1} and {c1}.", where={"labels_per_tool": last},
             r1=("R@5", "value", "pct", 1), c1=("Complete@10", "value", "pct", 1)))
     tools = t.tools
