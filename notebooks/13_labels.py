@@ -51,6 +51,7 @@ registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/requests.jsonl"  # labeled requests to learn from and evaluate on
 scorers: list[str] = ["default", "bm25", "embedding"]  # blind scorers compared
 curve_scorer: str = "default"  # the scorer of the learning curve and the per-tool tables
+model: str = ""  # a model file written by toolsel fit; empty for none
 n_boot: int = 2000  # bootstrap resamples
 seed: int = 0  # bootstrap seed
 out_dir: str = "../reports/13_labels"  # where tables go
@@ -62,7 +63,8 @@ from toolsel import load_queries, load_registry
 from toolsel.io import write_table
 from toolsel.report import claims
 from toolsel.report import markdown as md
-from toolsel.report.labels import DEV_RULE, FILES, label_sentences, label_tables, skip_reason
+from toolsel.report.labels import (DEV_RULE, FILES, MODEL_FILE, label_sentences, label_tables,
+                                   model_sentence, model_table, skip_reason)
 from toolsel.report.notebook_setup import setup
 
 out = setup(out_dir, figures=False)
@@ -144,3 +146,21 @@ if tables is not None:
 if tables is not None:
     display(Markdown(log.add(sentences[-1]) + "\n\n" + md.table(
         tables.next, code=["tool"], max_rows=20, link=f"{out.name}/{FILES['next']}")))
+
+# %% [markdown]
+# ## A model file of yours
+#
+# Given a `model` (written by `toolsel fit`), it is compared with its blind scorer on the
+# labeled requests it was **not** fit on only (those it learned from would grade it on its own
+# labels), paired as above.
+
+# %%
+if model:
+    from toolsel.learn.artifact import load_model
+    fitted = load_model(model, reg)
+    held_table, n_fit = model_table(reg, labeled, fitted, n_boot=n_boot, seed=seed)
+    if held_table is not None:
+        write_table(held_table, out / MODEL_FILE)
+    display(Markdown(log.add(model_sentence(held_table, n_fit))))
+else:
+    display(Markdown("No model file given (`toolsel report --model FILE`)."))

@@ -117,3 +117,24 @@ def test_selector_learns_from_examples(registry):
     assert sel.scorer.base_.name == "bm25" and sel.scorer.train_ids_[0] == queries[0].id
     with pytest.raises(ValueError, match="not both"):
         Selector(registry, examples=queries, model="x.json")
+
+
+def test_report_refuses_a_bad_model_file_before_running_anything(tmp_path, capsys):
+    bad = tmp_path / "model.json"
+    bad.write_text('{"format": "toolsel-learned-model", "format_version": "one"}')
+    code = main(["report", "--registry", str(DATA / "registry.json"), "--queries",
+                 str(DATA / "requests.jsonl"), "--model", str(bad), "--only", "13",
+                 "--out", str(tmp_path / "rep")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "field 'format_version'" in err
+    assert not (tmp_path / "rep").exists()
+
+
+def test_the_plan_passes_the_model_only_to_pages_that_take_it(fitted):
+    from toolsel.report.plan import UserData, notebook_plan
+    from conftest import ROOT
+    nbs = [ROOT / "notebooks" / "07_discovery.ipynb", ROOT / "notebooks" / "13_labels.ipynb"]
+    plan = notebook_plan(nbs, UserData(DATA / "registry.json", queries=DATA / "requests.jsonl",
+                                       requests=DATA / "requests.jsonl", model=fitted))
+    assert "model" not in plan[0].parameters and plan[1].parameters["model"] == str(fitted)

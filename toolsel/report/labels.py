@@ -24,7 +24,7 @@ from ..learn.rule import RULE, required_ranks
 from . import claims
 
 __all__ = ["LabelTables", "label_tables", "label_sentences", "skip_reason", "METRICS",
-           "FILES"]
+           "FILES", "model_table", "model_sentence", "MODEL_FILE"]
 
 #: The page's two metrics: (column in the comparison table, metric of the sweep tables, k).
 METRICS = (("R@5", "R@k", 5), ("Complete@10", "Complete@k", 10))
@@ -213,3 +213,60 @@ def label_sentences(t: LabelTables) -> list[claims.Claim]:
 
 #: The dev rule, for the page's method section.
 DEV_RULE = RULE
+
+
+#: The CSV of a given model file's held-out comparison.
+MODEL_FILE = "model_heldout.csv"
+
+
+def model_table(registry: Registry, queries: Sequence[Query], model, *, n_boot: int = 2000,
+                seed: int = 0) -> tuple[pd.DataFrame | None, int]:
+    """A fitted model (a ``toolsel fit`` file, loaded) against its blind scorer on the labeled
+    requests it was **not** fit on: ``(table, n_fit_on)``; the table (one row per metric, as
+    :attr:`LabelTables.comparison`) is ``None`` when every request was used to fit it."""
+    from ..eval.crossfit import learned_label as _label
+    from ..eval.sweep import sweep
+    seen = set(model.train_ids_)
+    held = [q for q in queries if q.id not in seen]
+    n_fit = len(queries) - len(held)
+    if not held:
+        return None, n_fit
+    base = model.base if isinstance(model.base, str) else model.base_.name
+    label = _label(base)
+    res = sweep(registry, held, {base: model.base_, label: model}, [5, 10],
+                always_include=[registry[int(i)].name for i in
+                                np.flatnonzero(~model.candidates_)], progress=False)
+    rows = []
+    for col, metric, k in METRICS:
+        k_eff = min(k, int(res.query_metrics["top_k"].max()))
+        r = paired_comparison(res.query_metrics, metric, scorers=[label, base], top_k=[k_eff],
+                              n_boot=n_boot, seed=seed).iloc[0]
+        rows.append({"scorer": base, "metric": col, "blind": r["mean_b"],
+                     "learned": r["mean_a"], "diff": r["diff"], "diff_low": r["diff_low"],
+                     "diff_high": r["diff_high"], "won": int(r["a_wins"]),
+                     "lost": int(r["b_wins"]),
+                     "n_queries": int(r["a_wins"] + r["b_wins"] + r["ties"]),
+                     "n_fit_on": n_fit})
+    return pd.DataFrame(rows), n_fit
+
+
+def model_sentence(table: pd.DataFrame | None, n_fit: int) -> claims.Claim:
+    """What the given model does on the requests it was not fit on (or why nothing is shown)."""
+    if table is None:
+        return claims.Claim("Every labeled request here was used to fit the given model: "
+                            "there is no request to evaluate it on without grading it on its "
+                            "own labels.")
+    parts = []
+    for col, _, _ in METRICS:
+        row = table[table["metric"] == col].iloc[0]
+        parts.append(claims.fill(
+            table, MODEL_FILE,
+            f"{col} {{b}} blind, {{l}} with the model ({{d}} points, 95% interval [{{lo}}, "
+            f"{{hi}}]: {_verdict(row['diff_low'], row['diff_high'])})", where={"metric": col},
+            b=("blind", "value", "pct", 1), l=("learned", "value", "pct", 1),
+            d=("diff", "value", "spoints", 1), lo=("diff_low", "value", "spoints", 1),
+            hi=("diff_high", "value", "spoints", 1)))
+    head = claims.fill(table, MODEL_FILE, "On the {n} labeled requests the given model was not "
+                       "fit on ({f} others were left out): ", where={"metric": METRICS[0][0]},
+                       n="n_queries", f="n_fit_on")
+    return head + parts[0] + "; " + parts[1] + "."
