@@ -70,12 +70,14 @@ def _fit(args: argparse.Namespace) -> int:
 
 def _print_cross_fit(reg, queries, scorer, always) -> None:
     from ..eval.stats import paired_comparison
-    from ..eval.crossfit import can_cross_fit, cross_fit, learned_label
+    from ..eval.crossfit import can_cross_fit, cross_fit, learned_label, prepare
+    from ..report.labels import tool_tables
     reason = can_cross_fit(queries)
     if reason:
         print(f"cross-fit: skipped: {reason}")
         return
-    cf = cross_fit(reg, queries, scorer, always_include=always)
+    prep = prepare(reg, queries, scorer, always_include=always)
+    cf = cross_fit(reg, queries, prepared=prep)
     label = learned_label(cf.base)
     print("cross-fitted (each request scored by a model fit without it), learned - blind, "
           "paired 95% bootstrap interval:")
@@ -88,6 +90,12 @@ def _print_cross_fit(reg, queries, scorer, always) -> None:
         print(f"  {name}: blind {r.mean_b:.3f}, learned {r.mean_a:.3f}, diff {r['diff']:+.3f} "
               f"[{r.diff_low:+.3f}, {r.diff_high:+.3f}], {r.a_wins} won / {r.b_wins} lost")
     print(f"  settings per fold: {', '.join(cf.settings['setting'])}")
+    nxt = tool_tables(prep, cf)[1]
+    if len(nxt):
+        names = ", ".join(nxt["tool"].head(10))
+        print(f"next requests worth labeling (tools missed while their fold had no labeled "
+              f"request for them, most such misses first): {names}"
+              + (f" (+{len(nxt) - 10} more: report page 13)" if len(nxt) > 10 else ""))
 
 
 # --------------------------------------------------------------------------------------------

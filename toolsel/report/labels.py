@@ -24,7 +24,7 @@ from ..learn.rule import RULE, required_ranks
 from . import claims
 
 __all__ = ["LabelTables", "label_tables", "label_sentences", "skip_reason", "METRICS",
-           "FILES", "model_table", "model_sentence", "MODEL_FILE"]
+           "FILES", "tool_tables", "model_table", "model_sentence", "MODEL_FILE"]
 
 #: The page's two metrics: (column in the comparison table, metric of the sweep tables, k).
 METRICS = (("R@5", "R@k", 5), ("Complete@10", "Complete@k", 10))
@@ -92,7 +92,7 @@ def label_tables(registry: Registry, queries: Sequence[Query],
     curve = learning_curve(prep_main, caps=caps).assign(scorer=cf_main.base)
     curve = curve[["scorer", "labels_per_tool", "R@5", "Complete@10", "n_queries",
                    "n_labeled_tools"]]
-    tools, nxt = _tool_tables(prep_main, cf_main)
+    tools, nxt = tool_tables(prep_main, cf_main)
     counts = {}
     for q in queries:
         for t in q.expected:
@@ -108,7 +108,7 @@ def label_tables(registry: Registry, queries: Sequence[Query],
     return LabelTables(data, comparison, settings, curve, tools, nxt)
 
 
-def _tool_tables(prep, cf) -> tuple[pd.DataFrame, pd.DataFrame]:
+def tool_tables(prep, cf) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per required tool: requests that need it, found at 5 blind / learned (cross-fitted);
     and the tools missed when their fold's model had no labeled request for them."""
     reg, qs = prep.registry, prep.queries
