@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import add_always_include, add_queries, add_registry, always_include_names, command
+from .common import (add_always_include, add_queries, add_registry, add_split,
+                     always_include_names, command)
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -26,6 +27,7 @@ def _args(p: argparse.ArgumentParser) -> None:
                         "cross-validation; a method: the rule picks its weight")
     p.add_argument("--max-per-tool", type=int, default=None, metavar="N",
                    help="each tool learns from at most its first N labeled requests")
+    add_split(p, help="which labeled split to learn from")
     add_always_include(p)
     p.add_argument("--cross-fit", action="store_true",
                    help="also print the cross-fitted estimate, blind vs learned")
@@ -47,7 +49,8 @@ def _fit(args: argparse.Namespace) -> int:
     if args.max_per_tool is not None and args.max_per_tool < 0:
         raise ValueError(f"--max-per-tool must be >= 0, got {args.max_per_tool}")
     reg = load_registry(args.registry)
-    queries = load_queries(args.queries, reg)
+    from ..datasets import filter_split
+    queries = filter_split(load_queries(args.queries, reg), args.split)
     always = always_include_names(args.always_include, reg) or None
     model = LearnedScorer(base=args.scorer, setting=args.setting,
                           max_per_tool=args.max_per_tool, always_include=always)
