@@ -138,3 +138,14 @@ def test_the_plan_passes_the_model_only_to_pages_that_take_it(fitted):
     plan = notebook_plan(nbs, UserData(DATA / "registry.json", queries=DATA / "requests.jsonl",
                                        requests=DATA / "requests.jsonl", model=fitted))
     assert "model" not in plan[0].parameters and plan[1].parameters["model"] == str(fitted)
+
+
+def test_another_registry_version_without_learned_changes_says_so_in_one_line(fitted, registry):
+    rec = json.loads(fitted.read_text())
+    extra = Registry([*registry, Tool("brand_new_tool", "Does something new")])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = load_model(fitted, extra)
+    lines = [str(w.message) for w in caught if issubclass(w.category, LearnedModelWarning)]
+    assert len(lines) == 1 and "another version of this registry" in lines[0]
+    assert set(model.labeled_tools_) == {n for n in rec["tools"]}

@@ -241,7 +241,12 @@ def load_model(path: str | Path, registry: Sequence[Tool]) -> LearnedScorer:
                      if n in reg and tool_hash(reg.get(n)) != info["text_hash"])
     usable = {n for n in rec["tools"] if n in reg and n not in changed}
     if missing or changed or rec["registry"]["fingerprint"] != registry_fingerprint(reg):
-        if missing or changed:
+        if not (missing or changed):
+            warnings.warn(f"{path}: the model was fit on another version of this registry "
+                          f"({rec['registry'].get('n_tools', '?')} tools then, {len(reg)} now); "
+                          f"none of the {len(usable)} tools it learned about changed, so all "
+                          "keep what they learned", LearnedModelWarning, stacklevel=2)
+        else:
             names = ", ".join((changed + missing)[:5]) + (", ..." if
                                                          len(changed) + len(missing) > 5 else "")
             warnings.warn(f"{path}: the model was fit on other tool texts: {len(changed)} "
