@@ -20,7 +20,7 @@ def _args(p: argparse.ArgumentParser) -> None:
     add_registry(p)
     add_queries(p, help="labeled requests to learn from (JSONL)")
     p.add_argument("--out", required=True, type=Path, help="the model file to write (JSON)")
-    p.add_argument("--scorer", default="default",
+    p.add_argument("--base", default="default", metavar="SCORER",
                    help="the blind scorer the model learns on top of (default: default)")
     p.add_argument("--setting", default="auto", choices=["auto", *METHODS],
                    help="'auto': the dev rule picks the method and weight by inner "
@@ -52,7 +52,7 @@ def _fit(args: argparse.Namespace) -> int:
     from ..datasets import filter_split
     queries = filter_split(load_queries(args.queries, reg), args.split)
     always = always_include_names(args.always_include, reg) or None
-    model = LearnedScorer(base=args.scorer, setting=args.setting,
+    model = LearnedScorer(base=args.base, setting=args.setting,
                           max_per_tool=args.max_per_tool, always_include=always)
     model.fit(reg, queries)
     print(f"{len(reg)} tools, {len(queries)} labeled requests; "
@@ -65,7 +65,7 @@ def _fit(args: argparse.Namespace) -> int:
         print(f"  {mark} {r['setting']:<60} dev {r['dev_score']:.3f}")
     print(f"chosen: {model.setting_.label}")
     if args.cross_fit:
-        _print_cross_fit(reg, queries, args.scorer, always)
+        _print_cross_fit(reg, queries, args.base, always)
     path = save_model(model, reg, args.out, overwrite=args.force)
     print(f"wrote {path}")
     return 0
