@@ -460,7 +460,7 @@ CHECKED_ELSEWHERE = {"bundled"}
 PAGES = ["00_overview", "01_recall_vs_payload", "02_misses", "03_escape_hatch", "04_explorer",
          "05_scale_benchmark", "06_default_scorer", "07_discovery", "08_conversations",
          "09_description_repair", "10_integrations", "11_recorded_runs",
-         "12_selection_policies"]
+         "12_selection_policies", "13_labels"]
 # what the other data sets give: a registry and labeled queries (also usable as --requests)
 _GIVEN = {"registry", "queries", "requests"}
 

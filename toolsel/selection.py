@@ -142,6 +142,15 @@ class Selector:
         ``TokenBudget(2000)``, ``TwoStage(2, k=8)``...) or its name. Fitted here as a clone
         (the caller's object is never modified). ``None`` (the default) sends the fixed
         ``top_k``; an explicit ``select(..., top_k=n)`` always sends the fixed ``n``.
+    examples : sequence of Query, optional
+        Labeled requests to learn from: the selector scores with a
+        :class:`~toolsel.learn.LearnedScorer` fit on them on top of ``scorer`` (tools with no
+        labeled request keep ``scorer``'s scores exactly; see ``docs/learning.md``).
+    model : path, optional
+        A model file written by ``toolsel fit``: the selector scores with it, fit on this
+        registry (its blind scorer is the file's; ``scorer`` must be left out or name the
+        same one). A tool whose text changed since the fit keeps its blind score, with a
+        warning.
     **scorer_params
         Passed to the scorer's constructor when ``scorer`` is a name, checked by name: a
         misspelt one (``topk=5``) is a :class:`TypeError` suggesting ``top_k``.
@@ -157,11 +166,12 @@ class Selector:
     """
 
     #: Selector's own keyword parameters (suggested when a scorer parameter is misspelt).
-    _OWN_PARAMS = ("top_k", "always_include", "policy")
+    _OWN_PARAMS = ("top_k", "always_include", "policy", "examples", "model")
 
     def __init__(self, tools: Sequence[Tool], scorer: str | Scorer | ScorerHook = "default", *,
                  top_k: int = 10, always_include: Iterable[str] | None = None,
-                 policy: str | Any | None = None, **scorer_params: Any):
+                 policy: str | Any | None = None, examples: Sequence[Any] | None = None,
+                 model: Any = None, **scorer_params: Any):
         if scorer_params and isinstance(scorer, str):
             check_params(scorer_class(scorer), scorer_params, also=self._OWN_PARAMS,
                          where="Selector")
@@ -176,7 +186,21 @@ class Selector:
         if isinstance(always_include, str):
             always_include = [always_include]
         self.always_include = self.registry.check_names(always_include, what="always_include")
-        self.scorer = fitted_scorer(scorer, self.registry, **scorer_params)
+        if examples is not None and model is not None:
+            raise ValueError("Selector takes examples= (labeled requests to learn from) or "
+                             "model= (a model file), not both")
+        if model is not None:
+            from .learn.artifact import load_model
+            self.scorer = load_model(model, self.registry)
+            if scorer != "default" and scorer != self.scorer.base:
+                raise ValueError(f"the model file {model} learned on top of scorer "
+                                 f"{self.scorer.base!r}, not {scorer!r}; leave scorer out")
+        elif examples is not None:
+            from .learn.model import LearnedScorer
+            base = fitted_scorer(scorer, self.registry, **scorer_params)
+            self.scorer = LearnedScorer(base=base).fit(self.registry, examples)
+        else:
+            self.scorer = fitted_scorer(scorer, self.registry, **scorer_params)
         if policy is not None:
             from .policies import get_policy
             policy = get_policy(policy).clone().fit(self.registry)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..data import DataError, load_queries, load_registry
 from .common import always_include_names, command, csv_list, int_list
+from .fit import add_model_arg, with_model
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -47,6 +48,7 @@ def _args(p: argparse.ArgumentParser) -> None:
                    help="write a Markdown summary here (it is also appended to "
                         "$GITHUB_STEP_SUMMARY when that is set)")
     p.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML file here")
+    add_model_arg(p)
     p.add_argument("--explain", action="store_true",
                    help="add each regression's failure mode and the request words the tool's "
                         "text lost")
@@ -131,6 +133,8 @@ def _run(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.baseline}: no results for scorer(s) {', '.join(missing)} "
                              f"(it has {', '.join(old.runs)}); add them with --update-baseline")
     queries = _load_queries(args.queries, reg)
+    if args.model is not None:
+        scorers = with_model(scorers, args.model, reg, queries)
     run = run_check(reg, queries, scorers, selection=selection, always_include=always)
     result = compare(run, old if same else None, thresholds, registry=reg,
                      explain=args.explain)

@@ -50,6 +50,9 @@ def _report_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--runs", type=Path, help="folder of recorded runs (with tasks.jsonl)")
     g.add_argument("--scorers", type=csv_list, default=None,
                    help="comma-separated scorers (default: each notebook's)")
+    g.add_argument("--model", type=Path, default=None,
+                   help="a model file written by `toolsel fit`: page 13 also evaluates it "
+                        "on the labeled requests it was not fit on")
     g.add_argument("--top-k", type=int_list, default=None,
                    help="comma-separated cut-offs (default: each notebook's)")
 
@@ -58,9 +61,10 @@ def _user_data(args: argparse.Namespace):
     from ..report.plan import DATA_PARAMS, UserData
     given = {n: getattr(args, n) for n in DATA_PARAMS if getattr(args, n) is not None}
     if args.registry is None:
-        if given or args.scorers is not None or args.top_k is not None:
+        if given or args.scorers is not None or args.top_k is not None or \
+                args.model is not None:
             flags = [f"--{n}" for n in given] + (["--scorers"] if args.scorers else []) \
-                + (["--top-k"] if args.top_k else [])
+                + (["--top-k"] if args.top_k else []) + (["--model"] if args.model else [])
             raise ValueError(f"{', '.join(flags)} need(s) --registry: the data to report on")
         return None
     if args.out is None:
@@ -70,7 +74,9 @@ def _user_data(args: argparse.Namespace):
                          "no --registry")
     return UserData(**{n: p.expanduser().resolve() for n, p in given.items()},
                     scorers=tuple(args.scorers) if args.scorers is not None else None,
-                    top_k=tuple(args.top_k) if args.top_k is not None else None)
+                    top_k=tuple(args.top_k) if args.top_k is not None else None,
+                    model=args.model.expanduser().resolve() if args.model is not None
+                    else None)
 
 
 def _update_which_scorer(out: Path) -> None:

@@ -7,6 +7,7 @@ import argparse
 import time
 
 from ..data import load_queries, load_registry
+from .fit import add_model_arg, with_model
 from .common import (add_always_include, add_out, add_queries, add_registry, add_scorers,
                      add_split, add_top_k, always_include_names, command)
 
@@ -27,6 +28,7 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policies", choices=["default"],
                    help="'default': also evaluate the settings `toolsel policies` sweeps "
                         "(toolsel.eval.policies.default_grid), with any --policy")
+    add_model_arg(p)
     add_out(p, required=True)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-timings", action="store_true",
@@ -72,8 +74,10 @@ def _sweep(args: argparse.Namespace) -> int:
     check_output_dir(args.out, SweepResult.files_for(bool(policies)))
     reg = load_registry(args.registry)
     queries = filter_split(load_queries(args.queries, reg), args.split)
+    scorers = args.scorers if args.model is None else \
+        with_model(args.scorers, args.model, reg, queries)
     t0 = time.perf_counter()
-    result = sweep(reg, queries, args.scorers, args.top_k,
+    result = sweep(reg, queries, scorers, args.top_k,
                    always_include=always_include_names(args.always_include, reg),
                    progress=False if args.no_progress else None, policies=policies)
     elapsed = time.perf_counter() - t0

@@ -144,6 +144,7 @@ class UserData:
     runs: Path | None = None
     scorers: tuple[str, ...] | None = None
     top_k: tuple[int, ...] | None = None
+    model: Path | None = None  # a `toolsel fit` model file, for the pages that take `model`
 
     def given(self) -> dict[str, Path]:
         """The data parameters given, name → path."""
@@ -179,6 +180,9 @@ def check_user_data(data: UserData) -> dict[str, object]:
                                  or k > MAX_TOP_K for k in data.top_k):
             raise ValueError(f"--top-k: expected integers from 1 to {MAX_TOP_K:,}, got "
                              f"{list(data.top_k)!r}")
+    if data.model is not None:
+        from ..learn.artifact import read_model
+        read_model(data.model)  # a bad model file: one line naming it and the field
     loaded: dict[str, object] = {}
     reg = loaded["registry"] = load_registry(data.registry)
     if not len(reg):
@@ -238,5 +242,7 @@ def notebook_plan(notebooks: Sequence[Path], data: UserData | None) -> list[Plan
         if data.top_k is not None and "top_k" in declared:
             params["top_k"] = (list(data.top_k) if "list" in declared["top_k"]
                                else headline_k(data.top_k))
+        if data.model is not None and "model" in declared:
+            params["model"] = str(data.model)
         plan.append(PlannedNotebook(nb, params))
     return plan

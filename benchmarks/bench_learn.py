@@ -1,0 +1,192 @@
+"""What labeled requests buy, measured: cross-fitted blind vs learned per style and scorer, the
+learning curve, every method, and the cost of fitting and selecting with a learned model.
+
+Two studies (both by default):
+
+``quality``
+    On the six bundled sets (the five ``data/styles`` and the workspace registry with
+    ``data/requests.jsonl``), for each scorer: 5-fold cross-fitting over *all* labeled
+    requests of the set (group folds: near-duplicates and conversations together; each fold's
+    model picks its setting by the dev rule on its training folds only), per-request R@5 and
+    Complete@10 blind and learned, paired 95% bootstrap intervals of learned - blind. Also
+    each method forced (its weight chosen by the rule, which may keep blind; and at weight 1
+    with no rule) and the learning curve (at most 0, 1, 2, 5, all labeled requests per tool)
+    for ``default``. Writes
+    ``learn_styles.csv``, ``learn_methods.csv``, ``learn_settings.csv``, ``learn_curve.csv``.
+``cost``
+    ``LearnedScorer(base="default").fit`` on a synthetic registry (``toolsel.synthetic``) of
+    ``--tools`` tools with ``--labels`` labeled requests: fit seconds and peak resident memory
+    (``ru_maxrss``, the whole process); then ``Selector.select`` p50/p95 on 3-5-sentence
+    requests (the marketplace style's), blind and learned interleaved request by request, the
+    request-vector cache cleared before each request (a new turn). Writes
+    ``learn_cost.csv`` (timings: a benchmark table, not a report). Synthetic labels name each
+    tool once, so the dev rule keeps them unused; the timed model uses the costliest setting
+    (``fusion`` of all three signals) on the same fitted evidence.
+
+    .venv/bin/python benchmarks/bench_learn.py --out reports/benchmarks
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from toolsel import Selector, load_queries, load_registry
+from toolsel.datasets import load_style
+from toolsel.eval.crossfit import cross_fit, learned_label, learning_curve, prepare
+from toolsel.eval.stats import paired_comparison
+from toolsel.io import write_table
+from toolsel.learn import LearnedScorer, Setting
+
+ROOT = Path(__file__).resolve().parents[1]
+SETS = ("api", "plugin", "pooled", "marketplace", "openapi", "workspace")
+METRICS = (("R@5", "R@k", 5), ("Complete@10", "Complete@k", 10))
+
+
+def load_set(name: str):
+    if name == "workspace":
+        reg = load_registry(ROOT / "data" / "registry.json")
+        return reg, load_queries(ROOT / "data" / "requests.jsonl", reg)
+    return load_style(name)
+
+
+def _paired(cf, **extra) -> list[dict]:
+    label = learned_label(cf.base)
+    rows = []
+    for col, metric, k in METRICS:
+        r = paired_comparison(cf.query_metrics, metric, scorers=[label, cf.base],
+                              top_k=[k]).iloc[0]
+        rows.append({**extra, "metric": col, "blind": r["mean_b"], "learned": r["mean_a"],
+                     "diff": r["diff"], "diff_low": r["diff_low"], "diff_high": r["diff_high"],
+                     "won": int(r["a_wins"]), "lost": int(r["b_wins"]),
+                     "n_queries": int(r["a_wins"] + r["b_wins"] + r["ties"])})
+    return rows
+
+
+def quality(sets, scorers, out: Path | None) -> None:
+    styles, methods, settings, curves = [], [], [], []
+    for name in sets:
+        reg, qs = load_set(name)
+        for scorer in scorers:
+            t0 = time.perf_counter()
+            prep = prepare(reg, qs, scorer)
+            cf = cross_fit(reg, qs, prepared=prep, ks=(5, 10))
+            styles += _paired(cf, style=name, scorer=scorer)
+            settings += [{"style": name, "scorer": scorer, **r}
+                         for r in cf.settings.to_dict("records")]
+            if scorer == "default":
+                for method in ("expand", "centroid", "knn", "fusion"):
+                    # the method with its weight chosen by the rule (which may keep blind),
+                    # and the method at weight 1 with no rule at all
+                    m = cross_fit(reg, qs, prepared=prep, ks=(5, 10), setting=method)
+                    methods += _paired(m, style=name, scorer=scorer, method=method,
+                                       weight="rule")
+                    fixed = Setting(method, 1.0, mix=(1 / 3, 1 / 3, 1 / 3)
+                                    if method == "fusion" else (0.0, 0.0, 0.0))
+                    m = cross_fit(reg, qs, prepared=prep, ks=(5, 10), setting=fixed)
+                    methods += _paired(m, style=name, scorer=scorer, method=method,
+                                       weight="1 (no rule)")
+                curve = learning_curve(prep)
+                curves += [{"style": name, "scorer": scorer, **r}
+                           for r in curve.to_dict("records")]
+            r5 = [r for r in styles if r["style"] == name and r["scorer"] == scorer][0]
+            print(f"{name:12s} {scorer:10s} R@5 {r5['blind']:.3f} -> {r5['learned']:.3f} "
+                  f"[{r5['diff_low']:+.3f}, {r5['diff_high']:+.3f}] "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    tables = {"learn_styles.csv": pd.DataFrame(styles),
+              "learn_methods.csv": pd.DataFrame(methods),
+              "learn_settings.csv": pd.DataFrame(settings),
+              "learn_curve.csv": pd.DataFrame(curves)}
+    for file, table in tables.items():
+        print(f"\n{file}\n{table.to_string(index=False, float_format=lambda v: f'{v:.3f}')}")
+        if out is not None:
+            write_table(table, out / file)
+
+
+def _rss_mb() -> float:
+    # ru_maxrss is in kilobytes on Linux
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cost(n_tools: int, n_labels: int, n_requests: int, repeat: int, out: Path | None) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_default import style_queries
+    from toolsel.scorers.embedding import QUERY_CACHE
+    from toolsel.synthetic import synthetic_queries, synthetic_registry
+    reg = synthetic_registry(n_tools, seed=0)
+    labels = synthetic_queries(reg, n_labels, seed=0)
+    requests = style_queries(("marketplace",), min_sentences=3)[:n_requests]
+    t0 = time.perf_counter()
+    blind = Selector(reg, "default", top_k=10)
+    blind_fit = time.perf_counter() - t0
+    rss_before = _rss_mb()
+    t0 = time.perf_counter()
+    model = LearnedScorer(base=blind.scorer).fit(reg, labels)
+    fit_s = time.perf_counter() - t0
+    rss_peak = _rss_mb()
+    chosen = model.setting_.label
+    # synthetic labels name each tool once, so the rule keeps them unused (blind); time the
+    # costliest setting instead: every signal computed for every request
+    model.setting_ = Setting("fusion", 1.0, mix=(1 / 3, 1 / 3, 1 / 3))
+    learned = Selector(reg, model, top_k=10)
+    for q in requests[:5]:  # warm-up
+        blind.select(q)
+        learned.select(q)
+    ms = {"blind": [], "learned": []}
+    pair = [("blind", blind), ("learned", learned)]
+    for rep in range(repeat):
+        for q in requests:
+            # the order alternates between passes: neither runs always right after the other
+            for name, sel in (pair if rep % 2 == 0 else pair[::-1]):
+                QUERY_CACHE.clear()  # a new turn: its request is not encoded yet
+                t = time.perf_counter()
+                sel.select(q)
+                ms[name].append((time.perf_counter() - t) * 1000)
+    rows = []
+    for name, v in ms.items():
+        v = sorted(v)
+        rows.append({"selector": name, "n_tools": n_tools, "n_labels": n_labels,
+                     "setting_chosen": chosen if name == "learned" else "blind",
+                     "setting_timed": model.setting_.label if name == "learned" else "blind",
+                     "n_labeled_tools": len(model.labeled_tools_) if name == "learned" else 0,
+                     "fit_s": round(fit_s if name == "learned" else blind_fit, 2),
+                     "rss_before_fit_mb": round(rss_before, 1),
+                     "peak_rss_mb": round(rss_peak, 1) if name == "learned" else None,
+                     "n_requests": len(requests), "n_timings": len(v),
+                     "p50_ms": round(v[len(v) // 2], 2),
+                     "p95_ms": round(v[int(0.95 * (len(v) - 1))], 2),
+                     "mean_ms": round(statistics.fmean(v), 2), "cpus": os.cpu_count()})
+    table = pd.DataFrame(rows)
+    print(table.to_string(index=False))
+    if out is not None:
+        write_table(table, out / "learn_cost.csv")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--study", choices=["quality", "cost", "all"], default="all")
+    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--scorers", default="default,bm25,embedding")
+    ap.add_argument("--tools", type=int, default=4000)
+    ap.add_argument("--labels", type=int, default=2000)
+    ap.add_argument("--requests", type=int, default=60, help="3-5-sentence requests timed")
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--out", type=Path, help="folder for the CSVs (reports/benchmarks)")
+    args = ap.parse_args()
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+    if args.study in ("quality", "all"):
+        quality(args.sets.split(","), args.scorers.split(","), args.out)
+    if args.study in ("cost", "all"):
+        cost(args.tools, args.labels, args.requests, args.repeat, args.out)
+
+
+if __name__ == "__main__":
+    main()

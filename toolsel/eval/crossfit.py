@@ -1,0 +1,186 @@
+"""Honest numbers for a model fit on labels: K-fold cross-fitting over the labeled requests.
+
+Every labeled request is scored by a model fit on the *other* folds only (near-duplicates and
+the turns of one conversation share a fold: :mod:`toolsel.learn.groups`), and that model
+chose its setting by the dev rule on its own training folds (:mod:`toolsel.learn.rule`). Each
+fold's model is a :class:`~toolsel.learn.model.LearnedScorer` fit by the same code a user's
+``toolsel fit`` runs; its ``train_ids_`` say what it saw.
+
+The label-free parts are computed once for all requests: the blind scorer's scores and the
+request vectors depend on no label.
+
+:func:`cross_fit` returns per-request metrics of the blind scorer and of the learned one on the
+same requests (``query_metrics``, the shape of a sweep's), ready for
+:func:`toolsel.eval.stats.paired_comparison` and :func:`~toolsel.eval.stats.bootstrap_intervals`.
+:func:`learning_curve` repeats it with each tool learning from at most 0, 1, 2, 5 or all of
+its labeled requests.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..data import Query, Registry, Tool
+from .metrics import evaluate
+from ..scorers.base import Scorer
+from ..learn.groups import group_folds, request_groups
+from ..learn.model import LearnedScorer, check_labeled
+from ..learn.rule import MAX_FOLDS, required_ranks
+
+__all__ = ["Prepared", "prepare", "cross_fit", "CrossFit", "learning_curve", "CURVE_CAPS",
+           "DEFAULT_KS", "learned_label", "can_cross_fit"]
+
+DEFAULT_KS = (1, 3, 5, 10, 20, 30)
+#: Labeled requests per tool on the learning curve (``None``: all of them).
+CURVE_CAPS = (0, 1, 2, 5, None)
+
+
+def learned_label(base: str) -> str:
+    """The scorer label of the learned model of ``base`` in tables (``default+labels``)."""
+    return f"{base}+labels"
+
+
+@dataclass
+class Prepared:
+    """The label-free half of every fold's fit, computed once: the started scorer (blind
+    scorer and embedder fit on the registry), blind scores and request vectors."""
+
+    registry: Registry
+    queries: list[Query]
+    scorer: LearnedScorer
+    blind: np.ndarray
+    vectors: np.ndarray
+    groups: np.ndarray
+
+
+def prepare(registry: Sequence[Tool], queries: Sequence[Query], base: str | Scorer = "default",
+            *, always_include: Sequence[str] | None = None) -> Prepared:
+    """Fit ``base`` on ``registry`` and score and embed every labeled request once."""
+    reg = registry if isinstance(registry, Registry) else Registry(registry)
+    queries = check_labeled(queries, reg)
+    if not queries:
+        raise ValueError("cross-fitting needs labeled requests; got none")
+    sc = LearnedScorer(base=base, always_include=always_include)
+    sc._start(reg)
+    texts = [q.query for q in queries]
+    return Prepared(reg, queries, sc, sc.base_.score_many(texts), sc._request_vectors(texts),
+                    request_groups(queries))
+
+
+def can_cross_fit(queries: Sequence[Query], k: int = MAX_FOLDS) -> str | None:
+    """``None`` when ``queries`` can be cross-fitted, else why not (one sentence)."""
+    n = len(set(request_groups(list(queries)).tolist())) if queries else 0
+    if n < 2:
+        return (f"cross-fitting needs at least 2 groups of labeled requests (near-duplicates "
+                f"and one conversation's turns count as one); these have {n}")
+    return None
+
+
+@dataclass
+class CrossFit:
+    """Cross-fitted results of one blind scorer and its learned model on the same requests.
+
+    ``query_metrics``: one row per scorer label × top_k × request (``fold`` and ``group``
+    columns added). ``folds``: each request's fold. ``models``: each fold's fitted
+    :class:`LearnedScorer` (``train_ids_`` is what it learned from). ``settings``: one row
+    per fold: ``fold, setting, method, n_train, n_test``. ``blind_scores`` and
+    ``learned_scores``: ``(n_requests, n_tools)``, each row by the model of its fold.
+    """
+
+    base: str
+    query_metrics: pd.DataFrame
+    folds: np.ndarray
+    groups: np.ndarray
+    settings: pd.DataFrame
+    blind_scores: np.ndarray
+    learned_scores: np.ndarray
+    models: list[LearnedScorer] = field(repr=False, default_factory=list)
+
+
+def _metrics(label: str, queries: list[Query], ranks: list[np.ndarray], ks: list[int],
+             folds: np.ndarray, groups: np.ndarray) -> pd.DataFrame:
+    n_req = [len(r) for r in ranks]
+    per = evaluate(ranks, ks, n_req)
+    nq, nk = len(queries), len(ks)
+    return pd.DataFrame({
+        "scorer": label, "top_k": np.tile(ks, nq),
+        "query_id": np.repeat([q.id for q in queries], nk),
+        "n_required": np.repeat(n_req, nk),
+        "fold": np.repeat(folds, nk), "group": np.repeat(groups, nk),
+        "R@k": per["R@k"].ravel(), "Success@k": per["Success@k"].ravel(),
+        "Complete@k": per["Complete@k"].ravel(), "RR": np.repeat(per["RR"], nk)})
+
+
+def cross_fit(registry: Sequence[Tool], queries: Sequence[Query],
+              base: str | Scorer = "default", *, k: int = MAX_FOLDS,
+              setting="auto", max_per_tool: int | None = None,
+              always_include: Sequence[str] | None = None, ks: Sequence[int] = DEFAULT_KS,
+              prepared: Prepared | None = None, label: str | None = None) -> CrossFit:
+    """Cross-fitted per-request metrics of ``base`` blind and learned from the labels.
+
+    ``k`` folds (fewer when there are fewer groups of requests; at least 2 groups needed:
+    :func:`can_cross_fit`). ``prepared`` reuses :func:`prepare`'s label-free work.
+    """
+    if prepared is None:
+        prepared = prepare(registry, queries, base, always_include=always_include)
+    p = prepared
+    reason = can_cross_fit(p.queries, k)
+    if reason:
+        raise ValueError(reason)
+    n_groups = len(np.unique(p.groups))
+    folds = group_folds(p.groups, min(int(k), n_groups))
+    n_cand = int(p.scorer.candidates_.sum())
+    ks = [int(x) for x in ks if int(x) <= n_cand] or [n_cand]
+    learned = np.empty_like(p.blind)
+    models, rows = [], []
+    for f in range(int(folds.max()) + 1):
+        train, test = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
+        m = copy.copy(p.scorer)  # the label-free half is shared; _learn sets new attributes
+        m.setting = setting
+        m.max_per_tool = max_per_tool
+        m._learn(p.registry, [p.queries[j] for j in train], p.blind[train], p.vectors[train])
+        learned[test] = m.learned_scores([p.queries[j].query for j in test], p.blind[test],
+                                         p.vectors[test])
+        models.append(m)
+        rows.append({"fold": f, "setting": m.setting_.label, "method": m.setting_.method,
+                     "n_train": len(train), "n_test": len(test)})
+    tools_of = [[p.registry.index(n) for n in q.expected] for q in p.queries]
+    required = [[t for t in ts if p.scorer.candidates_[t]] for ts in tools_of]
+    b = p.scorer.base
+    name = label or (b if isinstance(b, str) else getattr(b, "name", type(b).__name__))
+    qm = pd.concat([
+        _metrics(name, p.queries, required_ranks(p.blind, required, p.scorer.candidates_), ks,
+                 folds, p.groups),
+        _metrics(learned_label(name), p.queries,
+                 required_ranks(learned, required, p.scorer.candidates_), ks, folds,
+                 p.groups)], ignore_index=True)
+    return CrossFit(name, qm, folds, p.groups, pd.DataFrame(rows), p.blind, learned, models)
+
+
+def learning_curve(prepared: Prepared, *, caps: Sequence[int | None] = CURVE_CAPS,
+                   k: int = MAX_FOLDS, setting="auto", label: str | None = None,
+                   ks: Sequence[int] = (5, 10)) -> pd.DataFrame:
+    """Cross-fitted means with each tool learning from at most ``cap`` labeled requests.
+
+    One row per cap: ``labels_per_tool`` (``"all"`` for ``None``), ``R@5``, ``Complete@10``,
+    ``n_queries``, ``n_labeled_tools`` (mean over folds of tools with a labeled request).
+    Cap 0 is the blind scorer.
+    """
+    rows = []
+    for cap in caps:
+        cf = cross_fit(prepared.registry, prepared.queries, k=k, setting=setting,
+                       max_per_tool=cap, prepared=prepared, label=label, ks=ks)
+        qm = cf.query_metrics[cf.query_metrics["scorer"] == learned_label(cf.base)]
+        r5 = qm[qm["top_k"] == min(5, qm["top_k"].max())]
+        c10 = qm[qm["top_k"] == min(10, qm["top_k"].max())]
+        rows.append({"labels_per_tool": "all" if cap is None else str(cap),
+                     "R@5": float(r5["R@k"].mean()), "Complete@10": float(c10["Complete@k"].mean()),
+                     "n_queries": int(r5["R@k"].notna().sum()),
+                     "n_labeled_tools": float(np.mean([len(m.labeled_tools_)
+                                                      for m in cf.models]))})
+    return pd.DataFrame(rows)

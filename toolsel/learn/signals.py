@@ -1,0 +1,252 @@
+"""What labeled requests teach, as arrays: the per-tool evidence and the signals read from it.
+
+Everything here is a pure function of arrays, shared by :class:`~toolsel.learn.model.LearnedScorer`
+(fit once, score new requests) and :mod:`~toolsel.eval.crossfit` (fit per fold, score the
+held-out requests): the same code scores a request in both, so the cross-fitted numbers are the
+numbers of the model a user fits.
+
+Three learned signals, each ``(n_requests, n_tools)`` in ``[0, 1]`` and 0 for a tool with no
+labeled request:
+
+``expand``
+    BM25 over one document per labeled tool: the words of its labeled requests (document
+    expansion, as doc2query does with generated questions; the tool's own text is already in
+    the blind score). Divided by the request's best ``expand`` score.
+``centroid``
+    Cosine between the request's vector and the tool's usage vector: the mean of its labeled
+    requests' vectors (Tool2Vec's representation), mixed with the tool's description vector
+    (share ``alpha``); rescaled as ``(cos - FLOOR) / (1 - FLOOR)``, clipped to ``[0, 1]``.
+``knn``
+    The request's ``NEIGHBORS`` nearest labeled requests vote for the tools they were labeled
+    with; a tool gets the rescaled cosine of its nearest voting neighbour.
+
+A :class:`Setting` mixes them into the blind scores:
+``score = blind + weight * spread * mix``, where ``spread`` is the request's best blind score
+minus its mean blind score (so ``weight`` means the same for every scorer: 1 lets a perfect
+learned signal lift a tool by the blind distance from average to best), applied to labeled
+tools only. A tool with no labeled request keeps its blind score exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Setting", "Evidence", "fit_evidence", "learned_signals", "combine", "SETTINGS",
+           "FLOOR", "NEIGHBORS", "SIGNALS", "METHODS"]
+
+#: Cosine under which a labeled request or a usage vector says nothing (MiniLM cosines of
+#: unrelated sentences sit around 0 to 0.2).
+FLOOR = 0.2
+#: Labeled requests that vote in ``knn``.
+NEIGHBORS = 5
+SIGNALS = ("expand", "centroid", "knn")
+METHODS = ("blind", "expand", "centroid", "knn", "fusion")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One way to use the labels: a method, its weight and (``centroid``) the description
+    share ``alpha``, or (``fusion``) the weights of the three signals, summing to 1."""
+
+    method: str
+    weight: float = 0.0
+    alpha: float = 0.0
+    mix: tuple[float, float, float] = (0.0, 0.0, 0.0)  # expand, centroid, knn (fusion)
+
+    @property
+    def label(self) -> str:
+        if self.method == "blind":
+            return "blind"
+        if self.method == "centroid":
+            return f"centroid(alpha={self.alpha:g}, weight={self.weight:g})"
+        if self.method == "fusion":
+            parts = ", ".join(f"{s}={m:g}" for s, m in zip(SIGNALS, self.mix) if m)
+            return f"fusion({parts}, weight={self.weight:g})"
+        return f"{self.method}(weight={self.weight:g})"
+
+    def to_json(self) -> dict:
+        return {"method": self.method, "weight": self.weight, "alpha": self.alpha,
+                "mix": list(self.mix)}
+
+    @classmethod
+    def from_json(cls, value) -> Setting:
+        if not isinstance(value, dict) or value.get("method") not in METHODS:
+            raise ValueError(f"a setting is an object with a method among {list(METHODS)}, "
+                             f"got {value!r}")
+        mix = value.get("mix", [0, 0, 0])
+        if not isinstance(mix, list) or len(mix) != 3 or \
+                not all(isinstance(m, (int, float)) and m >= 0 for m in mix):
+            raise ValueError(f"'mix' must be three non-negative numbers, got {mix!r}")
+        for key in ("weight", "alpha"):
+            v = value.get(key, 0.0)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                raise ValueError(f"{key!r} must be a non-negative number, got {v!r}")
+        return cls(value["method"], float(value.get("weight", 0.0)),
+                   float(value.get("alpha", 0.0)), tuple(float(m) for m in mix))
+
+
+def _settings() -> list[Setting]:
+    weights = (0.25, 0.5, 1.0, 2.0)
+    out = [Setting("blind")]
+    out += [Setting("expand", w) for w in weights]
+    out += [Setting("centroid", w, alpha=a) for a in (0.0, 0.5) for w in weights]
+    out += [Setting("knn", w) for w in weights]
+    mixes = [(1 / 3, 1 / 3, 1 / 3), (0.5, 0.0, 0.5), (0.0, 0.5, 0.5), (0.5, 0.5, 0.0)]
+    out += [Setting("fusion", w, mix=m) for m in mixes for w in weights]
+    return out
+
+
+#: Every setting the dev rule compares, simplest first (``blind``: the labels unused); ties go
+#: to the earlier one.
+SETTINGS: tuple[Setting, ...] = tuple(_settings())
+
+
+@dataclass
+class Evidence:
+    """What a fit keeps from its labeled requests, in the index space of one registry.
+
+    ``pairs`` holds ``(request row, tool index)``: which labeled requests teach which tools
+    (at most ``max_per_tool`` per tool, the earliest); ``vectors`` the requests' unit vectors;
+    ``texts`` their texts.
+    """
+
+    n_tools: int
+    texts: list[str]
+    vectors: np.ndarray  # (m, d) unit rows
+    pairs: np.ndarray  # (p, 2) int: request row, tool index
+    labeled: np.ndarray = field(init=False)  # tool indices with a labeled request, sorted
+    centroids: np.ndarray = field(init=False)  # (len(labeled), d): unit mean request vector
+    teaching: np.ndarray = field(init=False)  # rows of the requests that teach some tool
+    _index: object = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.pairs = np.asarray(self.pairs, dtype=np.int64).reshape(-1, 2)
+        self.labeled = np.unique(self.pairs[:, 1]) if len(self.pairs) else \
+            np.zeros(0, dtype=np.int64)
+        d = self.vectors.shape[1] if self.vectors.ndim == 2 else 0
+        self.centroids = np.zeros((len(self.labeled), d), dtype=np.float64)
+        pos = {int(t): i for i, t in enumerate(self.labeled)}
+        for j, t in self.pairs:
+            self.centroids[pos[int(t)]] += self.vectors[j]
+        self.centroids = _unit(self.centroids)
+        # what each teaching request votes for, and the teaching requests' vectors, built
+        # once: a request's knn scoring reads them without touching the whole registry
+        taught: dict[int, list[int]] = {}
+        for j, t in self.pairs:
+            taught.setdefault(int(j), []).append(int(t))
+        self.teaching = np.asarray(sorted(taught), dtype=np.int64)
+        self.votes = [np.asarray(taught[int(j)], dtype=np.int64) for j in self.teaching]
+        self.teaching_vectors = np.ascontiguousarray(self.vectors[self.teaching]) \
+            if len(self.teaching) else np.zeros((0, d))
+        self._mixed: dict[float, np.ndarray] = {}
+
+    def example_index(self):
+        """BM25 over one document per labeled tool: its labeled requests' words (built once)."""
+        if self._index is None and len(self.labeled):
+            from ..data import Tool
+            from ..scorers.bm25 import Bm25Scorer
+            docs: dict[int, list[str]] = {int(t): [] for t in self.labeled}
+            for j, t in self.pairs:
+                docs[int(t)].append(self.texts[j])
+            pseudo = [Tool(f"t{t}", " \n".join(docs[int(t)])) for t in self.labeled]
+            self._index = Bm25Scorer(fields=("description",)).fit(pseudo)
+        return self._index
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    norm = np.linalg.norm(x, axis=-1, keepdims=True)
+    return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)
+
+
+def fit_evidence(n_tools: int, texts: Sequence[str], vectors: np.ndarray,
+                 tools_of: Sequence[Sequence[int]], *,
+                 max_per_tool: int | None = None) -> Evidence:
+    """:class:`Evidence` of labeled requests: ``tools_of[j]`` are the tool indices request ``j``
+    is labeled with; with ``max_per_tool`` each tool learns from its first that many only."""
+    if max_per_tool is not None and max_per_tool < 0:
+        raise ValueError(f"max_per_tool must be >= 0, got {max_per_tool}")
+    count = np.zeros(n_tools, dtype=np.int64)
+    pairs = []
+    for j, tools in enumerate(tools_of):
+        for t in dict.fromkeys(int(t) for t in tools):
+            if max_per_tool is None or count[t] < max_per_tool:
+                count[t] += 1
+                pairs.append((j, t))
+    return Evidence(n_tools, list(texts), np.asarray(vectors, dtype=np.float64), pairs)
+
+
+def _rescale(cos: np.ndarray) -> np.ndarray:
+    return np.clip((cos - FLOOR) / (1 - FLOOR), 0.0, 1.0)
+
+
+def learned_signals(ev: Evidence, texts: Sequence[str], vectors: np.ndarray,
+                    description_vectors: np.ndarray | None,
+                    alphas: Sequence[float] = (0.0,)) -> dict[str, np.ndarray]:
+    """The signals of ``texts`` (with unit ``vectors``), ``{name: (n, n_tools)}``.
+
+    ``centroid`` appears once per ``alpha`` as ``centroid@alpha``; ``description_vectors``
+    (one unit row per tool) are needed only for an ``alpha`` above 0.
+    """
+    n, T = len(texts), ev.n_tools
+    out = {}
+    lab = ev.labeled
+    q = np.asarray(vectors, dtype=np.float64)
+    # expand
+    s = np.zeros((n, T))
+    if len(lab) and n:
+        bm = ev.example_index().score_many(list(texts))
+        top = bm.max(axis=1, keepdims=True)
+        s[:, lab] = np.divide(bm, top, out=np.zeros_like(bm), where=top > 0)
+    out["expand"] = s
+    # centroid, per alpha
+    for a in alphas:
+        s = np.zeros((n, T))
+        if len(lab) and n:
+            c = ev.centroids
+            if a > 0:
+                if description_vectors is None:
+                    raise ValueError("centroid with alpha > 0 needs the description vectors")
+                if a not in ev._mixed:
+                    ev._mixed[a] = _unit(a * np.asarray(description_vectors,
+                                                        dtype=np.float64)[lab] + (1 - a) * c)
+                c = ev._mixed[a]
+            s[:, lab] = _rescale(q @ c.T)
+        out[f"centroid@{a:g}"] = s
+    # knn
+    s = np.zeros((n, T))
+    if len(ev.teaching) and n:
+        sims = q @ ev.teaching_vectors.T  # (n, m')
+        k = min(NEIGHBORS, len(ev.teaching))
+        near = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        for r in range(n):
+            for j in near[r]:
+                tools = ev.votes[j]
+                s[r, tools] = np.maximum(s[r, tools], _rescale(sims[r, j]))
+    out["knn"] = s
+    return out
+
+
+def combine(blind: np.ndarray, signals: dict[str, np.ndarray], setting: Setting,
+            labeled: np.ndarray) -> np.ndarray:
+    """Blind scores with ``setting``'s learned lift added to the ``labeled`` tools only."""
+    blind = np.asarray(blind, dtype=np.float64)
+    if setting.method == "blind" or setting.weight == 0 or not len(labeled):
+        return blind.copy()
+    if setting.method == "fusion":
+        names = ("expand", "centroid@0", "knn")
+        mix = sum(m * signals[name] for name, m in zip(names, setting.mix) if m)
+    elif setting.method == "centroid":
+        mix = signals[f"centroid@{setting.alpha:g}"]
+    else:
+        mix = signals[setting.method]
+    finite = np.where(np.isfinite(blind), blind, np.nan)
+    with np.errstate(invalid="ignore"):
+        spread = np.nanmax(finite, axis=1) - np.nanmean(finite, axis=1)
+    spread = np.where(np.isfinite(spread) & (spread > 1e-12), spread, 1.0)
+    out = blind.copy()
+    out[:, labeled] += setting.weight * spread[:, None] * np.asarray(mix)[:, labeled]
+    return out
