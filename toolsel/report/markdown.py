@@ -24,6 +24,8 @@ from numbers import Integral, Real
 
 import pandas as pd
 
+from ..visible import visible
+
 __all__ = ["escape", "code", "table", "interval", "interval_row", "interval_table", "pct",
            "wide_table", "list_text", "name_list", "code_hit", "yes_no"]
 
@@ -41,14 +43,14 @@ def escape(text: object) -> str:
     open no tag, link, emphasis, code span, math, heading, list or table column.
     """
     # punctuation first, entities second: escaping after html.escape would break "&#x27;"
-    s = _PUNCT.sub(r"\\\1", re.sub(r"\s*[\r\n]+\s*", " ", str(text)))
+    s = _PUNCT.sub(r"\\\1", visible(re.sub(r"\s*[\r\n]+\s*", " ", str(text)), keep="\t"))
     return html.escape(s, quote=True)
 
 
 def code(text: object) -> str:
     """``text`` as inline code: a ``<code>`` element, HTML-escaped, ``|`` as an entity (a
     Markdown code span would still split a table cell at ``|``)."""
-    s = html.escape(re.sub(r"\s*[\r\n]+\s*", " ", str(text)), quote=True)
+    s = html.escape(visible(re.sub(r"\s*[\r\n]+\s*", " ", str(text)), keep="\t"), quote=True)
     return "<code>" + s.replace("|", "&#124;") + "</code>"
 
 
