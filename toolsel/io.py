@@ -12,12 +12,22 @@ The one place where toolsel writes data outputs (tables, registries, JSON). Thre
   ``rename`` (Linux ``renameat2(RENAME_EXCHANGE)`` when the folder exists). A reader, or a
   run killed at any point, sees the old complete set or the new complete set, never a mix.
   Other files already in ``out_dir`` are carried over (hard links). Leftovers of a killed
-  run (``.NAME.staging-*`` beside the folder) are removed by the next run.
+  run are removed by the next run, recognized only by what that run recorded: a journal
+  beside the folder (``.NAME.toolsel-journal-ID``, bound to the parent folder's device and
+  inode) naming the random ID of its ``.NAME.staging-ID``/``.NAME.old-ID`` folders. A folder
+  merely named like one, a link, or a journal copied from elsewhere is left alone.
 
   When the folder cannot be swapped as a whole (it holds sub-folders, is or contains the
   current directory, is a mount point, or its parent is not writable) the set is staged in
-  ``out_dir/.toolsel-staging-*``, marked complete by one rename, then moved in file by file;
-  a run killed during that last step is completed (rolled forward) by the next one.
+  ``out_dir/.toolsel-staging-ID``, marked complete by one rename, then moved in file by file;
+  a run killed during that last step is completed (rolled forward) by the next one. That
+  folder is private (:func:`make_private_dir`): a record inside it names its own device and
+  inode and the plain names the set removes; only such a folder is rolled forward or dropped.
+- **Files read back**: one JSONL writer (:func:`jsonl_line`; U+2028, U+2029, U+0085 escaped)
+  and reader (:func:`jsonl_lines`, newline the only separator) for every JSONL file.
+- **Places never written** (:func:`refuse_never_write`): ``/``, the home folder and its
+  ancestors, any toolsel checkout and its source folders; a write through a symbolic link
+  updates the file it points to (:func:`write_target`), in that file's folder.
 - **One writer per folder**: :func:`write_set` holds an exclusive lock on the folder's parent
   (``flock``, released by the kernel even when the process is killed) while it stages and
   swaps. A second writer waits up to ``timeout`` seconds (default :data:`LOCK_TIMEOUT`), then

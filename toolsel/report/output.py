@@ -1,22 +1,32 @@
 """What a report owns in its output folder, and the checks made before any notebook runs.
 
 A report writes into ``OUT`` only what it owns and records it: the manifest
-``OUT/toolsel-manifest.json`` lists every file a report wrote there (relative POSIX paths).
-A later report replaces or removes only listed files; a file a user put beside them (or
-inside a report's table folder) is never deleted nor overwritten, ``--force`` or not.
+``OUT/toolsel-manifest.json`` lists every file a report wrote there (relative POSIX paths)
+with its size and sha256. Ownership is by content, as git and rsync decide it: a later
+report replaces or removes a listed file only if it still holds what the report wrote; a
+file changed since is kept and named in one line ("changed since the last report: kept:
+..."); a file a user put beside them (or inside a report's table folder) is never deleted nor
+overwritten, ``--force`` or not.
+
+The manifest is read as untrusted input (anyone can put a file into a folder): a link, a
+file that is not JSON, JSON that is not an object, another kind, or a path that is not
+relative, normalized and inside the folder is one clear error; a forged manifest can name
+files, but not make their content match, so it cannot make a report replace them. A manifest
+without hashes (toolsel before them) is honoured only in a project's ``reports/`` beside the
+notebooks being run, by name (see :func:`ownership`).
 
 Before any work (:func:`check_out_dir`):
 
 - ``OUT`` must be a folder or be creatable: a file, or a symbolic link to nothing, is refused;
-- the repository's own folders (its root, ``notebooks/``, ``toolsel/``, ``data/``,
-  ``tests/``, ``benchmarks/``, ``.git``, anything inside them, and the ``--notebooks``
-  folder) are refused;
+- places no command writes (:func:`toolsel.io.refuse_never_write`: ``/``, the home folder
+  and its ancestors, any toolsel checkout and its source folders) and the ``--notebooks``
+  folder are refused, ``--force`` or not;
 - a non-empty folder without a manifest is refused unless ``force`` (the project's committed
   ``reports/``, which predates the manifest, counts as a report folder: its numbered
   notebook outputs, ``README.md`` and ``index.html`` are owned);
-- every name the report will write that exists and is not owned (a user's ``README.md``, a
-  file or link named like a notebook's table folder) is refused, ``force`` or not; so is an
-  owned entry whose kind changed (a file or link where the report's folder was).
+- every name the report will write that exists and is not listed (a user's ``README.md``, a
+  file or link named like a notebook's table folder) is refused, ``force`` or not; so is a
+  listed entry whose kind changed (a file or link where the report's folder was).
 """
 
 from __future__ import annotations
@@ -79,8 +89,12 @@ def _load_manifest(out: Path) -> dict | None:
             raise OutputError(path, f"entry {rel[:80]!r} has no size and sha256; not a "
                                     "manifest toolsel wrote: move it away")
         entries[rel] = meta
+    kept = data.get("kept", [])
+    if not isinstance(kept, list) or not all(isinstance(k, str) and _safe_rel(k) for k in kept):
+        raise OutputError(path, "'kept' is not a list of relative paths inside the folder; not "
+                                "a manifest toolsel wrote: move it away")
     return {"files": entries, "shared": data.get("shared") is True,
-            "hashed": isinstance(files, dict)}
+            "hashed": isinstance(files, dict), "kept": set(kept)}
 
 
 def read_manifest(out: Path) -> set[str] | None:
@@ -124,13 +138,15 @@ def _no_link_on_the_way(root: Path, rel: str) -> bool:
 
 
 def manifest_text(files: Iterable[str] | Mapping[str, dict], *, shared: bool = False,
-                  root: Path | None = None) -> str:
+                  root: Path | None = None, kept: Iterable[str] = ()) -> str:
     """The manifest's text: every file with its size and sha256 (read from ``root``, the
     folder being written, unless ``files`` maps paths to them); sorted, so reruns write it
     byte for byte.
 
     ``shared``: the folder held other files when the first report came (``--force``): it is
-    the user's folder, updated in place, never replaced whole."""
+    the user's folder, updated in place, never replaced whole. ``kept``: files a report would
+    write that hold the user's content (changed since, or theirs): the next report keeps
+    them too, naming them, instead of refusing the folder."""
     if isinstance(files, Mapping):
         entries = dict(files)
     else:
@@ -140,6 +156,9 @@ def manifest_text(files: Iterable[str] | Mapping[str, dict], *, shared: bool = F
             if digest is not None:
                 entries[rel] = digest
     data = {"kind": _KIND, "files": {k: entries[k] for k in sorted(entries)}}
+    kept = sorted(set(kept) - set(entries))
+    if kept:
+        data["kept"] = kept
     if shared:
         data["shared"] = True
     return json.dumps(data, indent=1) + "\n"
@@ -206,7 +225,8 @@ def ownership(out: Path, notebooks: Iterable[Path] = ()) -> Ownership:
     notebooks = list(notebooks)
     project = out.is_dir() and _is_project_reports(out.resolve(), notebooks)
     if data is not None and data["hashed"]:
-        own = Ownership(listed=set(data["files"]) | {MANIFEST})
+        own = Ownership(listed=set(data["files"]) | data["kept"] | {MANIFEST})
+        own.changed |= {k for k in data["kept"] if (out / k).exists() or (out / k).is_symlink()}
         for rel, meta in data["files"].items():
             path = out / rel
             if not _no_link_on_the_way(out, rel):

@@ -402,7 +402,10 @@ def _write(rep: Path, build: Path, plan: Sequence[PlannedNotebook], runs: Sequen
                 link_tree(rep / name, staging / name)
         ours = (new_files | kept | explorer | {"README.md", "index.html"}) - user_kept \
             - own.changed
-        write_text(manifest_text(ours, shared=in_place, root=staging), staging / MANIFEST)
+        theirs = {f for f in own.changed | (user_kept & built_all) if f != MANIFEST
+                  and ((staging / f).exists() or (staging / f).is_symlink())}
+        write_text(manifest_text(ours, shared=in_place, root=staging, kept=theirs),
+                   staging / MANIFEST)
 
     write_set(rep, files, remove=sorted(remove), finish=finish, carry_folders=True,
               in_place=in_place)
