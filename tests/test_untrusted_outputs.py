@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -353,7 +354,7 @@ def _writers(out: Path, file: Path) -> dict[str, list[str]]:
         "report": ["report", "--registry", reg, "--queries", q, "--out", str(out), "--force",
                    "--no-html"],
         "explore": ["explore", "--registry", reg, "--out", str(out), "--no-lab"],
-        "runs": ["runs", str(ROOT / "examples"), "--registry", reg, "--out", str(out)],
+        "runs": ["runs", str(DATA / "runs"), "--registry", reg, "--out", str(out)],
         "import": ["import", "--from", "openai", str(ROOT / "tests" / "data" / "mcp_hostile.json"),
                    "--out", str(file)],
         "synthetic": ["synthetic", "--tools", "5", "--registry-out", str(file)],
@@ -508,7 +509,24 @@ def test_8_baseline_through_a_link_updates_the_linked_file(sentinel, capsys):
 # 9: pairs
 
 
-_IMPORT = "import sys; from toolsel.cli import main; sys.exit(main(sys.argv[1:]))"
+# the imports start together (once the file argv[1] exists) and the registry's write waits a
+# random 0-1 s first: the window where two imports could interleave their registry and
+# queries is wide open (the last to write its queries is seldom the last to write its
+# registry), so only the lock keeps the pair whole
+_IMPORT = textwrap.dedent("""
+    import os, random, sys, time
+    from toolsel import io
+    from toolsel.cli import main
+    real = io.write_text
+    def slow(text, path, *a, **k):
+        if str(path).endswith(".json"):
+            time.sleep(random.random())
+        return real(text, path, *a, **k)
+    io.write_text = slow
+    while not os.path.exists(sys.argv[1]):
+        time.sleep(0.01)
+    sys.exit(main(sys.argv[2:]))
+""")
 
 
 def _metatool_inputs(folder: Path, i: int) -> list[str]:
@@ -522,18 +540,22 @@ def _metatool_inputs(folder: Path, i: int) -> list[str]:
 
 
 @pytest.mark.slow  # 8 processes
-def test_9_concurrent_imports_leave_a_registry_and_queries_of_one_run(sentinel):
+def test_9_concurrent_imports_leave_a_registry_and_queries_of_one_run(sentinel,
+                                                                      tmp_path_factory):
     inputs = sentinel.work / "inputs"
     inputs.mkdir()
     out = sentinel.work / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     files = [_metatool_inputs(inputs, i) for i in range(8)]
     sentinel.freeze(out)
-    procs = [subprocess.Popen([sys.executable, "-c", _IMPORT, "import", "--from", "metatool",
-                               *files[i], "--out", str(out / "reg.json"),
+    go = tmp_path_factory.mktemp("gate") / "go"  # outside the sentinel tree
+    procs = [subprocess.Popen([sys.executable, "-c", _IMPORT, str(go), "import", "--from",
+                               "metatool", *files[i], "--out", str(out / "reg.json"),
                                "--queries-out", str(out / "q.jsonl")], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
              for i in range(8)]
+    time.sleep(3)  # every process imported and waiting
+    go.touch()
     assert [p.wait(timeout=300) for p in procs] == [0] * 8
     reg = load_registry(out / "reg.json")
     qs = load_queries(out / "q.jsonl", reg)  # every label's tool is in the registry
