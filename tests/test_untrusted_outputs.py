@@ -731,3 +731,33 @@ def test_new_a_killed_in_place_sweep_is_still_rolled_forward(sentinel):
     sentinel.unchanged()
     assert {(out / n).read_text() for n in ("a.txt", "b.txt", "c.txt")} == {"new"}
     assert not commit[0].exists() and copy.is_dir()  # the copy is not this run's: kept
+
+
+def test_new_a_manifest_that_is_a_link_is_refused(sentinel, capsys):
+    nb = _nb(sentinel.root)
+    rep = sentinel.work / "rep"
+    rep.mkdir()
+    (rep / "README.md").write_text("mine\n")
+    (sentinel.work / "outside" / "m.json").write_text(json.dumps(
+        {"kind": "toolsel report output", "files": {}}))
+    (rep / MANIFEST).symlink_to(sentinel.work / "outside" / "m.json")
+    sentinel.freeze(rep)
+    assert _report(nb, rep) == 2
+    assert "symbolic link" in _one_line_error(capsys)
+    sentinel.unchanged()
+    assert (rep / "README.md").read_text() == "mine\n"
+
+
+@pytest.mark.slow  # a report (papermill)
+def test_new_a_table_folder_turned_into_a_link_is_refused(sentinel, capsys):
+    nb = _nb(sentinel.root)
+    rep = sentinel.work / "rep"
+    assert _report(nb, rep) == 0
+    import shutil
+    shutil.rmtree(rep / "01_t")
+    (rep / "01_t").symlink_to(sentinel.work / "docs")
+    sentinel.freeze(rep)
+    capsys.readouterr()
+    assert _report(nb, rep) == 2
+    assert "symbolic link where the report writes its folder" in _one_line_error(capsys)
+    sentinel.unchanged()

@@ -64,12 +64,12 @@ def write_explore_notebook(notebooks_dir: str | Path, registry: str | Path, out:
     nb_dir = Path(notebooks_dir)
     source = explorer_notebook(nb_dir)
     out = Path(out)
-    from ..io import refuse_never_write
-    refuse_never_write(out)  # /, home, any toolsel checkout and its sources, --force or not
     for owned in (nb_dir, nb_dir.resolve().parent / "reports"):
         if _inside(out, owned):
             raise ValueError(f"--out {out}: inside the project's {owned.name}/ folder; "
                              "choose a folder of your own")
+    from ..io import refuse_never_write
+    refuse_never_write(out)  # /, home, any toolsel checkout and its sources, --force or not
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out}: exists and is not a folder")
     registry = Path(registry).expanduser().resolve()
