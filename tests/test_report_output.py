@@ -166,6 +166,7 @@ def test_project_reports_without_manifest_are_owned_but_other_tools_outputs_stay
     (rep / "01_v" / "stale.csv").write_text("old table\n")  # or a user's: kept
     (rep / "01_v.ipynb").write_text("{}")
     (rep / "README.md").write_text("old readme")
+    (rep / "explorer.html").write_text("old explorer")  # the report's page too
     (rep / "sweep").mkdir()
     (rep / "sweep" / "per_query.csv").write_text("sweep table\n")
     (rep / "benchmarks").mkdir()

@@ -219,7 +219,7 @@ class Ownership:
 def ownership(out: Path, notebooks: Iterable[Path] = ()) -> Ownership:
     """Files of ``out`` a report wrote and that still hold what it wrote (see
     :class:`Ownership`); for a project's ``reports/`` without a manifest of hashes (written
-    before them), its notebook outputs, README and index by name."""
+    before them), its notebook outputs, README, index and explorer page by name."""
     out = Path(out)
     data = _load_manifest(out)
     notebooks = list(notebooks)
@@ -248,7 +248,7 @@ def ownership(out: Path, notebooks: Iterable[Path] = ()) -> Ownership:
     stems = {Path(n).stem for n in notebooks}
     own = Ownership(legacy=True)
     for entry in out.iterdir():  # the outputs of these notebooks (not any numbered name)
-        if entry.name in ("README.md", "index.html", MANIFEST) or \
+        if entry.name in ("README.md", "index.html", "explorer.html", MANIFEST) or \
                 entry.name.split(".")[0] in stems:
             own.owned.update(_files_under(out, entry.name))
     own.listed = set(own.owned)
