@@ -440,8 +440,8 @@ def test_7_label_then_every_reader(sentinel, capsys, char):
     sentinel.unchanged()
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(st.text(st.characters(blacklist_categories=("Cs",))), min_size=1, max_size=5))
 def test_7_jsonl_round_trip_over_arbitrary_text(tmp_path, texts):
     from toolsel.io import jsonl_line, jsonl_text

@@ -42,7 +42,8 @@ from pathlib import Path
 from ..io import BUILD_PREFIX, OutputError, refuse_never_write
 
 __all__ = ["MANIFEST", "LEGACY_STAGING", "read_manifest", "manifest_text", "manifest_shared",
-           "owned_files", "ownership", "Ownership", "file_digest", "source_folders", "check_out_dir", "check_ownership", "report_entries"]
+           "owned_files", "ownership", "Ownership", "file_digest", "source_folders",
+           "check_out_dir", "check_ownership", "report_entries"]
 
 #: The manifest of a report folder: every file the last report wrote there.
 MANIFEST = "toolsel-manifest.json"

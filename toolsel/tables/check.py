@@ -53,7 +53,8 @@ from .failure_modes import classify_miss, content_terms, tool_terms
 from ..eval.metrics import evaluate, evaluate_sent
 from ..scorers.embedding import persist_request_vectors
 
-__all__ = ["registry_fingerprint", "incomparable", "FORMAT", "DEFAULT_TOP_K", "MAX_PASSED_BY", "Threshold", "parse_thresholds",
+__all__ = ["registry_fingerprint", "incomparable", "FORMAT", "DEFAULT_TOP_K", "MAX_PASSED_BY",
+           "Threshold", "parse_thresholds",
            "selection_policy", "RequestResult", "ScorerRun", "CheckRun", "run_check",
            "baseline_text", "load_baseline", "parse_baseline", "Change", "Explanation",
            "ThresholdResult", "CheckResult", "compare", "summary_metrics", "one_line"]
@@ -142,8 +143,8 @@ def parse_thresholds(text: str | Iterable[str]) -> list[Threshold]:
             elif k.isdigit() and 1 <= int(k) <= _MAX_K:
                 kk = int(k)
             else:
-                raise ValueError(f"--min: cut-off {k[:30]!r} in {item[:60]!r} is not an integer >= 1 "
-                                 f"(at most {_MAX_K:,}) or 'sent'")
+                raise ValueError(f"--min: cut-off {k[:30]!r} in {item[:60]!r} is not an "
+                                 f"integer >= 1 (at most {_MAX_K:,}) or 'sent'")
         try:
             minimum = float(value)
         except ValueError:
