@@ -418,7 +418,7 @@ def read_records(path: str | Path) -> list[tuple[str, Any]]:
         out = [(f"item {i}", rec) for i, rec in enumerate(data, start=1)]
     else:
         out = []
-        from .io import jsonl_lines
+        from .jsonl import jsonl_lines
         for lineno, line in jsonl_lines(text):
             if not line.strip() or line.lstrip().startswith("//"):
                 continue

@@ -53,6 +53,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from .jsonl import dumps as _dumps
+from .jsonl import jsonl_line, jsonl_lines, jsonl_text
+
 __all__ = ["OutputError", "write_bytes", "write_text", "write_table", "write_json",
            "write_jsonl", "write_registry", "write_set", "check_output_dir",
            "check_output_file", "folder_lock", "recover_set", "link_tree", "BUILD_PREFIX",
@@ -178,46 +181,10 @@ def write_table(df, path: str | os.PathLike, *, float_format: str | None = FLOAT
                                                     lineterminator="\n"), text=True)
 
 
-def _dumps(value: Any, **kwargs: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, **kwargs)
-    except ValueError as exc:  # NaN/Infinity: not JSON, and no loader reads it back
-        raise ValueError("cannot write NaN or Infinity: they are not JSON values and no JSON "
-                         f"reader takes them back ({exc}); use null or a number") from None
-
-
 def write_json(value: Any, path: str | os.PathLike, *, indent: int | None = 2) -> Path:
     """Write ``value`` as strict JSON (NaN or Infinity raise :class:`ValueError`) atomically."""
     text = _dumps(value, indent=indent) + "\n"
     return write_text(text, path)
-
-
-#: Characters some line readers (Python's ``str.splitlines``, JavaScript, editors) take for
-#: line ends: written escaped in JSONL so every reader sees one record a line.
-_LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
-_LINE_BREAK_RE = re.compile("[\u2028\u2029\x85]")
-
-
-def jsonl_line(record: Any) -> str:
-    """One record as a JSONL line (without its newline): strict JSON, UTF-8 characters as
-    they are, except U+2028, U+2029 and U+0085, written as ``\\uXXXX`` escapes.
-
-    The one serializer of every JSONL file toolsel writes (queries, registries, import
-    outputs, appended labels); :func:`jsonl_lines` is its reader."""
-    return _LINE_BREAK_RE.sub(lambda m: _LINE_BREAKS[m.group(0)], _dumps(record))
-
-
-def jsonl_text(records: Iterable[Any]) -> str:
-    """Records as JSONL text: :func:`jsonl_line` each, ``\\n`` after each."""
-    return "".join(jsonl_line(r) + "\n" for r in records)
-
-
-def jsonl_lines(text: str) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` of JSONL text: split at ``\\n`` only (a ``\\r`` before it
-    dropped), never at the other characters ``str.splitlines`` takes for line ends
-    (U+2028, U+0085, form feed, ...), which a JSON string may hold raw."""
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        yield lineno, line[:-1] if line.endswith("\r") else line
 
 
 def write_jsonl(records: Iterable[Any], path: str | os.PathLike) -> Path:
