@@ -191,7 +191,7 @@ def test_bad_baselines_name_file_line_and_field(tmp_path, registry, queries):
     path.write_text(text.replace('"ranks": {"slack_send_dm": 1}', '"ranks": {"slack_send_dm": 0}'))
     with pytest.raises(DataError) as err:
         load_baseline(path)
-    assert str(path) in str(err.value) and "line 7" in str(err.value)
+    assert str(path) in str(err.value) and "line 8" in str(err.value)
     assert "query 'q01'" in str(err.value) and err.value.field == "ranks"
     lines = text.splitlines(keepends=True)
     path.write_text("".join(lines[:6] + ["<<<<<<< HEAD\n"] + lines[6:]))  # a merge conflict

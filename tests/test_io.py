@@ -113,40 +113,75 @@ def test_fallback_swap_without_renameat2(tmp_path, monkeypatch):
     assert _tags(out) == {"new"} and sorted(os.listdir(tmp_path)) == ["out"]
 
 
-def test_leftovers_of_a_killed_run_are_cleaned_or_undone(tmp_path):
+def _die_in_child(action) -> None:
+    """Run ``action`` in a forked child that dies (os._exit) where ``action`` makes it."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            action()
+        finally:
+            os._exit(1)
+    os.waitpid(pid, 0)
+
+
+def test_leftovers_of_a_killed_run_are_cleaned_or_undone(tmp_path, monkeypatch):
     out = tmp_path / "out"
     write_set(out, _set("old"))
-    # killed while staging: a partial staging folder beside the output
-    (tmp_path / ".out.staging-dead").mkdir()
-    (tmp_path / ".out.staging-dead" / "a.csv").write_text("partial")
+    # folders merely named like a killed run's leftovers are someone else's: kept
+    for name in (".out.staging-dead", ".out.old-mine"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.csv").write_text("mine")
+    # killed while staging: a partial staging folder beside the output, and its journal
+    _die_in_child(lambda: write_set(out, {**_set("new"), "d.csv": lambda p: os._exit(9)}))
+    assert len(os.listdir(tmp_path)) == 5 and _tags(out) == {"old"}
     write_set(out, _set("new"))
-    assert sorted(os.listdir(tmp_path)) == ["out"] and _tags(out) == {"new"}
+    assert sorted(os.listdir(tmp_path)) == [".out.old-mine", ".out.staging-dead", "out"]
+    assert _tags(out) == {"new"}
     # killed between the two renames of the fallback swap: the old set is put back first
-    os.rename(out, tmp_path / ".out.old-dead")
+    monkeypatch.setattr(io, "_exchange", lambda a, b: False)
+    real_rename = os.rename
+
+    def rename(a, b):
+        real_rename(a, b)
+        if ".out.old-" in str(b):
+            os._exit(9)
+    monkeypatch.setattr(io.os, "rename", rename)
+    _die_in_child(lambda: write_set(out, _set("newer")))
+    monkeypatch.setattr(io.os, "rename", real_rename)
     assert not out.exists()
     io._recover(out)
-    assert _tags(out) == {"new"} and sorted(os.listdir(tmp_path)) == ["out"]
+    assert _tags(out) == {"new"}
+    assert sorted(os.listdir(tmp_path)) == [".out.old-mine", ".out.staging-dead", "out"]
+    assert (tmp_path / ".out.old-mine" / "a.csv").read_text() == "mine"
 
 
-def test_folder_with_subfolders_is_updated_in_place_and_rolled_forward(tmp_path):
+def test_folder_with_subfolders_is_updated_in_place_and_rolled_forward(tmp_path, monkeypatch):
     out = tmp_path / "proj"
     (out / "sub").mkdir(parents=True)
     write_set(out, _set("old"))
     assert _tags(out) == {"old"} and (out / "sub").is_dir()
+    # folders named like a commit or a staging folder, not made by a run: kept as they are
+    for name in (".toolsel-commit-dead", ".toolsel-staging-dead"):
+        (out / name).mkdir()
+        (out / name / "a.csv").write_text("mine")
     # a run killed after its set was complete but before every file was moved in
-    commit = out / ".toolsel-commit-dead"
-    commit.mkdir()
-    for name, value in _set("new").items():
-        io._as_writer(value)(commit / name)
-    os.replace(commit / "a.csv", out / "a.csv")
+    real_replace, moved = os.replace, []
+
+    def replace(a, b):
+        if ".toolsel-commit-" in str(a):
+            moved.append(a)
+            if len(moved) == 2:
+                os._exit(9)
+        return real_replace(a, b)
+    monkeypatch.setattr(io.os, "replace", replace)
+    _die_in_child(lambda: write_set(out, _set("new")))
+    monkeypatch.setattr(io.os, "replace", real_replace)
     assert len(_tags(out)) == 2  # a mix, until the next run rolls it forward
     write_set(out, {"z.txt": "other run"})
-    assert _tags(out) == {"new"} and not commit.exists()
-    # an incomplete staging folder is dropped
-    (out / ".toolsel-staging-dead").mkdir()
-    write_set(out, _set("newer"))
-    assert _tags(out) == {"newer"} and sorted(p.name for p in out.iterdir() if
-                                              p.name.startswith(".")) == []
+    assert _tags(out) == {"new"}
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [
+        ".toolsel-commit-dead", ".toolsel-staging-dead"]
+    assert (out / ".toolsel-commit-dead" / "a.csv").read_text() == "mine"
 
 
 def test_second_writer_waits_then_refuses_clearly(tmp_path):

@@ -137,7 +137,7 @@ def test_the_repositorys_own_folders_are_refused(target, capsys):
     assert main(["report", "--notebooks", str(ROOT / "notebooks"), "--only", "00",
                  "--out", str(folder)]) == 2
     err = _one_line_error(capsys)
-    assert "source folder" in err or "repository itself" in err
+    assert "source folder" in err or "checkout" in err
     assert {p: p.stat().st_mtime_ns for p in (ROOT / "notebooks").iterdir()} == before
     assert not (ROOT / "notebooks" / "sub").exists()
 
@@ -150,9 +150,12 @@ def test_the_notebooks_folder_itself_is_refused(tmp_path, capsys):
     assert _files(nb) == before
 
 
-def test_project_reports_without_manifest_are_owned_but_other_tools_outputs_stay(tmp_path):
+def test_project_reports_without_manifest_are_owned_but_other_tools_outputs_stay(tmp_path,
+                                                                                   capsys):
     """The committed reports/ predates the manifest: its notebook outputs, README and index
-    are the report's; reports/sweep and reports/benchmarks (other commands') are kept."""
+    are the report's; reports/sweep and reports/benchmarks (other commands') are kept. Inside
+    a table folder only what the run writes again is replaced: a file it does not write (an
+    old output, or a user's CSV: nothing tells them apart) is kept and named (issue 31, 5)."""
     proj = tmp_path / "proj"
     nb = proj / "notebooks"
     nb.mkdir(parents=True)
@@ -160,9 +163,10 @@ def test_project_reports_without_manifest_are_owned_but_other_tools_outputs_stay
     rep = proj / "reports"
     (rep / "01_v").mkdir(parents=True)
     (rep / "01_v" / "a.csv").write_text("v1\n")
-    (rep / "01_v" / "stale.csv").write_text("old table\n")  # an old output: replaced away
+    (rep / "01_v" / "stale.csv").write_text("old table\n")  # or a user's: kept
     (rep / "01_v.ipynb").write_text("{}")
     (rep / "README.md").write_text("old readme")
+    (rep / "explorer.html").write_text("old explorer")  # the report's page too
     (rep / "sweep").mkdir()
     (rep / "sweep" / "per_query.csv").write_text("sweep table\n")
     (rep / "benchmarks").mkdir()
@@ -174,12 +178,13 @@ def test_project_reports_without_manifest_are_owned_but_other_tools_outputs_stay
     assert files["sweep/per_query.csv"] == b"sweep table\n"
     assert files["benchmarks/scale.csv"] == b"bench\n"
     assert files["99_photos/a.jpg"] == b"photo"
-    assert files["01_v/a.csv"] == b"v2\n" and "01_v/stale.csv" not in files
+    assert files["01_v/a.csv"] == b"v2\n" and files["01_v/stale.csv"] == b"old table\n"
+    assert "kept: 01_v/stale.csv" in capsys.readouterr().out
     listed = read_manifest(rep)
     assert "01_v/a.csv" in listed and "README.md" in listed and "index.html" in listed
     assert not any(f.startswith(("sweep/", "benchmarks/", "99_")) for f in listed)
     assert set(listed) | {MANIFEST} | {"sweep/per_query.csv", "benchmarks/scale.csv",
-                                       "99_photos/a.jpg"} == set(files)  # exactly the report's
+                                       "99_photos/a.jpg", "01_v/stale.csv"} == set(files)
     assert "sweep" in files["README.md"].decode()  # listed under "Other tables"
 
 
@@ -227,13 +232,22 @@ def test_a_dangling_symlink_out_is_refused_before_any_work(tmp_path, capsys):
 
 
 @pytest.mark.slow  # two reports run end to end
-def test_legacy_staging_and_build_leftovers_are_cleaned(tmp_path):
+def test_build_leftovers_are_cleaned_only_when_a_run_made_them(tmp_path):
+    """Issue 31, 3: folders named like leftovers are someone's: kept (and carried over); a
+    killed run's build folder (its record names it) is cleaned."""
+    from toolsel.io import make_private_dir
     nb, out = _project(tmp_path), tmp_path / "out"
     assert _report(nb, out) == 0
-    (out / ".toolsel-staging" / "01_v").mkdir(parents=True)  # the runner before manifests
-    (out / ".toolsel-build-123" / "01_v").mkdir(parents=True)  # a killed run's build
+    (out / ".toolsel-staging" / "01_v").mkdir(parents=True)  # named like the old runner's
+    (out / ".toolsel-build-notes" / "01_v").mkdir(parents=True)  # named like a build
+    (out / ".toolsel-build-notes" / "n.txt").write_text("mine")
+    killed = make_private_dir(out / ".toolsel-build-123")  # a killed run's build
+    (killed / "01_v").mkdir()
     assert _report(nb, out) == 0
-    assert not list(out.glob(".toolsel-*")) and not list(tmp_path.glob(".out.*"))
+    assert sorted(p.name for p in out.glob(".toolsel-*")) == [".toolsel-build-notes",
+                                                              ".toolsel-staging"]
+    assert (out / ".toolsel-build-notes" / "n.txt").read_text() == "mine"
+    assert not list(tmp_path.glob(".out.*"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -246,8 +260,9 @@ def _cli(nb: Path, out: Path, *extra: str) -> list[str]:
 
 
 def _consistent(out: Path) -> str:
-    """The one version every table, page and the README of ``out`` come from."""
-    files = _files(out)
+    """The one version every table, page and the README of ``out`` come from (a killed run's
+    build folder aside: the next run cleans it)."""
+    files = {k: v for k, v in _files(out).items() if not k.startswith(".toolsel-build-")}
     listed = read_manifest(out)
     assert listed == set(files) - {MANIFEST}  # nothing missing, nothing extra
     versions = {v.decode().strip() for k, v in files.items() if k.endswith(".csv")}

@@ -344,8 +344,9 @@ def test_notebooks_run_or_are_skipped_with_a_reason(tmp_path, capsys):
     (out / "09_old").mkdir(parents=True)  # a previous report's output: removed
     (out / "09_old" / "t.csv").write_text("old")
     (out / "09_old.html").write_text("old")
-    (out / "toolsel-manifest.json").write_text(json.dumps(
-        {"kind": "toolsel report output", "files": ["09_old/t.csv", "09_old.html"]}))
+    from toolsel.report.output import manifest_text  # what a report wrote: with hashes
+    (out / "toolsel-manifest.json").write_text(manifest_text(["09_old/t.csv", "09_old.html"],
+                                                             root=out))
     (out / "99_photos").mkdir()  # the user's own: kept, though numbered like an output
     (out / "99_photos" / "a.jpg").write_text("photo")
     code = main(["report", "--notebooks", str(nb), "--registry", str(PLUGIN / "registry.json"),

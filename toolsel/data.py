@@ -418,7 +418,8 @@ def read_records(path: str | Path) -> list[tuple[str, Any]]:
         out = [(f"item {i}", rec) for i, rec in enumerate(data, start=1)]
     else:
         out = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
+        from .jsonl import jsonl_lines
+        for lineno, line in jsonl_lines(text):
             if not line.strip() or line.lstrip().startswith("//"):
                 continue
             try:

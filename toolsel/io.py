@@ -12,12 +12,22 @@ The one place where toolsel writes data outputs (tables, registries, JSON). Thre
   ``rename`` (Linux ``renameat2(RENAME_EXCHANGE)`` when the folder exists). A reader, or a
   run killed at any point, sees the old complete set or the new complete set, never a mix.
   Other files already in ``out_dir`` are carried over (hard links). Leftovers of a killed
-  run (``.NAME.staging-*`` beside the folder) are removed by the next run.
+  run are removed by the next run, recognized only by what that run recorded: a journal
+  beside the folder (``.NAME.toolsel-journal-ID``, bound to the parent folder's device and
+  inode) naming the random ID of its ``.NAME.staging-ID``/``.NAME.old-ID`` folders. A folder
+  merely named like one, a link, or a journal copied from elsewhere is left alone.
 
   When the folder cannot be swapped as a whole (it holds sub-folders, is or contains the
   current directory, is a mount point, or its parent is not writable) the set is staged in
-  ``out_dir/.toolsel-staging-*``, marked complete by one rename, then moved in file by file;
-  a run killed during that last step is completed (rolled forward) by the next one.
+  ``out_dir/.toolsel-staging-ID``, marked complete by one rename, then moved in file by file;
+  a run killed during that last step is completed (rolled forward) by the next one. That
+  folder is private (:func:`make_private_dir`): a record inside it names its own device and
+  inode and the plain names the set removes; only such a folder is rolled forward or dropped.
+- **Files read back**: one JSONL writer (:func:`jsonl_line`; U+2028, U+2029, U+0085 escaped)
+  and reader (:func:`jsonl_lines`, newline the only separator) for every JSONL file.
+- **Places never written** (:func:`refuse_never_write`): ``/``, the home folder and its
+  ancestors, any toolsel checkout and its source folders; a write through a symbolic link
+  updates the file it points to (:func:`write_target`), in that file's folder.
 - **One writer per folder**: :func:`write_set` holds an exclusive lock on the folder's parent
   (``flock``, released by the kernel even when the process is killed) while it stages and
   swaps. A second writer waits up to ``timeout`` seconds (default :data:`LOCK_TIMEOUT`), then
@@ -33,17 +43,24 @@ import contextlib
 import errno
 import json
 import os
+import re
 import secrets
 import shutil
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from .jsonl import dumps as _dumps
+from .jsonl import jsonl_line, jsonl_lines, jsonl_text
+
 __all__ = ["OutputError", "write_bytes", "write_text", "write_table", "write_json",
            "write_jsonl", "write_registry", "write_set", "check_output_dir",
            "check_output_file", "folder_lock", "recover_set", "link_tree", "BUILD_PREFIX",
+           "jsonl_line", "jsonl_text", "jsonl_lines", "write_target", "refuse_never_write",
+           "make_private_dir", "is_private_dir",
            "LOCK_TIMEOUT", "FLOAT_FORMAT"]
 
 #: Floats in every CSV table: 6 decimals, so tables regenerate byte-identically.
@@ -101,10 +118,21 @@ def _remove_stale_temps(path: Path) -> None:
                     tmp.unlink()
 
 
+def write_target(path: str | os.PathLike) -> Path:
+    """The file a write to ``path`` must replace: ``path`` itself, or, when it is a symbolic
+    link (a chain of them), the file it points to, so rewriting a linked file updates the
+    linked file (in its own folder) and leaves the link a link."""
+    path = Path(path)
+    if path.is_symlink():
+        return Path(os.path.realpath(path))
+    return path
+
+
 def _atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *,
                   text: bool, keep_mode: bool = False) -> Path:
-    path = Path(path)
-    check_output_file(path)
+    shown = Path(path)
+    path = write_target(shown)
+    _check_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = create_unique(path.parent, f".{path.name}.", ".tmp")
     try:
@@ -121,7 +149,7 @@ def _atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *,
             tmp.unlink()
         raise
     _remove_stale_temps(path)
-    return path
+    return shown
 
 
 def write_bytes(data: bytes, path: str | os.PathLike, *, keep_mode: bool = False) -> Path:
@@ -153,14 +181,6 @@ def write_table(df, path: str | os.PathLike, *, float_format: str | None = FLOAT
                                                     lineterminator="\n"), text=True)
 
 
-def _dumps(value: Any, **kwargs: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, **kwargs)
-    except ValueError as exc:  # NaN/Infinity: not JSON, and no loader reads it back
-        raise ValueError("cannot write NaN or Infinity: they are not JSON values and no JSON "
-                         f"reader takes them back ({exc}); use null or a number") from None
-
-
 def write_json(value: Any, path: str | os.PathLike, *, indent: int | None = 2) -> Path:
     """Write ``value`` as strict JSON (NaN or Infinity raise :class:`ValueError`) atomically."""
     text = _dumps(value, indent=indent) + "\n"
@@ -168,9 +188,8 @@ def write_json(value: Any, path: str | os.PathLike, *, indent: int | None = 2) -
 
 
 def write_jsonl(records: Iterable[Any], path: str | os.PathLike) -> Path:
-    """Write one strict-JSON record a line, atomically."""
-    text = "".join(_dumps(r) + "\n" for r in records)
-    return write_text(text, path)
+    """Write one strict-JSON record a line (:func:`jsonl_line`), atomically."""
+    return write_text(jsonl_text(records), path)
 
 
 def write_registry(tools: Iterable[Any], path: str | os.PathLike, *,
@@ -186,6 +205,75 @@ def write_registry(tools: Iterable[Any], path: str | os.PathLike, *,
 
 # --------------------------------------------------------------------------------------------
 # checking destinations before the work starts
+
+
+#: The folders of a toolsel checkout no command writes into (its ``reports/`` is written).
+CHECKOUT_SOURCES = ("toolsel", "data", "tests", "notebooks", "benchmarks", ".git")
+_PROJECT_NAME = re.compile(r"""^\s*name\s*=\s*["']toolsel["']""", re.MULTILINE)
+
+
+def is_toolsel_checkout(folder: str | os.PathLike) -> bool:
+    """``folder`` is a toolsel source checkout, found by its files (any copy, not only the
+    one running): a ``pyproject.toml`` naming the project ``toolsel`` and
+    ``toolsel/__init__.py``."""
+    folder = Path(folder)
+    try:
+        if not (folder / "toolsel" / "__init__.py").is_file():
+            return False
+        return bool(_PROJECT_NAME.search((folder / "pyproject.toml").read_text(
+            encoding="utf-8", errors="replace")[:200_000]))
+    except OSError:
+        return False
+
+
+def _real(path: Path) -> Path:
+    """``path`` absolute, its existing part with every link resolved (the rest as given)."""
+    path = Path(os.path.abspath(path))
+    head, rest = path, []
+    while not head.exists() and head != head.parent:
+        rest.append(head.name)
+        head = head.parent
+    return Path(os.path.realpath(head)).joinpath(*reversed(rest))
+
+
+def refuse_never_write(path: str | os.PathLike, *, file: bool = False,
+                       data_ok: bool = False) -> Path:
+    """Refuse a destination no toolsel command ever writes, ``--force`` or not; return its
+    real path. Raises :class:`OutputError` (one line).
+
+    The one check every writing command makes (``report``, ``sweep``, ``import``,
+    ``explore``, ``label``, ``check``, ``runs``, ``synthetic``). A folder output (``file``
+    false) may not be ``/``, the home folder or one of its ancestors. No output goes into a
+    toolsel checkout (found by its files, :func:`is_toolsel_checkout`) itself or into its
+    source folders (:data:`CHECKOUT_SOURCES`); its ``reports/`` (and any other folder) is
+    fine. A file output may not go into ``/`` or an ancestor of the home folder.
+    ``data_ok``: a labeled file or a baseline may live in a checkout's ``data/`` (``toolsel
+    label`` and ``make check CHECK_ARGS=--update-baseline`` maintain the project's own).
+    """
+    shown = Path(path)
+    real = _real(shown)
+    folder = real.parent if file else real
+    home = _real(Path(os.path.expanduser("~")))
+    what = "file" if file else "folder"
+    if folder == Path(folder.anchor) or folder in home.parents or (not file and folder == home):
+        place = "the root folder" if folder == Path(folder.anchor) else (
+            "the home folder" if folder == home else f"{folder}, which holds the home folder")
+        raise OutputError(shown, f"is {'in ' if file else ''}{place}; toolsel never writes "
+                                 f"there (--force or not): give a {what} of its own")
+    for root in (folder, *folder.parents):
+        if not is_toolsel_checkout(root):
+            continue
+        rel = folder.relative_to(root).parts
+        if not rel:
+            raise OutputError(shown, f"is {'in ' if file else ''}the toolsel checkout {root} "
+                                     "itself; toolsel never writes there (--force or not): "
+                                     f"give a {what} of its own (the project's reports go to "
+                                     "reports/)")
+        if rel[0] in CHECKOUT_SOURCES and not (data_ok and file and rel[0] == "data"):
+            raise OutputError(shown, f"is inside the source folder {rel[0]}/ of the toolsel "
+                                     f"checkout {root}; toolsel never writes there (--force "
+                                     f"or not): choose another {what}")
+    return real
 
 
 def _first_existing(path: Path) -> Path:
@@ -211,6 +299,7 @@ def check_output_dir(path: str | os.PathLike, names: Iterable[str] = ()) -> Path
     writable, cannot be created, or when one of ``names`` inside it is a folder.
     """
     path = Path(path)
+    refuse_never_write(path)
     if path.exists():
         if not path.is_dir():
             raise OutputError(path, "exists and is not a folder; give a folder for the output")
@@ -228,9 +317,15 @@ def check_output_dir(path: str | os.PathLike, names: Iterable[str] = ()) -> Path
     return path
 
 
-def check_output_file(path: str | os.PathLike) -> Path:
-    """Check that ``path`` can be written as a file (not a folder; its folder writable)."""
+def check_output_file(path: str | os.PathLike, *, data_ok: bool = False) -> Path:
+    """Check that ``path`` can be written as a file (not a folder; its folder writable; not a
+    place no command writes, :func:`refuse_never_write`; ``data_ok`` as there)."""
     path = Path(path)
+    refuse_never_write(write_target(path), file=True, data_ok=data_ok)
+    return _check_file(path)
+
+
+def _check_file(path: Path) -> Path:
     if path.is_dir():
         raise OutputError(path, "is a folder; give a file name for the output")
     if path.parent.exists():
@@ -384,27 +479,149 @@ def _swappable(out: Path, carry_folders: bool = False) -> bool:
         return not any(e.is_dir(follow_symlinks=False) for e in it)
 
 
-def _is_temp(name: str) -> bool:
-    return name.startswith(".") and (name.endswith(".tmp") or name.startswith(
-        (_IN_PLACE_STAGING, _IN_PLACE_COMMIT, BUILD_PREFIX)))
+# Folders and journals a write leaves when killed are recognized by what this run recorded,
+# never by their names alone: anyone who can put a file into an output folder (a cloned
+# repository's committed reports/, a shared folder) can name one like ours.
+
+#: The record inside a private folder (:func:`make_private_dir`).
+_MARKER = ".toolsel-private.json"
+_MARKER_KIND = "toolsel private folder"
+_JOURNAL_KIND = "toolsel set journal"
+_MAX_RECORD = 1 << 20
+
+
+def _identity(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino]
+
+
+def _read_record(path: Path, kind: str) -> dict | None:
+    """The JSON object of the regular file ``path`` (never through a link) if its ``kind``
+    is ``kind``; ``None`` for anything else (missing, a link, malformed, another kind)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
+            data = json.loads(fh.read(_MAX_RECORD).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and data.get("kind") == kind else None
+
+
+def make_private_dir(path: str | os.PathLike, **record: Any) -> Path:
+    """Create the folder ``path`` marked as this run's: a record inside it holds its own
+    device and inode numbers (and ``record``). :func:`private_dir_record` recognizes it
+    later; a copy, a clone, a link or a folder merely named like it is not recognized."""
+    path = Path(path)
+    os.mkdir(path, 0o777)
+    data = {"kind": _MARKER_KIND, "dir": _identity(os.lstat(path)), **record}
+    _plain_write(path / _MARKER, lambda fh: fh.write(_dumps(data) + "\n"))
+    return path
+
+
+def private_dir_record(path: str | os.PathLike) -> dict | None:
+    """The record of a folder :func:`make_private_dir` made (a real folder, not a link, whose
+    record names this very folder), else ``None``."""
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    data = _read_record(path / _MARKER, _MARKER_KIND)
+    return data if data is not None and data.get("dir") == _identity(st) else None
+
+
+def is_private_dir(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a folder a toolsel run made for itself (:func:`make_private_dir`)."""
+    return private_dir_record(path) is not None
+
+
+def _plain_name(name: Any) -> bool:
+    """A name of one entry of a folder: no separator, not ``.``/``..``, no NUL."""
+    return isinstance(name, str) and name not in ("", ".", "..") and "/" not in name \
+        and "\\" not in name and "\0" not in name
+
+
+def _journal_path(out: Path, token: str) -> Path:
+    return out.parent / f".{out.name}.toolsel-journal-{token}"
+
+
+def _write_journal(out: Path, token: str) -> Path:
+    """Record, beside ``out``, the id of the set this run swaps in (lock held): the only way
+    the next run recognizes this run's staging and old folders."""
+    old = _identity(os.lstat(out)) if out.exists() else None
+    data = {"kind": _JOURNAL_KIND, "id": token, "out": out.name,
+            "parent": _identity(os.stat(out.parent)), "old": old}
+    path = _journal_path(out, token)
+    _atomic_write(path, lambda fh: fh.write(_dumps(data) + "\n"), text=True)
+    return path
+
+
+def _journals(out: Path) -> list[tuple[Path, dict]]:
+    """This folder's valid journals: records of sets swapped in beside ``out``."""
+    parent = out.parent
+    try:
+        parent_id = _identity(os.stat(parent))
+        names = os.listdir(parent)
+    except OSError:
+        return []
+    prefix = f".{out.name}.toolsel-journal-"
+    found = []
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        data = _read_record(parent / name, _JOURNAL_KIND)
+        if data is None or data.get("id") != name[len(prefix):] or \
+                not _plain_name(data.get("id")) or data.get("out") != out.name or \
+                data.get("parent") != parent_id:
+            continue  # not ours: left alone
+        found.append((parent / name, data))
+    return found
+
+
+def _real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _recover(out: Path) -> None:
-    """Clean up (or finish) what a killed :func:`write_set` left for ``out``; lock held."""
+    """Clean up (or finish) what a killed :func:`write_set` left for ``out``; lock held.
+
+    Only what a journal of this folder names (beside it, :func:`_write_journal`) or a private
+    folder of this run's making (inside it, :func:`make_private_dir`) is touched; a folder
+    merely named like ours, or a link, is left alone."""
     parent = out.parent
-    prefix = f".{out.name}."
-    olds = sorted(parent.glob(f"{prefix}old-*"), key=lambda p: p.stat().st_mtime)
-    if not out.exists() and olds:
-        # killed between the two renames of the fallback swap: put the old set back
-        os.rename(olds[-1], out)
-        olds = olds[:-1]
-    for leftover in [*parent.glob(f"{prefix}staging-*"), *olds]:
-        shutil.rmtree(leftover, ignore_errors=True)
-    if out.is_dir():
-        for d in out.glob(f"{_IN_PLACE_COMMIT}*"):  # complete set, partly moved: finish it
-            _roll_forward(d, out)
-        for d in out.glob(f"{_IN_PLACE_STAGING}*"):  # incomplete set: drop it
-            shutil.rmtree(d, ignore_errors=True)
+    for journal, data in _journals(out):
+        token = data["id"]
+        staging = parent / f".{out.name}.staging-{token}"
+        old = parent / f".{out.name}.old-{token}"
+        if not out.exists() and not out.is_symlink() and _real_dir(old) and \
+                data.get("old") == _identity(os.lstat(old)):
+            # killed between the two renames of the fallback swap: put the old set back
+            os.rename(old, out)
+        for leftover in (staging, old):
+            if _real_dir(leftover):
+                shutil.rmtree(leftover, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            journal.unlink()
+    if _real_dir(out):
+        for name in sorted(os.listdir(out)):
+            d = out / name
+            if name.startswith(_IN_PLACE_COMMIT):  # complete set, partly moved: finish it
+                record = private_dir_record(d)
+                if record is not None and record.get("id") == name[len(_IN_PLACE_COMMIT):]:
+                    _roll_forward(d, out, record)
+            elif name.startswith(_IN_PLACE_STAGING):  # incomplete set: drop it
+                record = private_dir_record(d)
+                if record is not None and record.get("id") == name[len(_IN_PLACE_STAGING):]:
+                    shutil.rmtree(d, ignore_errors=True)
 
 
 def recover_set(out_dir: str | os.PathLike, *, timeout: float | None = None) -> None:
@@ -495,7 +712,9 @@ def link_tree(src: Path, dst: Path) -> None:
 
 def _swap_in(out: Path, files: Mapping[str, Any], remove: Iterable[str] = (),
              finish: Callable[[Path], Any] | None = None) -> None:
-    staging = out.parent / f".{out.name}.staging-{_token()}"
+    token = _token()
+    journal = _write_journal(out, token)
+    staging = out.parent / f".{out.name}.staging-{token}"
     os.mkdir(staging, 0o777)
     try:
         _stage(staging, files)
@@ -504,26 +723,29 @@ def _swap_in(out: Path, files: Mapping[str, Any], remove: Iterable[str] = (),
             skip = set(files) | set(remove)
             with os.scandir(out) as it:
                 for entry in it:
-                    if entry.name not in skip and not _is_temp(entry.name):
+                    # every entry is carried over but this run's private folders (a build)
+                    if entry.name not in skip and not is_private_dir(entry.path):
                         link_tree(Path(entry.path), staging / entry.name)
         if finish is not None:
             finish(staging)
         if not out.exists():
             os.rename(staging, out)
+            journal.unlink()
             return
         if not _exchange(staging, out):
-            old = out.parent / f".{out.name}.old-{_token()}"
+            old = out.parent / f".{out.name}.old-{token}"
             os.rename(out, old)  # a kill here is undone by the next run (_recover)
             os.rename(staging, out)
             staging = old
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            journal.unlink()
         raise
     shutil.rmtree(staging, ignore_errors=True)  # now the old set
+    journal.unlink()
 
 
-#: In an in-place commit folder: the names the set removes, one a line.
-_REMOVE_LIST = ".remove"
 #: In an in-place commit folder: entries replaced, deleted once every entry is in place.
 _TRASH = ".replaced"
 
@@ -533,40 +755,46 @@ def _move_in(out: Path, files: Mapping[str, Any], remove: Iterable[str] = (),
     out.mkdir(parents=True, exist_ok=True)
     token = _token()
     staging = out / f"{_IN_PLACE_STAGING}{token}"
-    os.mkdir(staging, 0o777)
+    # the names the set removes are in the folder's own record: nothing else is read back
+    make_private_dir(staging, id=token, remove=sorted(remove))
     try:
         _stage(staging, files)
         if finish is not None:
             finish(staging)
-        (staging / _REMOVE_LIST).write_text("".join(f"{r}\n" for r in remove),
-                                           encoding="utf-8")
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     commit = out / f"{_IN_PLACE_COMMIT}{token}"
     os.rename(staging, commit)  # the set is complete: from here a killed run is rolled forward
-    _roll_forward(commit, out)
+    _roll_forward(commit, out, private_dir_record(commit) or {})
 
 
-def _roll_forward(commit: Path, out: Path) -> None:
+def _roll_forward(commit: Path, out: Path, record: Mapping[str, Any]) -> None:
     """Move a complete in-place set into ``out`` (idempotent: a killed move is finished by
     calling it again): each entry replaces its namesake (a replaced folder goes to the
-    commit folder's trash first), then the listed removals go."""
+    commit folder's trash first), then the record's removals go: plain names of entries of
+    ``out`` (anything else is ignored), never one the set itself brought."""
     trash = commit / _TRASH
-    trash.mkdir(exist_ok=True)
-    removals = []
-    if (commit / _REMOVE_LIST).exists():
-        removals = (commit / _REMOVE_LIST).read_text(encoding="utf-8").split("\n")
+    if not _real_dir(trash):
+        trash.mkdir()
+    removals = record.get("remove")
+    removals = [r for r in removals if _plain_name(r)] if isinstance(removals, list) else []
+    brought = set()
     for entry in sorted(commit.iterdir()):
-        if entry.name in (_TRASH, _REMOVE_LIST):
+        if entry.name in (_TRASH, _MARKER):
             continue
+        brought.add(entry.name)
         dest = out / entry.name
         if dest.is_dir() and not dest.is_symlink():
             os.replace(dest, trash / entry.name)
         os.replace(entry, dest)
-    for name in filter(None, removals):
+    for name in removals:
+        if name in brought or name.startswith((_IN_PLACE_COMMIT, _IN_PLACE_STAGING)):
+            continue
         dest = out / name
         if dest.is_dir() and not dest.is_symlink():
+            if (trash / name).exists():
+                shutil.rmtree(trash / name, ignore_errors=True)
             os.replace(dest, trash / name)
         elif dest.exists() or dest.is_symlink():
             dest.unlink()

@@ -78,7 +78,7 @@ def _command_line(args, run) -> str:
 @command("check", "compare a labeled suite's selection with a committed baseline and "
          "thresholds; exit 1 when a request lost a required tool", _args)
 def _run(args: argparse.Namespace) -> int:
-    from ..tables.check import (CheckRun, baseline_text, compare, load_baseline,
+    from ..tables.check import (CheckRun, baseline_text, compare, incomparable, load_baseline,
                               parse_thresholds, run_check, selection_policy, settings_mismatch)
     from ..policies import policy_spec
     from ..io import check_output_file, write_bytes, write_text
@@ -94,10 +94,11 @@ def _run(args: argparse.Namespace) -> int:
     for path in (args.summary, args.junit):
         if path is not None:
             check_output_file(path)
+    if args.update_baseline and args.baseline is not None:
+        check_output_file(args.baseline, data_ok=True)
     old = None
     if args.baseline is not None:
         if args.update_baseline:
-            check_output_file(args.baseline)
             if args.baseline.exists():
                 try:
                     old = load_baseline(args.baseline)
@@ -135,6 +136,12 @@ def _run(args: argparse.Namespace) -> int:
     queries = _load_queries(args.queries, reg)
     if args.model is not None:
         scorers = with_model(scorers, args.model, reg, queries)
+    if old is not None and not args.update_baseline:
+        why = incomparable(old, queries, reg)
+        if why is not None:  # a gate that compares nothing must not pass
+            raise ValueError(f"{args.baseline}: {why}; nothing to compare: check the "
+                             "--registry and --queries, or record a new baseline with "
+                             "--update-baseline")
     run = run_check(reg, queries, scorers, selection=selection, always_include=always)
     result = compare(run, old if same else None, thresholds, registry=reg,
                      explain=args.explain)

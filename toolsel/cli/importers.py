@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from .common import command
@@ -34,6 +35,23 @@ def _import_args(p: argparse.ArgumentParser) -> None:
                         "description, and tool names the OpenAI or Anthropic APIs refuse")
 
 
+def _write_pair(out: Path, reg_text: str, queries_out: Path | None, q_text: str) -> None:
+    """Write the registry (and its queries) as one set: under the lock of each file's folder
+    (:func:`toolsel.io.folder_lock`, taken in a fixed order), so concurrent imports into the
+    same files leave a registry and a query file of the same run."""
+    import contextlib
+    from ..io import folder_lock, write_target, write_text
+    targets = [write_target(out)] + ([write_target(queries_out)] if queries_out else [])
+    folders = sorted({Path(os.path.realpath(t.parent)) for t in targets}, key=str)
+    with contextlib.ExitStack() as stack:
+        for folder in folders:
+            folder.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(folder_lock(folder, what=out))
+        if queries_out is not None:
+            write_text(q_text, queries_out)
+        write_text(reg_text, out)
+
+
 def _short(names: list[str], n: int = 10) -> str:
     return ", ".join(names[:n]) + (f" ... ({len(names) - n} more)" if len(names) > n else "")
 
@@ -43,7 +61,7 @@ def _short(names: list[str], n: int = 10) -> str:
          _import_args)
 def _import(args: argparse.Namespace) -> int:
     from ..integrations.sources import import_sources
-    from ..io import _dumps, write_text
+    from ..io import _dumps, jsonl_text
     check_output_file(args.out)
     if args.queries_out is not None:
         check_output_file(args.queries_out)
@@ -59,11 +77,9 @@ def _import(args: argparse.Namespace) -> int:
                          "above); nothing written")
     # serialize both before writing either, so a value JSON cannot hold fails before any write
     reg_text = _dumps([t.to_record() for t in registry], indent=2) + "\n"
-    q_text = "".join(_dumps(q) + "\n" for q in queries)
+    q_text = jsonl_text(queries)
     servers = sorted({t.metadata["server"] for t in registry if "server" in t.metadata})
-    if queries and args.queries_out is not None:
-        write_text(q_text, args.queries_out)
-    write_text(reg_text, args.out)
+    _write_pair(args.out, reg_text, args.queries_out if queries else None, q_text)
     print(f"{args.out}: {len(registry)} tools from {len(args.files)} input(s)"
           + (f", servers: {_short(servers, 8)}" if servers and len(servers) <= 50
              else f", {len(servers)} servers" if servers else ""))
@@ -76,6 +92,12 @@ def _import(args: argparse.Namespace) -> int:
             print(f"{args.queries_out}: {what}")
         else:
             print(f"  {what} not written: add --queries-out FILE to write them")
+    elif args.queries_out is not None and (args.queries_out.exists()
+                                           or args.queries_out.is_symlink()):
+        print(f"  {args.queries_out}: these inputs hold no labeled queries; the file there (an "
+              "earlier import's or yours) is left as it is and may not match this registry")
+    elif args.queries_out is not None:
+        print(f"  {args.queries_out}: these inputs hold no labeled queries; nothing written")
     if result.resolved:
         print(f"  {len(result.resolved)} names had several definitions; kept the one seen "
               f"most often (ties: the first seen): {_short(result.resolved)}")

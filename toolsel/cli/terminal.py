@@ -1,36 +1,30 @@
 """What reaches the terminal: control characters from data shown, never obeyed.
 
 A tool description, a query or a file name can hold escape sequences (``\\x1b[2J`` clears
-the screen, ``\\x1b]52;...`` writes the clipboard). Every line a command prints goes through
-:class:`SafeStream`, which shows C0/C1 control characters (except tab, newline and carriage
-return, which progress lines use) and lone surrogates (bytes of a non-UTF-8 argument or
-file name) as visible escapes.
+the screen, ``\\x1b]52;...`` writes the clipboard), a carriage return that lets the rest of
+a line overwrite it, or a bidirectional override that reverses it. Every line a command
+prints goes through :class:`SafeStream`, which shows them as visible escapes
+(:func:`toolsel.visible.visible`: control, bidi and line-separator characters, lone
+surrogates), except tab and newline, and a carriage return that starts what is written
+(how a progress bar redraws its line).
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 import sys
 from collections.abc import Iterator
 
+from ..visible import visible
+
 __all__ = ["neutralize", "SafeStream", "safe_terminal", "check_argv"]
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def _escape(m: re.Match) -> str:
-    ch = m.group(0)
-    code = ord(ch)
-    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
-        return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
 def neutralize(text: str) -> str:
-    """``text`` with control characters (but tab, newline, carriage return) and lone
-    surrogates written as visible ``\\xNN`` escapes."""
-    return _CONTROL.sub(_escape, text)
+    """``text`` as the terminal shows it: :func:`toolsel.visible.visible` but tab, newline,
+    and one carriage return at the very start (a progress bar redrawing its line)."""
+    if text.startswith("\r"):
+        return "\r" + visible(text[1:], keep="\t\n")
+    return visible(text, keep="\t\n")
 
 
 class SafeStream:

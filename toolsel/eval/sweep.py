@@ -124,10 +124,9 @@ class SweepResult:
                   for name in ("summary", "query_metrics", "per_query", "misses")}
         if self.policies is not None:
             tables[self.POLICIES_FILE] = self.policies
-        written = write_set(out_dir, tables)
-        if self.policies is None:
-            Path(out_dir, self.POLICIES_FILE).unlink(missing_ok=True)
-        return written
+        # an earlier sweep's policies.csv goes with the same swap (never after it)
+        return write_set(out_dir, tables,
+                         remove=[] if self.policies is not None else [self.POLICIES_FILE])
 
 
 def _check_top_k(top_k: Iterable[int]) -> list[int]:

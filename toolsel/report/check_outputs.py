@@ -10,7 +10,8 @@ so it renders as the characters it holds and opens no tag, link or table column.
 Jenkins/Ant structure: ``testsuites`` > ``testsuite`` per scorer > ``testcase`` per labeled
 request, plus one per threshold). A request's testcase fails when it lost a required tool
 (one ``failure`` element holding its regression lines); a threshold's when it is missed.
-Characters XML 1.0 cannot hold (control characters) are dropped.
+Control, bidi and line-separator characters from data are shown as escapes
+(:func:`toolsel.visible.visible`); what XML 1.0 cannot hold otherwise is dropped.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from ..tables.check import Change, CheckResult, one_line
+from ..visible import visible
 from .markdown import code, escape
 
 __all__ = ["markdown_summary", "junit_xml", "verdict", "MAX_ROWS"]
@@ -142,7 +144,9 @@ _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _x(text: object) -> str:
-    return _XML_BAD.sub("", str(text))
+    """Text for XML: control, bidi and line-separator characters from data shown as escapes
+    (:func:`toolsel.visible.visible`; newlines and tabs kept), what XML cannot hold dropped."""
+    return _XML_BAD.sub("", visible(str(text), keep="\t\n"))
 
 
 def junit_xml(result: CheckResult, *, seconds: dict[str, float] | None = None) -> bytes:

@@ -105,6 +105,8 @@ def write_explore_notebook(notebooks_dir: str | Path, registry: str | Path, out:
         if _inside(out, owned):
             raise ValueError(f"--out {out}: inside the project's {owned.name}/ folder; "
                              "choose a folder of your own")
+    from ..io import refuse_never_write
+    refuse_never_write(out)  # /, home, any toolsel checkout and its sources, --force or not
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out}: exists and is not a folder")
     registry = Path(registry).expanduser().resolve()

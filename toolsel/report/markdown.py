@@ -24,6 +24,8 @@ from numbers import Integral, Real
 
 import pandas as pd
 
+from ..visible import visible
+
 __all__ = ["escape", "code", "table", "interval", "interval_row", "interval_table", "pct",
            "wide_table", "list_text", "name_list", "code_hit", "yes_no"]
 
@@ -35,20 +37,22 @@ Format = str | Callable[[object], str]
 
 def escape(text: object) -> str:
     """``text`` as literal Markdown: HTML special characters (quotes too) as entities, Markdown
-    punctuation backslash-escaped, newlines as spaces (so it stays on its line or cell).
+    punctuation backslash-escaped, newlines as spaces (so it stays on its line or cell),
+    other control, bidi and line-separator characters as visible escapes
+    (:func:`toolsel.visible.visible`).
 
     Safe in a paragraph and in a table cell: it renders as the characters it holds and can
     open no tag, link, emphasis, code span, math, heading, list or table column.
     """
     # punctuation first, entities second: escaping after html.escape would break "&#x27;"
-    s = _PUNCT.sub(r"\\\1", re.sub(r"\s*[\r\n]+\s*", " ", str(text)))
+    s = _PUNCT.sub(r"\\\1", re.sub(r"\s*\n+\s*", " ", visible(text, keep="\t\n")))
     return html.escape(s, quote=True)
 
 
 def code(text: object) -> str:
     """``text`` as inline code: a ``<code>`` element, HTML-escaped, ``|`` as an entity (a
     Markdown code span would still split a table cell at ``|``)."""
-    s = html.escape(re.sub(r"\s*[\r\n]+\s*", " ", str(text)), quote=True)
+    s = html.escape(re.sub(r"\s*\n+\s*", " ", visible(text, keep="\t\n")), quote=True)
     return "<code>" + s.replace("|", "&#124;") + "</code>"
 
 

@@ -59,17 +59,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..io import (BUILD_PREFIX, OutputError, folder_lock, link_tree, recover_set, write_set,
-                  write_text)
+from ..io import (BUILD_PREFIX, OutputError, folder_lock, is_private_dir, link_tree,
+                  make_private_dir, recover_set, write_set, write_text)
 from .execute import execute_notebook, export_html
 from .stable import keep_equal_files
-from .output import (LEGACY_STAGING, MANIFEST, check_out_dir, check_ownership, manifest_shared,
+from .output import (MANIFEST, Ownership, check_out_dir, check_ownership, manifest_shared,
                      manifest_text, owned_files, report_entries)
 from .plan import PlannedNotebook, UserData, check_user_data, find_notebooks, notebook_plan
 from .explorer_page import EXPLORER_PAGE, write_report_explorer
@@ -128,13 +129,12 @@ def report_lock(out: Path) -> Iterator[None]:
 
 
 def _clean_leftovers(out: Path) -> None:
-    """Drop what killed runs left in ``out`` (lock held): build folders, the staging folder of
-    reports written before the manifest; and finish or undo a killed set swap."""
+    """Drop what killed runs left in ``out`` (lock held): their build folders, recognized by
+    the record a run writes into its own (:func:`toolsel.io.make_private_dir`), never by name
+    alone; and finish or undo a killed set swap (:func:`toolsel.io.recover_set`, likewise)."""
     for d in out.glob(f"{BUILD_PREFIX}*"):
-        shutil.rmtree(d, ignore_errors=True)
-    legacy = out / LEGACY_STAGING
-    if legacy.is_dir() and not legacy.is_symlink():
-        shutil.rmtree(legacy, ignore_errors=True)
+        if is_private_dir(d):
+            shutil.rmtree(d, ignore_errors=True)
     recover_set(out)
 
 
@@ -169,20 +169,21 @@ def _run_one(planned: PlannedNotebook, build: Path, out: Path, nb_dir: Path, *, 
     return run
 
 
-def _move_from(src: Path, old: Path, owned: set[str], rel: str):
+def _move_from(src: Path, old: Path, owned: set[str], rel: str, kept: set[str]):
     """A writer for :func:`~toolsel.io.write_set`: the built entry ``src`` moves into the new
-    set; files of the old entry ``old`` that the report does not own (a user's) are linked
-    into it, so replacing the entry never deletes them."""
+    set; files of the old entry ``old`` that the report does not own (a user's, or one
+    changed since the report wrote it) are linked into it, in place of a built file of the
+    same name, so replacing the entry never deletes nor overwrites them (added to ``kept``)."""
     def write(path: Path) -> None:
         if src is not None:
             os.replace(src, path)
         elif old.is_dir():
             os.mkdir(path)
-        _keep_unowned(old, path, owned, rel)
+        _keep_unowned(old, path, owned, rel, kept)
     return write
 
 
-def _keep_unowned(old: Path, new: Path, owned: set[str], rel: str) -> None:
+def _keep_unowned(old: Path, new: Path, owned: set[str], rel: str, kept: set[str]) -> None:
     if not old.is_dir() or old.is_symlink() or not new.is_dir():
         return
     for dirpath, dirnames, filenames in os.walk(old):
@@ -190,8 +191,11 @@ def _keep_unowned(old: Path, new: Path, owned: set[str], rel: str) -> None:
         for name in [*filenames, *(d for d in dirnames if (Path(dirpath) / d).is_symlink())]:
             r = (Path(rel) / sub / name).as_posix()
             target = new / sub / name
-            if r in owned or target.exists() or target.is_symlink():
+            if r in owned or (target.is_dir() and not target.is_symlink()):
                 continue
+            if target.exists() or target.is_symlink():
+                target.unlink()  # the built file: the user's stays in its place
+            kept.add(r)
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
                 os.link(Path(dirpath) / name, target, follow_symlinks=False)
@@ -235,7 +239,7 @@ def add_to_manifest(out_dir: str | Path, names: Iterable[str],
     notebook outputs) plus ``names``."""
     rep = Path(out_dir)
     owned = owned_files(rep, notebooks) - {MANIFEST}
-    return write_text(manifest_text(owned | set(names), shared=manifest_shared(rep)),
+    return write_text(manifest_text(owned | set(names), shared=manifest_shared(rep), root=rep),
                       rep / MANIFEST)
 
 
@@ -312,18 +316,17 @@ def generate_reports(notebooks_dir: str | Path = "notebooks", out_dir: str | Pat
     rep.mkdir(parents=True, exist_ok=True)
     with report_lock(rep):
         _clean_leftovers(rep)
-        owned = check_ownership(rep, names, folders, all_notebooks, force=force)
+        own = check_ownership(rep, names, folders, all_notebooks, force=force)
         # a folder holding the user's files (--force, then or earlier) or another user's is
         # updated in place, never replaced whole
-        in_place = (existed and not owned and any(
+        in_place = (existed and not own.listed and any(
             not e.startswith(".toolsel-") for e in os.listdir(rep))) \
             or manifest_shared(rep) or os.stat(rep).st_uid != os.getuid()
-        build = rep / f"{BUILD_PREFIX}{os.getpid()}"
-        build.mkdir()
+        build = make_private_dir(rep / f"{BUILD_PREFIX}{secrets.token_hex(6)}")
         try:
             runs = [_run_planned(p, build, rep, nb_dir, html=html, kernel=kernel,
                                  on_done=on_done) for p in plan]
-            _write(rep, build, plan, runs, owned, data, only, all_notebooks,
+            _write(rep, build, plan, runs, own, data, only, all_notebooks,
                    in_place=in_place, nb_dir=nb_dir)
         finally:
             shutil.rmtree(build, ignore_errors=True)
@@ -343,10 +346,20 @@ def _run_planned(planned: PlannedNotebook, build: Path, rep: Path, nb_dir: Path,
 
 
 def _write(rep: Path, build: Path, plan: Sequence[PlannedNotebook], runs: Sequence[NotebookRun],
-           owned: set[str], data: UserData | None, only, all_notebooks: Sequence[Path], *,
+           own: Ownership, data: UserData | None, only, all_notebooks: Sequence[Path], *,
            in_place: bool, nb_dir: Path) -> None:
-    """Write the run's set into ``rep`` through :func:`toolsel.io.write_set`."""
+    """Write the run's set into ``rep`` through :func:`toolsel.io.write_set`: ownership by
+    content (:func:`~toolsel.report.output.ownership`); a file that changed since the last
+    report, or a user's file, is kept where it is and named in one line."""
+    built_all = {f for name in os.listdir(build) if not name.startswith(".")
+                 for f in _built_files(build, name)}
+    owned = set(own.owned)
+    if own.legacy:  # owned by name only: replace what is written again, remove nothing inside
+        owned = {f for f in owned if "/" not in f or f in built_all}
     owned_top = {f.split("/")[0] for f in owned}
+    report_level = {"README.md", "index.html", MANIFEST, EXPLORER_PAGE}
+    changed_top = {f for f in own.changed if "/" not in f}
+    user_kept: set[str] = set()
     files: dict = {}
     drop: set[str] = set()
     for planned, run in zip(plan, runs):
@@ -356,28 +369,30 @@ def _write(rep: Path, build: Path, plan: Sequence[PlannedNotebook], runs: Sequen
             drop.update(entries)
         elif run.error is None:
             for name in entries:
+                if name in changed_top:
+                    continue
                 if (build / name).exists():
-                    files[name] = _move_from(build / name, rep / name, owned, name)
+                    files[name] = _move_from(build / name, rep / name, owned, name, user_kept)
                 else:
                     drop.add(name)
-        elif (build / f"{stem}.failed.ipynb").exists():
+        elif (build / f"{stem}.failed.ipynb").exists() and \
+                f"{stem}.failed.ipynb" not in changed_top:
             files[f"{stem}.failed.ipynb"] = _move_from(build / f"{stem}.failed.ipynb",
-                                                       rep / f"{stem}.failed.ipynb", owned, "")
+                                                       rep / f"{stem}.failed.ipynb", owned, "",
+                                                       user_kept)
     if data is not None and only is None:  # a user's report: earlier outputs of other data go
         ours = {p.source.stem for p in plan}
-        drop.update(e for e in owned_top if e.split(".")[0] not in ours
-                    and e not in ("README.md", "index.html", MANIFEST))
-    drop = {e for e in drop if e in owned_top and e not in files}
+        drop.update(e for e in owned_top if e.split(".")[0] not in ours)
+    drop = {e for e in drop if e in owned_top and e not in files and e not in report_level}
     remove = set()
     for name in drop:
         if _has_unowned(rep / name, owned, name):  # keep a user's files found inside it
-            files[name] = _move_from(None, rep / name, owned, name)
+            files[name] = _move_from(None, rep / name, owned, name, user_kept)
         else:
             remove.add(name)
     new_files = {f for name in files for f in _built_files(build, name)}
     kept = {f for f in owned if f.split("/")[0] not in files and f.split("/")[0] not in remove
-            and f.split("/")[0] not in ("README.md", "index.html", MANIFEST, EXPLORER_PAGE)
-            and (rep / f).is_file()}
+            and f.split("/")[0] not in report_level and (rep / f).is_file()}
     if in_place:  # the staged view must hold the kept entries too (README, index list them)
         for name in {f.split("/")[0] for f in kept}:
             if (rep / name).exists():
@@ -395,12 +410,27 @@ def _write(rep: Path, build: Path, plan: Sequence[PlannedNotebook], runs: Sequen
             write_user_readme(staging, runs, data)
             write_index(staging, [r.source for r in runs], runs=runs,
                         title="toolsel report on your data", intro=_user_intro(data))
-        write_text(manifest_text(new_files | kept | explorer | {"README.md", "index.html"},
-                                 shared=in_place),
+        for name in changed_top:  # changed since the last report: the old file stays
+            if (staging / name).exists() or (staging / name).is_symlink():
+                (staging / name).unlink()
+            if (rep / name).exists() and not (rep / name).is_symlink():
+                link_tree(rep / name, staging / name)
+        ours = (new_files | kept | explorer | {"README.md", "index.html"}) - user_kept \
+            - own.changed
+        theirs = {f for f in own.changed | (user_kept & built_all) if f != MANIFEST
+                  and ((staging / f).exists() or (staging / f).is_symlink())}
+        write_text(manifest_text(ours, shared=in_place, root=staging, kept=theirs),
                    staging / MANIFEST)
 
     write_set(rep, files, remove=sorted(remove), finish=finish, carry_folders=True,
               in_place=in_place)
+    noticed = sorted((own.changed | (user_kept & built_all)) - {MANIFEST})
+    if noticed:
+        print("changed since the last report: kept: " + ", ".join(noticed), flush=True)
+    unrecorded = sorted(user_kept - set(noticed)) if own.legacy else []
+    if unrecorded:
+        print("not recorded as the report's (a folder without a manifest of content hashes): "
+              "kept: " + ", ".join(unrecorded), flush=True)
 
 
 def _built_files(build: Path, name: str) -> list[str]:

@@ -34,6 +34,7 @@ above the tool now that were not above it in the baseline, best first, at most
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -52,7 +53,8 @@ from .failure_modes import classify_miss, content_terms, tool_terms
 from ..eval.metrics import evaluate, evaluate_sent
 from ..scorers.embedding import persist_request_vectors
 
-__all__ = ["FORMAT", "DEFAULT_TOP_K", "MAX_PASSED_BY", "Threshold", "parse_thresholds",
+__all__ = ["registry_fingerprint", "incomparable", "FORMAT", "DEFAULT_TOP_K", "MAX_PASSED_BY",
+           "Threshold", "parse_thresholds",
            "selection_policy", "RequestResult", "ScorerRun", "CheckRun", "run_check",
            "baseline_text", "load_baseline", "parse_baseline", "Change", "Explanation",
            "ThresholdResult", "CheckResult", "compare", "summary_metrics", "one_line"]
@@ -95,6 +97,10 @@ class Threshold:
         return self.metric if self.k is None else f"{self.metric}@{self.k}"
 
 
+#: The largest cut-off a threshold takes (as every command's --top-k).
+_MAX_K = 10**9
+
+
 def parse_thresholds(text: str | Iterable[str]) -> list[Threshold]:
     """``"R@10=0.9,Complete@10=0.8,MRR=0.5"`` → thresholds (several strings are joined).
 
@@ -134,11 +140,11 @@ def parse_thresholds(text: str | Iterable[str]) -> list[Threshold]:
                     raise ValueError(f"--min: {metric}@sent is not measured; @sent takes "
                                      f"{', '.join(_SENT_METRICS)}")
                 kk = "sent"
-            elif k.isdigit() and int(k) >= 1:
+            elif k.isdigit() and 1 <= int(k) <= _MAX_K:
                 kk = int(k)
             else:
-                raise ValueError(f"--min: cut-off {k!r} in {item!r} is not an integer >= 1 "
-                                 "or 'sent'")
+                raise ValueError(f"--min: cut-off {k[:30]!r} in {item[:60]!r} is not an "
+                                 f"integer >= 1 (at most {_MAX_K:,}) or 'sent'")
         try:
             minimum = float(value)
         except ValueError:
@@ -233,6 +239,9 @@ class CheckRun:
     always_include: tuple[str, ...]
     runs: dict[str, ScorerRun]
     n_tools: int = 0
+    registry: str | None = None
+    """:func:`registry_fingerprint` of the registry it ran on (``None``: a baseline recorded
+    before fingerprints)."""
 
     @property
     def selection_spec(self) -> str:
@@ -339,7 +348,37 @@ def run_check(registry: Sequence[Tool], queries: Sequence[Query], scorers="defau
                         tuple(names_arr[order[:depth]].tolist()), terms))
             runs[label] = ScorerRun(label, results, summary_metrics(results, k_label),
                                     t1 - t0, time.perf_counter() - t1)
-    return CheckRun(selection, tuple(always), runs, len(reg))
+    return CheckRun(selection, tuple(always), runs, len(reg), registry_fingerprint(reg))
+
+
+def registry_fingerprint(registry: Sequence[Tool]) -> str:
+    """The sha256 of a registry's tool names (sorted, one a line): which registry a baseline
+    was recorded on. Names, not texts: editing descriptions is what a check is for."""
+    names = sorted(t.name for t in registry)
+    return hashlib.sha256("\n".join(names).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def incomparable(baseline: CheckRun, queries: Sequence[Query],
+                 registry: Sequence[Tool]) -> str | None:
+    """Why ``baseline`` cannot be compared with a run of ``queries`` on ``registry`` (one
+    line), else ``None``: no request id in common, none of the common ids holding the same
+    request text, or a baseline recorded on another registry (its fingerprint differs and
+    none of the tools its requests need is in this one)."""
+    base = {r.id: r for sr in baseline.runs.values() for r in sr.requests}
+    common = [q for q in queries if q.id in base]
+    if not common:
+        return (f"no request in common with the baseline (its {len(base)} request ids are "
+                "none of this run's)")
+    if not any(base[q.id].query == q.query for q in common):
+        return (f"the {len(common)} request ids it shares with this run all hold other "
+                "requests: recorded on another query set")
+    if baseline.registry is not None and baseline.registry != registry_fingerprint(registry):
+        names = {t.name for t in registry}
+        needed = {t for r in base.values() for t in r.ranks}
+        if needed and not needed & names:
+            return (f"recorded on another registry: none of the {len(needed)} tools its "
+                    "requests need is in this one")
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -367,7 +406,10 @@ def baseline_text(run: CheckRun) -> str:
     tool sent, ``terms`` {tool: shared query words}, and ``n_sent`` for a policy).
     """
     lines = ["{", f' "always_include": {_dumps(list(run.always_include))},',
-             f' "format": {_dumps(FORMAT)},', ' "scorers": {']
+             f' "format": {_dumps(FORMAT)},']
+    if run.registry is not None:
+        lines.append(f' "registry": {_dumps(run.registry)},')
+    lines.append(' "scorers": {')
     labels = list(run.runs)
     for si, label in enumerate(labels):
         sr = run.runs[label]
@@ -428,6 +470,11 @@ def parse_baseline(text: str, path: str | Path = "<baseline>") -> CheckRun:
     if not isinstance(scorers, dict) or not scorers:
         raise err("expected an object {scorer: {summary, queries}} with at least one scorer",
                   fld="scorers", needle='"scorers"')
+    fingerprint = doc.get("registry")
+    if fingerprint is not None and not (isinstance(fingerprint, str) and
+                                        re.fullmatch(r"[0-9a-f]{64}", fingerprint)):
+        raise err("expected the registry's sha256 (64 hex digits)", fld="registry",
+                  needle='"registry"')
     fixed = type(sel) is TopK
     runs: dict[str, ScorerRun] = {}
     for label, body in scorers.items():
@@ -472,7 +519,7 @@ def parse_baseline(text: str, path: str | Path = "<baseline>") -> CheckRun:
             reqs.append(RequestResult(qid, rec["query"], dict(ranks), int(n_sent), tuple(top),
                                       {t: tuple(v) for t, v in terms.items()}))
         runs[label] = ScorerRun(label, reqs, dict(body["summary"]))
-    return CheckRun(sel, tuple(always), runs)
+    return CheckRun(sel, tuple(always), runs, registry=fingerprint)
 
 
 def load_baseline(path: str | Path) -> CheckRun:

@@ -26,7 +26,6 @@ requests ``toolsel label --from FILE`` labels in one session.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,7 +39,8 @@ import pandas as pd
 from ..data import (DataError, Query, Registry, Tool, check_tool_names, query_from_record,
                     read_records, read_text)
 from ..datasets import assign_splits, read_labeled
-from ..io import OutputError, folder_lock, write_bytes
+from ..io import (OutputError, folder_lock, jsonl_line, refuse_never_write, write_bytes,
+                  write_target)
 from ..ranking import rank_order, ranks_of
 from ..scorers.base import Scorer, get_scorer
 from ..text import tokenize
@@ -254,11 +254,14 @@ def append_query(path: str | Path, record: Mapping[str, Any],
     unique under concurrent appends. ``assign_split``: likewise the split, by the file's rule.
     Returns the new :class:`Query`.
     """
-    path = Path(path)
+    shown = Path(path)
+    # through a symbolic link: the linked file is read, locked (its folder) and rewritten
+    path = write_target(shown)
+    refuse_never_write(path, file=True, data_ok=True)
     reg = _registry(registry)
     record = dict(record)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with folder_lock(path.parent, what=path):
+    with folder_lock(path.parent, what=shown):
         existing = read_labeled(path, reg)
         if assign_id:
             record["id"] = next_id(file_ids(path))
@@ -315,8 +318,9 @@ def label_impact(registry: Sequence[Tool], query: str, expected: Sequence[str],
 
 
 def record_line(record: Mapping[str, Any]) -> str:
-    """The JSON line :func:`append_query` writes for ``record`` (without the newline)."""
-    return json.dumps(dict(record), ensure_ascii=False)
+    """The JSON line :func:`append_query` writes for ``record`` (without the newline):
+    :func:`toolsel.io.jsonl_line`, the writer of every JSONL file."""
+    return jsonl_line(dict(record))
 
 
 def one_line(text: str) -> str:
