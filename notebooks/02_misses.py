@@ -100,16 +100,13 @@ display(Markdown(f"**{md.escape(first)}** at K={k}:\n\n"
                  + (md_table(table, code=["expected"], raw=["sent instead (best first)"])
                     if len(rows) else "no misses.")))
 
-# %% [markdown]
-# ### The article's three misses
-#
-# The article lists three Jaccard misses at K=10. On the bundled data this section lists them
-# as this run ranks them (other data: skipped).
-
 # %%
 show_article = article and first == "jaccard" and k == 10
 article_rows = {}
 if show_article:
+    display(Markdown(log.fixed(
+        "### The article's three misses\n\nThe article lists three Jaccard misses at K=10; "
+        "here they are as this run ranks them.", "the article's misses (BRIEF.md)")))
     by_text = rows.assign(text=rows["query"].str.strip().str.lower())
     listed = []
     for text, wanted, sibling in ARTICLE_MISSES:
@@ -129,10 +126,10 @@ if show_article:
         "function words (\"by\", \"s\"). Either way the calculator shares no content word "
         "with the query and ranks last."))
 else:
-    display(Markdown("*Skipped: the article's three misses are Jaccard misses at K=10 on its "
-                     "61-tool benchmark, " + ("and Jaccard first at K=10 is not this run."
-                                               if article else "which this data is not.")
-                     + "*"))
+    display(Markdown(log.skip(
+        "the article's three misses", "they are Jaccard misses at K=10 on its 61-tool "
+        "benchmark, " + ("and Jaccard first at K=10 is not this run" if article
+                         else "which this data is not"))))
 
 # %% [markdown]
 # ## Failure modes per scorer
@@ -142,7 +139,7 @@ counts = mode_counts(classified, scorers=scorers)
 write_table(counts, out / "mode_counts.csv", float_format=None, index=True)
 fig = plot_failure_modes(counts, top_k=k)
 save_figure(fig, out, "failure_modes",
-            alt=f"Misses at K={k} per scorer, stacked by failure mode (counts of required tools)");
+            alt=f"Misses at K={k} per scorer, grouped bars by failure mode (counts of required tools)");
 display(Markdown(f"Misses at K={k} per scorer and failure mode (counts of required tools):\n\n"
                  + md.table(counts, index=True, link=f"{out.name}/mode_counts.csv")))
 

@@ -26,9 +26,10 @@
 # rest of that conversation, and only that one. The worst case is one extra tool call, never a
 # tool the model silently cannot know exists.
 #
-# First the article's 3-turn, 4-tool conversation, replayed without an LLM (the model's one
-# action, the `discover_tools` call, is scripted); then, over the labeled set, how many misses
-# one `discover` call recovers and what the hatch costs.
+# First a 3-turn, 4-tool conversation replayed without an LLM (the model's one action, the
+# `discover_tools` call, is scripted; it runs when the registry has the four tools it needs);
+# then, over the labeled set, how many misses one `discover` call recovers and what the hatch
+# costs.
 
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
@@ -70,15 +71,16 @@ display(Markdown("**This run:** " + log.summary(claims.counts(
     + " over {q} labeled queries, per scorer.", q="n_queries"))))
 
 # %% [markdown]
-# ## The article's conversation
-#
-# Four tools (`weather_lookup`, `stock_price`, `translate_text`, `calculator`, with our
-# registry's descriptions), Jaccard, `top_k=1`, no always-include, `discover_tools` injected
-# on every turn outside the filter. (Only when the registry has those four tools.)
+# ## A three-turn conversation with the escape hatch
 
 # %%
 scenario = scenario_tools_present(reg)
 if scenario:
+    display(Markdown(
+        "The article's conversation: four tools ("
+        + ", ".join(md.code(n) for n in ARTICLE_TOOLS) + ", with "
+        + ("our" if article else "this") + " registry's descriptions), Jaccard, `top_k=1`, no "
+        "always-include, `discover_tools` injected on every turn outside the filter."))
     turns = article_scenario(reg)
     table = scenario_table(turns)
     write_table(table, out / "scenario.csv", float_format=None)
@@ -91,9 +93,9 @@ if scenario:
                    "payload_chars": "payload chars (all requests)"}),
         link=f"{out.name}/scenario.csv")))
 else:
-    display(Markdown("*Skipped: the article's conversation needs the tools "
-                     + ", ".join(md.code(n) for n in ARTICLE_TOOLS)
-                     + ", which this registry does not have.*"))
+    display(Markdown(log.skip("the article's 3-turn conversation",
+                              "it needs the tools " + ", ".join(ARTICLE_TOOLS)
+                              + ", which this registry does not have")))
 
 # %%
 if scenario:

@@ -409,6 +409,71 @@ def _shown(executed: Path) -> str:
                      for o in c.get("outputs", []) if "text/markdown" in o.get("data", {}))
 
 
+# --------------------------------------------------------------------------------------------
+# the prose test: on data other than the bundled data, no sentence of a page names what only
+# the bundled data has (the skip reasons are gathered once, in the report's README)
+
+#: What only the bundled data (the article's registry and queries) has, by a regex each.
+BUNDLED_ONLY = {
+    "the bundled registry's 61 tools": r"\b61(?:-tool\b| tools\b)",
+    "the bundled 30 queries": r"\b30(?:-query\b| (?:labeled )?quer(?:y|ies)\b)",
+    "the article's payload (5,523 characters)": r"\b5,?523\b",
+    "the article's 67% recall / 84% reduction": r"\b67% recall|\b84% payload",
+    "the article's +13 points": r"\+13 points",
+    "the article's tool weather_lookup": r"weather_lookup",
+}
+#: What only data with a dev/test split can say.
+SPLIT_ONLY = {
+    "dev or test requests": r"\b(?:dev|test) (?:requests?|split|set)\b",
+    "on dev / on test": r"\b[Oo]n (?:the )?(?:dev|test)\b(?! ?-)",
+    "a held-back set": r"\bheld[- ]back (?:requests?|split|test|sets?)\b",
+    "`dev` / `test` named": r"`(?:dev|test)`",
+    "a heading about dev vs test": r"^#+ .*\b(?:[Dd]ev|[Tt]est)\b",
+}
+
+
+def page_prose(executed: Path) -> list[str]:
+    """Every piece of prose a page shows: its Markdown cells and the Markdown its code
+    displayed (tables included: a table may name a tool too)."""
+    nb = json.loads(executed.read_text(encoding="utf-8"))
+    out = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+           for c in nb["cells"] if c["cell_type"] == "markdown"]
+    return out + claims._displayed_markdown(nb)
+
+
+def bundled_only_sentences(texts: list[str], *, has_split: bool) -> list[str]:
+    """The sentences (lines outside tables) of ``texts`` naming what only the bundled data
+    (or, without a split, only a split) has: ``"<what>: <line>"`` each; an empty list when
+    none does. Table rows are data (a committed benchmark's columns, a user's own tool named
+    like the article's), not sentences."""
+    import re
+    rules = dict(BUNDLED_ONLY, **({} if has_split else SPLIT_ONLY))
+    found = []
+    for text in texts:
+        for line in text.splitlines():
+            if line.lstrip().startswith("|"):
+                continue
+            for what, pattern in rules.items():
+                if re.search(pattern, line):
+                    found.append(f"{what}: {line.strip()[:160]}")
+    return found
+
+
+def test_the_prose_check_finds_bundled_only_sentences_on_the_committed_bundled_pages():
+    """The detector is not blind: the committed bundled report names the 61 tools, the 30
+    queries, the article's numbers and weather_lookup, and its dev and test requests."""
+    texts = [t for nb in ("00_overview", "01_recall_vs_payload", "03_escape_hatch",
+                          "07_discovery", "09_description_repair")
+             for t in page_prose(ROOT / "reports" / f"{nb}.ipynb")]
+    found = bundled_only_sentences(texts, has_split=False)
+    for what in [*BUNDLED_ONLY, "dev or test requests", "a heading about dev vs test"]:
+        assert any(f.startswith(what + ":") for f in found), what
+    # and it reads lines, not words inside other words or numbers
+    assert bundled_only_sentences(["161 tools, 300 queries, 15,523 chars, latest, devices"],
+                                  has_split=False) == []
+    assert bundled_only_sentences(["## Dev vs test"], has_split=True) == []
+
+
 def _assert_page(executed: Path, page: Path, *, bundled: bool, has_split: bool) -> None:
     problems = claims.check_claims(page) + claims.uncovered_numbers(executed, page)
     assert not problems, "\n".join(problems)
@@ -417,6 +482,8 @@ def _assert_page(executed: Path, page: Path, *, bundled: bool, has_split: bool) 
     fixed = [c["text"][:80] for c in recorded if c.get("fixed")]
     if not bundled:  # text about the bundled data never shows on other data
         assert not fixed, fixed
+        found = bundled_only_sentences(page_prose(executed), has_split=has_split)
+        assert not found, "\n".join(found)
     shown = _shown(executed)
     if page.name in ("00_overview", "06_default_scorer"):  # the single-scorer check ran, and
         # its sentence (warning or not) is on the page, every number cited above

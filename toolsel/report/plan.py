@@ -227,4 +227,9 @@ def notebook_plan(notebooks: Sequence[Path], data: UserData | None) -> list[Plan
             params["top_k"] = (list(data.top_k) if "list" in declared["top_k"]
                                else headline_k(data.top_k))
         plan.append(PlannedNotebook(nb, params))
+    # a page that maps the report (the overview's table of pages) lists only those that run
+    ran = [p.source.stem for p in plan if p.skip is None]
+    for p in plan:
+        if p.skip is None and "pages" in notebook_parameters(p.source):
+            p.parameters["pages"] = ran
     return plan

@@ -29,7 +29,7 @@ from ..data import Tool, suggest_names
 from ..text import SPLITTERS, Tokenizer, check_fields, split_identifier, tokenize, tool_text
 
 __all__ = ["Scorer", "LexicalScorer", "NotFittedError", "register_scorer", "get_scorer",
-           "available_scorers", "scorer_class", "check_params", "registry_fingerprint",
+           "available_scorers", "scorer_class", "scorer_summary", "check_params", "registry_fingerprint",
            "TOKENIZERS"]
 
 _SCORERS: dict[str, type[Scorer]] = {}
@@ -74,6 +74,14 @@ def scorer_class(name: str) -> type[Scorer]:
     except KeyError:
         raise ValueError(f"unknown scorer {name!r}; available: "
                          f"{', '.join(_SCORERS)}{suggest_names(name, list(_SCORERS))}") from None
+
+
+def scorer_summary(name: str) -> str:
+    """What the scorer registered as ``name`` is, in one paragraph (its docstring's first),
+    as Markdown: for a report that names a scorer it must also define."""
+    import inspect
+    doc = inspect.getdoc(scorer_class(name)) or name
+    return " ".join(doc.split("\n\n")[0].split()).replace("``", "`")
 
 
 def check_params(cls: type[Scorer], params: Iterable[str], *, also: Sequence[str] = (),
