@@ -703,3 +703,18 @@ def test_plurals_of_units():
     assert plural(1, "query") == "1 query" and plural(2, "query") == "2 queries"
     assert "With 112 queries, one query moves" in one_request(
         112, "data.csv", column="n_queries", unit="query", what="R@k").text
+
+
+def test_readme_explorer_sizes_are_the_benchmark_table():
+    """The README's explorer page sizes are the committed benchmark's, to the digits shown."""
+    import re
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    m = re.search(r"About ([\d.]+) MB on the bundled data; for 4,000 tools × 2,000 queries × 5 "
+                  r"scorers, ([\d.]+) MB with each scorer's top 20 candidates and ([\d.]+) MB "
+                  r"with its top 30", text)
+    assert m, "the README's explorer sizes sentence changed: update this test with it"
+    t = pd.read_csv(ROOT / "reports" / "benchmarks" / "explorer.csv")
+    bundled = t[t["tools"] == 61]["page_mb"].iloc[0]
+    big = t[t["tools"] == 4000].set_index("depth")["page_mb"]
+    for shown, value in zip(m.groups(), (bundled, big[20], big[30])):
+        assert shown == f"{value:.2f}", (shown, value)
