@@ -306,13 +306,18 @@ dev = compare_styles(dev_data, variants, n_boot=n_boot, seed=seed, latency_queri
 ablation = dev.table()[["style", "scorer", "R@5", "Complete@10", "MRR", "n_queries"]]
 write_table(ablation, out / "dev_ablation.csv")
 ab_metrics = ("R@5", "Complete@10", "MRR")
-wide = ablation.pivot(index="scorer", columns="style", values=list(ab_metrics)).loc[
-    list(variants)]
-wide.columns = [f"{style} {metric}" for metric, style in wide.columns]
-wide = wide[[f"{st} {m}" for st in dict.fromkeys(ablation["style"]) for m in ab_metrics]]
-display(Markdown(("Dev requests" if has_split else "Every request") + ", mean per request:\n\n"
-                 + md.table(wide.rename_axis("variant"), {c: "{:.3f}" for c in wide.columns},
-                            index=True, link=f"{out.name}/dev_ablation.csv", max_rows=None)))
+ab_styles = list(dict.fromkeys(ablation["style"]))
+# one table per metric (variants × styles), so that the page's column holds it
+ab_tables = []
+for metric in ab_metrics:
+    wide = ablation.pivot(index="scorer", columns="style", values=metric).loc[
+        list(variants), ab_styles]
+    ab_tables.append(f"**{metric}**\n\n" + md.table(
+        wide.rename_axis("variant"), {c: "{:.3f}" for c in wide.columns}, index=True,
+        max_rows=None))
+display(Markdown(("Dev requests" if has_split else "Every request") + ", mean per request "
+                 f"([dev_ablation.csv]({out.name}/dev_ablation.csv)):\n\n"
+                 + "\n\n".join(ab_tables)))
 
 # %%
 abl = ablation.set_index(["style", "scorer"])

@@ -718,3 +718,20 @@ def test_readme_explorer_sizes_are_the_benchmark_table():
     big = t[t["tools"] == 4000].set_index("depth")["page_mb"]
     for shown, value in zip(m.groups(), (bundled, big[20], big[30])):
         assert shown == f"{value:.2f}", (shown, value)
+
+
+def test_one_always_include_convention_across_02_and_04():
+    """A tool's rank is the same on the misses page and the explorer page (the committed
+    bundled report): both rank every tool, the registry's always-include ones competing, as
+    the sweep and pages 00-03 do."""
+    misses = pd.read_csv(ROOT / "reports" / "02_misses" / "misses.csv")
+    compared = 0
+    for path in sorted((ROOT / "reports" / "04_explorer").glob("ranking_*.csv")):
+        scorer = path.stem.removeprefix("ranking_")
+        ranking = pd.read_csv(path).set_index("tool")["rank"]
+        rows = misses[(misses["scorer"] == scorer)
+                      & (misses["query"] == "file a bug report on the backend repo")]
+        for r in rows.itertuples():
+            assert ranking[r.expected] == r.rank, (scorer, r.expected)
+            compared += 1
+    assert compared  # jaccard's github_create_issue at least

@@ -381,13 +381,14 @@ POLICY_STYLES = {"top_k": ("#444444", "o"), "threshold": ("#1f77b4", "s"),
 
 def _label_k(ax, points: pd.DataFrame, x: str, y: str, color, log_x: bool) -> None:
     """Label top-K points with their K, skipping a label that would sit on the previous one
-    (closer than about 0.08 of the x range in log space and 4 points of recall)."""
+    (closer than about 0.12 of the x range in log space and 6 points of recall: a label is
+    about that wide and tall in a panel of the frontier figure)."""
     xs = np.log10(points[x].clip(lower=1e-9)) if log_x else points[x]
     span = max(float(xs.max() - xs.min()), 1e-9)
     last = None
     for xv, r in zip(xs, points.to_dict("records")):  # column names like R@sent
         yv = 100 * r[y]
-        if last is not None and abs(xv - last[0]) / span < 0.08 and abs(yv - last[1]) < 4:
+        if last is not None and abs(xv - last[0]) / span < 0.12 and abs(yv - last[1]) < 6:
             continue
         ax.annotate(f"K={int(r['param'])}", (r[x], yv), textcoords="offset points",
                     xytext=(3, -9), fontsize=6, color=color)

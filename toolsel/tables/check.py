@@ -49,7 +49,7 @@ from ..data import DataError, Query, Registry, Tool
 from ..policies import PrefixPolicy, TopK, get_policy, parse_policy, policy_spec
 from ..eval.engine import Candidates, as_registry, fit_scorers, rank_batches, scorer_items
 from .failure_modes import classify_miss, content_terms, tool_terms
-from ..eval.metrics import evaluate, evaluate_sent
+from ..eval.metrics import METRICS, evaluate, evaluate_sent, metric_aliases
 from ..scorers.embedding import persist_request_vectors
 
 __all__ = ["FORMAT", "DEFAULT_TOP_K", "MAX_PASSED_BY", "Threshold", "parse_thresholds",
@@ -66,15 +66,17 @@ MAX_PASSED_BY = 5
 #: A request's text is cut to this many characters in a regression line.
 MAX_QUERY_CHARS = 100
 
-_METRICS = {"recall": "R", "mrr": "MRR", "rr": "MRR"}
+#: Other names ``--min`` accepts (``recall``, ``mrr``), from the metric table.
+_METRICS = metric_aliases()
 #: Metrics that can be read at ``@sent`` (what the selection sends), from ranks and n_sent.
-_SENT_METRICS = ("R", "Success", "Complete")
+_SENT_METRICS = tuple(m.mean[:-2] for m in METRICS.values() if m.sent)
 
 
 def cutoff_metrics() -> list[str]:
-    """Every per-cut-off metric :func:`toolsel.eval.metrics.evaluate` computes (``R``,
-    ``Success``, ``Complete``, ...): the names ``--min METRIC@K`` accepts besides ``MRR``."""
-    return [key[:-2] for key in evaluate([[1]], [1]) if key.endswith("@k")]
+    """Every per-cut-off metric of the metric table (:data:`toolsel.eval.metrics.METRICS`:
+    ``R``, ``Success``, ``Complete``, ...): the names ``--min METRIC@K`` accepts besides
+    ``MRR``."""
+    return [m.mean[:-2] for m in METRICS.values() if m.cutoff]
 
 
 # --------------------------------------------------------------------------------------------
