@@ -735,3 +735,58 @@ def test_one_always_include_convention_across_02_and_04():
             assert ranking[r.expected] == r.rank, (scorer, r.expected)
             compared += 1
     assert compared  # jaccard's github_create_issue at least
+
+
+def test_leader_says_highest_only_when_the_paired_interval_excludes_zero(tmp_path):
+    # the issue's case: 92.08% and 91.67% show as 92.1% and 91.7%: a lead of 0.4 as shown
+    # (0.5 from the unrounded values), and a paired interval reaching below zero: a tie
+    t = pd.DataFrame({"scorer": ["embedding", "default", "bm25"],
+                      "R@k": [0.920833, 0.916667, 0.7]})
+    paired = pd.DataFrame({"top_k": 10, "a": ["embedding", "embedding", "default"],
+                           "b": ["default", "bm25", "bm25"], "diff": [0.004166, 0.22, 0.21],
+                           "diff_low": [-0.1, 0.1, 0.1], "diff_high": [0.05, 0.3, 0.3]})
+    _write(tmp_path, "s.csv", t)
+    _write(tmp_path, "p.csv", paired)
+    tie = claims.leader(t, "R@k", "s.csv", label="R@10", paired=paired, paired_source="p.csv",
+                        paired_where={"top_k": 10})
+    assert tie.text == ("embedding (92.1%) and default (91.7%) tie on R@10: embedding's lead of "
+                        "0.4 points on the mean has a paired 95% bootstrap interval of [-10.0, "
+                        "+5.0] points, which includes zero (the top two compared, no other "
+                        "pair).")
+    assert "highest" not in tie.text
+    # the pair stored the other way round (b - a): the interval is read back negated
+    flipped = paired.assign(a=["default", "embedding", "default"],
+                            b=["embedding", "bm25", "bm25"], diff_low=[-0.05, 0.1, 0.1],
+                            diff_high=[0.1, 0.3, 0.3])
+    _write(tmp_path, "q.csv", flipped)
+    again = claims.leader(t, "R@k", "s.csv", label="R@10", paired=flipped,
+                          paired_source="q.csv", paired_where={"top_k": 10})
+    assert "[-10.0, +5.0]" in again.text
+    # an interval above zero: "highest", with the lead as shown
+    sure = paired.assign(diff_low=[0.01, 0.1, 0.1])
+    _write(tmp_path, "r.csv", sure)
+    win = claims.leader(t, "R@k", "s.csv", label="R@10", paired=sure, paired_source="r.csv",
+                        paired_where={"top_k": 10})
+    assert win.text.startswith("embedding has the highest R@10 (92.1%), 0.4 points above "
+                               "default (91.7%); the paired 95% bootstrap interval of that "
+                               "lead, [+1.0, +5.0] points, is above zero")
+    (tmp_path / claims.CLAIMS_FILE).unlink(missing_ok=True)
+    assert _log(tmp_path, tie, again, win) == []
+    # the check reads every number back: a moved interval is caught
+    _write(tmp_path, "p.csv", paired.assign(diff_low=[-0.2, 0.1, 0.1]))
+    assert any("p.csv gives" in p for p in claims.check_claims(tmp_path))
+
+
+def test_skipped_sections_are_gathered_once_in_the_readme(tmp_path):
+    from toolsel.report.readme import _skipped_sections
+    for page, section in (("00_x", "the article's scenario"), ("01_y", "the replication")):
+        log = claims.ClaimLog(tmp_path / page)
+        note = log.skip(section, "it needs the tools weather_lookup")
+        assert note == claims.SKIP_NOTE and "weather_lookup" not in note
+        log.skip(section, "it needs the tools weather_lookup")  # recorded once
+    assert claims.skipped_sections(tmp_path / "00_x") == [
+        {"section": "the article's scenario", "reason": "it needs the tools weather_lookup"}]
+    lines = _skipped_sections(tmp_path, ["00_x", "01_y", "02_none"])
+    assert lines[1] == "## Sections skipped on this data"
+    assert sum(ln.startswith("- ") for ln in lines) == 2
+    assert _skipped_sections(tmp_path, ["02_none"]) == []  # nothing skipped: no section
