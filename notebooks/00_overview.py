@@ -33,7 +33,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
+scorers: list[str] = []  # scorers to compare; empty: the registry's compared scorers
 top_k: list[int] = [10, 30]  # cut-offs swept; the headline: 10, else the largest that filters
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 notebooks_dir: str = "."  # where the numbered notebooks are (for the map)
@@ -60,6 +60,10 @@ from toolsel.report.cutoffs import distinct_top_k, headline_k, top_k_note
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir, figures=False, precision=None)
 reg = load_registry(registry)
 qs = load_queries(queries, reg)

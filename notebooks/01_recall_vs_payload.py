@@ -38,7 +38,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
+scorers: list[str] = []  # scorers to compare; empty: the registry's compared scorers
 top_k: list[int] = [1, 3, 5, 10, 20, 30]  # the article's six cut-offs
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 n_boot: int = 2000  # bootstrap resamples
@@ -62,6 +62,10 @@ from toolsel.report.cutoffs import distinct_top_k, top_k_note
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir)
 
 reg = load_registry(registry)

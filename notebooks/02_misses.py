@@ -38,7 +38,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
+scorers: list[str] = []  # scorers to compare; empty: the registry's compared scorers
 top_k: list[int] = [10]  # misses are listed at 10 if given, else at the largest K that filters
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 out_dir: str = "../reports/02_misses"  # where tables and figures go
@@ -60,6 +60,10 @@ from toolsel.report.cutoffs import headline_k
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir, precision=None, max_colwidth=120)
 
 reg = load_registry(registry)

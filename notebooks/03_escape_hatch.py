@@ -34,7 +34,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # filter and discover scorers
+scorers: list[str] = []  # filter and discover scorers; empty: the registry's compared scorers
 top_k: list[int] = [10]  # tools sent per turn: 10 if given, else the largest K that filters
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 out_dir: str = "../reports/03_escape_hatch"  # where tables and figures go
@@ -57,6 +57,10 @@ from toolsel.text import content_words
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir, precision=None, max_colwidth=100)
 reg = load_registry(registry)
 qs = load_queries(queries, reg)

@@ -40,7 +40,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # a registry to time and check the selectors on
 queries: str = ""  # its labeled queries (their texts are timed); empty: tool descriptions
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # timed on it
+scorers: list[str] = []  # timed on it; empty: the registry's compared scorers
 user_timed: int = 200  # timed calls per scorer on the given registry
 bench_dir: str = "../reports/benchmarks"  # the committed output of `make benchmark`
 smoke_tools: int = 500  # registry size of the smoke run
@@ -67,6 +67,10 @@ from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 from toolsel.report.plan import report_link
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir, figures=False, precision=None)
 log = claims.ClaimLog(out)
 bench = Path(bench_dir)

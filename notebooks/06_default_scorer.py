@@ -50,7 +50,7 @@ queries: str = ""  # labeled queries of that registry
 styles_root: str = "../data/styles"  # directory holding <style>/registry.json + queries.jsonl
 styles: list[str] = ["api", "plugin", "pooled", "marketplace", "openapi"]  # styles compared
 split: str = "test"  # requests reported (the design was chosen on "dev")
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers compared
+scorers: list[str] = []  # scorers compared; empty: the registry's compared scorers
 n_boot: int = 2000  # bootstrap resamples
 seed: int = 0  # bootstrap seed
 latency_csv: str = "../reports/benchmarks/default_latency.csv"  # from `make benchmark`
@@ -76,6 +76,10 @@ from toolsel.scorers.fusion import FusionScorer, split_clauses
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir)
 log = claims.ClaimLog(out)
 

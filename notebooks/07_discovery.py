@@ -42,7 +42,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 requests: str = "../data/requests.jsonl"  # labeled requests with category and split
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
+scorers: list[str] = []  # scorers to compare; empty: the registry's compared scorers
 top_k: list[int] = [1, 3, 5, 10]  # filter cut-offs
 limits: list[int] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]  # discover/search result limits
 split: str = "test"  # the split the report shows
@@ -68,6 +68,10 @@ from toolsel.report.notebook_setup import setup
 from toolsel.report.cutoffs import distinct_top_k
 from toolsel.report.plan import same_path
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir)
 log = claims.ClaimLog(out)
 
