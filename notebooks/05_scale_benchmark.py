@@ -99,8 +99,8 @@ if have_bench:
     # the machine's description is data (quoted), not a finding
     items = {f"v{i}": f"{k} {v}" for i, (k, v) in enumerate(machine.items())}
     display(Markdown(log.add(claims.literal(
-        "**The committed benchmark** (`make benchmark`, run once on the project's build "
-        "machine; not this run, and not this machine) was measured on: "
+        "**The committed benchmark** (`make benchmark`, run once and committed; not this "
+        "run, whose machine may differ) was measured on: "
         + ", ".join("{%s}" % n for n in items) + ".", **items))))
 else:
     display(Markdown(f"No committed benchmark in `{bench_dir}` (run `make benchmark`): the "

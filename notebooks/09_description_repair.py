@@ -281,8 +281,9 @@ if patch is not None and bundled:
         + ("Every paired interval of a test change includes zero: these changes are within "
            "the noise." if ((tests_["gain_low"] <= 0) & (tests_["gain_high"] >= 0)).all()
            else log.add(claims.fill(
-               gain_csv, "gain_by_suite.csv", "{e} of {n} test changes have a paired interval that "
-               "excludes zero.", where={"suite": "test"}, e=("excludes_zero", "count_true"),
+               gain_csv, "gain_by_suite.csv", "{e} of {n} test changes "
+               + ("has" if int(tests_["excludes_zero"].sum()) == 1 else "have")
+               + " a paired interval that excludes zero.", where={"suite": "test"}, e=("excludes_zero", "count_true"),
                n=("scorer", "nunique"))))))
 elif patch is not None:
     gain_csv = table.reset_index()

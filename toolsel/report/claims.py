@@ -342,38 +342,48 @@ def leader(table: pd.DataFrame, metric: str, source: str, *, by: str = "scorer",
     if part.empty:
         return b.claim(f"No {label} to compare.")
     vals = part.set_index(by)[metric].astype(float)
-    shown = {name: _fmt(v, kind, digits) for name, v in vals.items()}
-    top = vals.max()
-    first = [n for n in vals.index if shown[n] == _fmt(top, kind, digits)]
 
     def num(name):
         return b.num(vals[name], Ref(source, metric, {**where, by: name}), kind, digits)
 
-    if len(vals) == 1:
-        name = vals.index[0]
-        return b.claim(f"Only {b.lit(name)} was run: {label} {num(name)}.")
-    if len(first) == len(vals):
-        name = vals.index[0]
-        return b.claim(f"Every {by} has the same {label}: {num(name)}.")
+    first = [n for n in vals.index if _fmt(vals[n], kind, digits) == _fmt(vals.max(), kind,
+                                                                          digits)]
+    if len(vals) == 1 or len(first) == len(vals):
+        return b.claim(f"Only {b.lit(vals.index[0])} was run: {label} {num(vals.index[0])}."
+                       if len(vals) == 1 else
+                       f"Every {by} has the same {label}: {num(vals.index[0])}.")
     if len(first) > 1:
         return b.claim(f"{_and([b.lit(n) for n in first])} share the highest {label} "
                        f"({num(first[0])}).")
     name = first[0]
-    rest = vals.drop(name)
-    second = rest.idxmax()
+    second = vals.drop(name).idxmax()
     # the lead as shown: the difference of the two rounded values
     places = digits + 2 if kind == "pct" else digits
-    shown_lead = float(f"{vals[name]:.{places}f}") - float(f"{vals[second]:.{places}f}")
-    lead = b.num(shown_lead,
+    lead = b.num(float(f"{vals[name]:.{places}f}") - float(f"{vals[second]:.{places}f}"),
                  Ref(source, metric, {**where, by: name}, round_to=places,
                      minus=Ref(source, metric, {**where, by: second}, round_to=places)),
                  "points" if kind == "pct" else "dec", digits)
     unit = " points" if kind == "pct" else ""
+    head = (f"{b.lit(name)} has the highest {label} ({num(name)}), {lead}{unit} above "
+            f"{b.lit(second)} ({num(second)})")
     if paired is None:
-        return b.claim(f"{b.lit(name)} has the highest {label} ({num(name)}), {lead}{unit} "
-                       f"above {b.lit(second)} ({num(second)}).")
-    pw = dict(paired_where or {})
-    rows = _rows(paired, pw) if pw else paired
+        return b.claim(head + ".")
+    low, lo, hi = _paired_interval(b, paired, paired_source, dict(paired_where or {}), name,
+                                   second, "spoints" if kind == "pct" else "sdec", digits)
+    if low > 0:
+        return b.claim(f"{head}; the paired 95% bootstrap interval of that lead, [{lo}, {hi}]"
+                       f"{unit}, is above zero (the top two compared, no other pair).")
+    return b.claim(f"{b.lit(name)} ({num(name)}) and {b.lit(second)} ({num(second)}) tie on "
+                   f"{label}: {b.lit(name)}'s lead of {lead}{unit} on the mean has a paired "
+                   f"95% bootstrap interval of [{lo}, {hi}]{unit}, which includes zero (the "
+                   "top two compared, no other pair).")
+
+
+def _paired_interval(b: _Builder, paired: pd.DataFrame, source: str, where: dict, name: str,
+                     second: str, kind: str, digits: int) -> tuple[float, str, str]:
+    """The paired interval of ``name`` − ``second`` from a paired-comparison table, whichever
+    way round its row is stored: ``(low, low as shown, high as shown)``, both cited."""
+    rows = _rows(paired, where) if where else paired
     hit = rows[(rows["a"] == name) & (rows["b"] == second)]
     flip = hit.empty
     if flip:
@@ -382,22 +392,12 @@ def leader(table: pd.DataFrame, metric: str, source: str, *, by: str = "scorer",
         raise ValueError(f"leader: no single paired row for {name} and {second} in the "
                          f"paired table ({len(hit)} rows)")
     r = hit.iloc[0]
-    ab = {"a": second, "b": name} if flip else {"a": name, "b": second}
-    low, high = ((-r["diff_high"], -r["diff_low"]) if flip else (r["diff_low"], r["diff_high"]))
-    ikind = "spoints" if kind == "pct" else "sdec"
-    lo = b.num(low, Ref(paired_source, "diff_high" if flip else "diff_low", {**pw, **ab},
-                        negate=flip), ikind, digits)
-    hi = b.num(high, Ref(paired_source, "diff_low" if flip else "diff_high", {**pw, **ab},
-                         negate=flip), ikind, digits)
-    if low > 0:
-        return b.claim(f"{b.lit(name)} has the highest {label} ({num(name)}), {lead}{unit} "
-                       f"above {b.lit(second)} ({num(second)}); the paired 95% bootstrap "
-                       f"interval of that lead, [{lo}, {hi}]{unit}, is above zero (the top two "
-                       "compared, no other pair).")
-    return b.claim(f"{b.lit(name)} ({num(name)}) and {b.lit(second)} ({num(second)}) tie on "
-                   f"{label}: {b.lit(name)}'s lead of {lead}{unit} on the mean has a paired "
-                   f"95% bootstrap interval of [{lo}, {hi}]{unit}, which includes zero (the "
-                   "top two compared, no other pair).")
+    ab = {**where, "a": second, "b": name} if flip else {**where, "a": name, "b": second}
+    ends = ("diff_high", "diff_low") if flip else ("diff_low", "diff_high")
+    sign = -1 if flip else 1
+    lo, hi = (b.num(sign * r[col], Ref(source, col, ab, negate=flip), kind, digits)
+              for col in ends)
+    return sign * r[ends[0]], lo, hi
 
 
 def real_differences(paired: pd.DataFrame, source: str, *, n_queries: int, n_source: str,
@@ -446,25 +446,26 @@ def mode_summary(counts: pd.DataFrame, source: str, *, k: int | None = None) -> 
         return b.claim("No scorer was run.")
     if "total" in c.columns and (c["total"] == 0).all():
         return b.claim("No scorer missed a required tool" + (f" at K={k}" if k else "") + ".")
-    parts = []
-    for m in modes:
-        col = c[m].astype(int)
-        if col.sum() == 0:
-            continue
-        each = ", ".join(f"{b.num(v, Ref(source, m, {'scorer': s}))} with {b.lit(s)}"
-                         for s, v in col.items())
-        if len(col) > 1 and col.nunique() > 1:
-            fewest = [s for s, v in col.items() if v == col.min()]
-            each += f" (fewest: {_and([b.lit(s) for s in fewest])})"
-        elif len(col) > 1:
-            each += " (the same for every scorer)"
-        parts.append(f"**{md.escape(m)}**: {each}")
+    parts = [f"**{md.escape(m)}**: {_mode_counts(b, c[m].astype(int), m, source)}"
+             for m in modes if int(c[m].sum())]
     none = [m for m in modes if int(c[m].sum()) == 0]
     text = "; ".join(parts) + "."
     if none:
         text += (" No scorer has a miss of kind "
                  + " or ".join(md.escape(m) for m in none) + ".")
     return b.claim(text)
+
+
+def _mode_counts(b: _Builder, col: pd.Series, mode: str, source: str) -> str:
+    """One failure mode's misses per scorer, and which scorers have the fewest."""
+    each = ", ".join(f"{b.num(v, Ref(source, mode, {'scorer': s}))} with {b.lit(s)}"
+                     for s, v in col.items())
+    if len(col) > 1 and col.nunique() > 1:
+        fewest = [s for s, v in col.items() if v == col.min()]
+        each += f" (fewest: {_and([b.lit(s) for s in fewest])})"
+    elif len(col) > 1:
+        each += " (the same for every scorer)"
+    return each
 
 
 def change(before: float, after: float, metric: str, source: str, ref_before: Ref,
