@@ -513,10 +513,12 @@ def _nosplit_style(tmp: Path) -> dict:
 
 
 def _mcp(tmp: Path) -> dict:
-    from toolsel.integrations.importers import import_files, write_registry
-    reg = import_files(sorted(MCP.glob("*.json")), "mcp")
+    """The MCP ``tools/list`` dumps of tests/data/mcp imported as a user does, with
+    ``toolsel import``, and their hand-labeled requests (no split)."""
+    from toolsel.cli import main
     path = tmp / "mcp_registry.json"
-    write_registry(reg, path)
+    assert main(["import", "--from", "mcp", *map(str, sorted(MCP.glob("*.json"))),
+                 "--out", str(path)]) == 0
     return {"registry": str(path), "queries": str(MCP / "queries.jsonl")}
 
 

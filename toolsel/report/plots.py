@@ -160,7 +160,8 @@ def interval_method(metric: str) -> str:
     outcome per request (``Complete@k``, ``Success@k``), a bootstrap otherwise (see
     :func:`toolsel.eval.stats.with_wilson`)."""
     from ..eval.stats import BINARY_METRICS
-    return "Wilson" if metric in BINARY_METRICS else "bootstrap"
+    family = metric.split("@")[0] + "@k" if "@" in metric else metric  # Complete@10: Complete@k
+    return "Wilson" if family in BINARY_METRICS else "bootstrap"
 
 
 def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
@@ -450,7 +451,9 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
             ax.set_title(str(name))
     handles, labels = axes[0].get_legend_handles_labels()
     handles.append(plt.Line2D([], [], ls="none", marker="o", mfc="none", mec="black", ms=8))
-    labels.append("Pareto-best")
+    with_bars = {f"{y}_low", f"{y}_high"} <= set(summary.columns)
+    labels.append("Pareto-best" + (" (bars: 95% bootstrap CI, Wilson's where it is a point)"
+                                   if with_bars else ""))
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8,
                bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
@@ -537,7 +540,7 @@ def plot_style_comparison(summary: pd.DataFrame, metrics: Sequence[str] | None =
                    edgecolor="black" if name == "default" else None)
         ax.set_xticks(x, styles, rotation=30, ha="right", rotation_mode="anchor")
         ax.set_xlabel("registry style")
-        ax.set_title(metric)
+        ax.set_title(f"{metric} (bars: 95% {interval_method(metric)} CI)", fontsize=10)
         ax.set_ylim(0, 1.05)
     axes[0][0].set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()
