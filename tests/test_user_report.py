@@ -404,3 +404,15 @@ def test_bad_top_k_is_a_usage_error(tmp_path, capsys):
     assert exc.value.code == 2
     assert "--top-k" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_overview_is_given_only_the_pages_that_run():
+    """00's table of pages lists the pages of this report: `toolsel report` passes them."""
+    from toolsel.report.plan import UserData, find_notebooks, notebook_plan
+    plan = notebook_plan(find_notebooks(NB_DIR), UserData(registry=PLUGIN / "registry.json",
+                                                          queries=PLUGIN / "queries.jsonl"))
+    ran = [p.source.stem for p in plan if p.skip is None]
+    overview = next(p for p in plan if p.source.stem == "00_overview")
+    assert overview.parameters["pages"] == ran
+    assert "08_conversations" not in ran and "10_integrations" not in ran
+    assert all("pages" not in p.parameters for p in plan if p.source.stem != "00_overview")
