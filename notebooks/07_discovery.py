@@ -84,13 +84,14 @@ follows_rule = [q.split for q in all_requests] == assign_splits(all_requests)
 if bundled:
     assert follows_rule, "split is not the rule"
 if bundled:
-    display(Markdown(
+    display(Markdown(log.fixed(
         "The bundled `data/requests.jsonl` holds such requests, each with a `category` and a "
         "`split`. **Dev and test.** The split is a fixed rule decided before any scoring "
         "(within each category, alternate dev, test, dev, ... in file order; "
         "`toolsel.datasets.assign_splits`). Scorer settings and description repairs "
         "(notebook 09) are chosen on `dev`. **Every number in this report is on the `"
-        + split + "` split** unless a table says otherwise."))
+        + split + "` split** unless a table says otherwise.",
+        "the bundled requests' split rule (data/README.md)")))
 elif has_split:
     display(Markdown(f"The request file has a `split`: every number below is on its "
                      f"**{md.escape(split)}** requests unless a table says otherwise."))
