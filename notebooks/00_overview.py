@@ -33,10 +33,11 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
+scorers: list[str] = []  # scorers to compare; empty: the registry's compared scorers
 top_k: list[int] = [10, 30]  # cut-offs swept; the headline: 10, else the largest that filters
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 notebooks_dir: str = "."  # where the numbered notebooks are (for the map)
+pages: list[str] = []  # the pages of this report (set by `toolsel report`); empty: every notebook
 n_boot: int = 2000  # bootstrap resamples
 seed: int = 0  # bootstrap seed
 out_dir: str = "../reports/00_overview"  # where tables go
@@ -52,13 +53,17 @@ from toolsel.eval.sweep import sweep
 from toolsel.tables.replication import ARTICLE, benchmark_facts, headline_frame, is_article_benchmark
 from toolsel.tables.scenario import (ARTICLE_TOOLS, article_scenario, scenario_table,
                                      scenario_tools_present)
-from toolsel.eval.stats import bootstrap_intervals, with_wilson
+from toolsel.eval.stats import bootstrap_intervals, paired_comparison, with_wilson
 from toolsel.report import claims, find_notebooks, notebook_title
 from toolsel.report import markdown as md
 from toolsel.report.cutoffs import distinct_top_k, headline_k, top_k_note
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir, figures=False, precision=None)
 reg = load_registry(registry)
 qs = load_queries(queries, reg)
@@ -135,7 +140,14 @@ display(Markdown(md.table(table, max_rows=None, align={c: "right" for c in table
                                                     n="n_queries"))
                  + f" As CSV: [headline.csv]({out.name}/headline.csv)."
                  + (f"\n\n*{md.escape(note)}*" if note else "")))
-display(Markdown(log.add(claims.leader(headline, "R@k", "headline.csv", label=f"R@{k}"))
+# "highest" only where the paired interval of the top two's difference excludes zero
+paired = (paired_comparison(shown_qm, "R@k", scorers=scorers, top_k=[k], n_boot=n_boot,
+                            seed=seed) if len(scorers) > 1 else None)
+if paired is not None:
+    write_table(paired, out / "paired_headline.csv")
+display(Markdown(log.add(claims.leader(headline, "R@k", "headline.csv", label=f"R@{k}",
+                                       paired=paired, paired_source="paired_headline.csv",
+                                       paired_where={"top_k": k}))
                  + " " + log.add(claims.one_request(len(qs), "data.csv", column="n_queries",
                                                     unit="query", what="R@k"))))
 
@@ -200,9 +212,9 @@ if scenario_tools_present(reg):
         + ", ".join(md.code(p) for p in turns[-1].pinned) + "."))
 else:
     turns = None
-    display(Markdown("*The article's 3-turn escape-hatch scenario is skipped: it needs the "
-                     "tools " + ", ".join(md.code(n) for n in ARTICLE_TOOLS)
-                     + ", which this registry does not have.*"))
+    display(Markdown(log.skip("the article's 3-turn escape-hatch scenario",
+                              "it needs the tools " + ", ".join(ARTICLE_TOOLS)
+                              + ", which this registry does not have")))
 
 # %% [markdown]
 # ## The notebooks
@@ -212,9 +224,9 @@ else:
 # page with its executed notebook and tables, beside the headline figures.
 
 # %%
-nbs = find_notebooks(notebooks_dir)
-# titles only: which pages exist depends on the run (a report on other data skips some);
-# the index links every page this run wrote
+nbs = [p for p in find_notebooks(notebooks_dir) if not pages or p.stem in pages]
+# titles only: the pages of this report (a report on other data skips some, and `toolsel
+# report` passes the ones it runs); the index links every page this run wrote
 display(Markdown(md.table(pd.DataFrame({"notebook": [p.stem[:2] for p in nbs],
                                          "title": [notebook_title(p) for p in nbs]}),
                           max_rows=None, raw=["title"])

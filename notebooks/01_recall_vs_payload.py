@@ -38,7 +38,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
+scorers: list[str] = []  # scorers to compare; empty: the registry's compared scorers
 top_k: list[int] = [1, 3, 5, 10, 20, 30]  # the article's six cut-offs
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 n_boot: int = 2000  # bootstrap resamples
@@ -62,6 +62,10 @@ from toolsel.report.cutoffs import distinct_top_k, top_k_note
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir)
 
 reg = load_registry(registry)
@@ -98,8 +102,12 @@ if note:
     display(Markdown(f"*{md.escape(note)}*"))
 result = sweep(reg, qs, scorers, ks, always_include=always_include, progress=False)
 summary = result.summary
-intervals = with_wilson(bootstrap_intervals(result.query_metrics, ("R@k", "Complete@k"),
-                                            n_boot=n_boot, seed=seed), result.query_metrics)
+# Wilson's for Complete@k (0/1 per query), and for R@k where its bootstrap collapses to a
+# point (every query 0 or 1, all alike): the same rule as the overview's
+intervals = with_wilson(with_wilson(bootstrap_intervals(result.query_metrics, ("R@k", "Complete@k"),
+                                                        n_boot=n_boot, seed=seed),
+                                    result.query_metrics),
+                        result.query_metrics, ["R@k"], collapsed_only=True)
 write_table(summary, out / "summary.csv")
 write_table(result.query_metrics, out / "query_metrics.csv")
 write_table(intervals, out / "intervals.csv")
@@ -128,15 +136,15 @@ display(Markdown(
 # ## R@k against payload reduction
 #
 # One curve per scorer; each point is a cut-off K (labels on the first curve; the other
-# curves share the same K order, largest K on the left). Bars are bootstrap 95%
-# intervals over queries. Up and to the right is better: more of the right tools, fewer
-# characters sent.
+# curves share the same K order, largest K on the left). Bars are 95% intervals over
+# queries: a bootstrap for R@k (Wilson's where it collapses to a point), Wilson's for
+# Complete@k. Up and to the right is better: more of the right tools, fewer characters sent.
 
 # %%
 fig = plot_recall_vs_payload(summary, intervals=intervals)
 save_figure(fig, out, "recall_vs_payload",
             alt="R@k (%) against payload reduction (%), one curve per scorer, each point a "
-                "cut-off K, with bootstrap 95% intervals");
+                "cut-off K, with bootstrap 95% intervals over queries");
 
 # %% [markdown]
 # ## Complete@k: every required tool sent
@@ -148,13 +156,14 @@ save_figure(fig, out, "recall_vs_payload",
 fig = plot_complete_vs_payload(summary, intervals=intervals)
 save_figure(fig, out, "complete_vs_payload",
             alt="Complete@k (%) against payload reduction (%), one curve per scorer, each "
-                "point a cut-off K, with bootstrap 95% intervals");
+                "point a cut-off K, with Wilson 95% intervals");
 
 # %% [markdown]
 # ## 95% intervals at each cut-off
 #
 # R@k: percentile bootstrap over queries (the same resampled query sets for every scorer and
-# K). Complete@k, a yes-or-no outcome per query: the Wilson score interval, which does not
+# K), or Wilson's where every query scored 0 or 1 alike and the bootstrap is a point.
+# Complete@k, a yes-or-no outcome per query: the Wilson score interval, which does not
 # collapse to a point at 0% or 100%.
 
 # %%
@@ -202,25 +211,25 @@ display(Markdown("**Which R@k differences are real.** " + log.add(claims.real_di
     paired_r, "paired_recall.csv", n_queries=int(summary["n_queries"].max()),
     n_source="summary.csv"))))
 
-# %% [markdown]
-# ## Replication panel: our Jaccard beside the article's
-#
-# The article reports, for its Jaccard scorer on its own 61-tool, 30-query benchmark:
-# 67% recall at K=10 for an 84% payload reduction, and only +13 points more from K=10 to 30.
-
 # %%
 replicate = article and "jaccard" in scorers and {10, 30} <= set(ks)
 if replicate:
+    display(Markdown(log.fixed(
+        "## Replication panel: our Jaccard beside the article's\n\nThe article reports, for "
+        "its Jaccard scorer on its own 61-tool, 30-query benchmark: 67% recall at K=10 for an "
+        "84% payload reduction, and only +13 points more from K=10 to 30.",
+        "the article (toolsel.tables.replication.ARTICLE); bundled data only")))
     repl = replication_table(summary, result.unfiltered["chars"], intervals=intervals,
                              n_tools=len(reg), n_queries=len(qs))
     write_table(repl, out / "replication.csv")
     bands = miss_rank_bands(result.per_query, scorer="jaccard", k=10, bands=[30])
     write_table(bands, out / "jaccard_miss_ranks.csv", float_format=None)
 else:
-    display(Markdown("*Replication panel skipped: it compares the article's 61-tool, "
-                     "30-query benchmark (Jaccard at K=10 and 30) with the bundled data, "
-                     + ("and Jaccard or K=10/30 is not in this run." if article else
-                        "and this is other data.") + "*"))
+    display(Markdown(log.skip(
+        "the replication panel", "it compares the article's 61-tool, 30-query benchmark "
+        "(Jaccard at K=10 and 30) with the bundled data, "
+        + ("and Jaccard or K=10/30 is not in this run" if article else
+           "and this is other data"))))
 
 # %%
 if replicate:

@@ -38,7 +38,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
+scorers: list[str] = []  # scorers to compare; empty: the registry's compared scorers
 top_k: list[int] = [10]  # misses are listed at 10 if given, else at the largest K that filters
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 out_dir: str = "../reports/02_misses"  # where tables and figures go
@@ -60,6 +60,10 @@ from toolsel.report.cutoffs import headline_k
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir, precision=None, max_colwidth=120)
 
 reg = load_registry(registry)
@@ -100,16 +104,13 @@ display(Markdown(f"**{md.escape(first)}** at K={k}:\n\n"
                  + (md_table(table, code=["expected"], raw=["sent instead (best first)"])
                     if len(rows) else "no misses.")))
 
-# %% [markdown]
-# ### The article's three misses
-#
-# The article lists three Jaccard misses at K=10. On the bundled data this section lists them
-# as this run ranks them (other data: skipped).
-
 # %%
 show_article = article and first == "jaccard" and k == 10
 article_rows = {}
 if show_article:
+    display(Markdown(log.fixed(
+        "### The article's three misses\n\nThe article lists three Jaccard misses at K=10; "
+        "here they are as this run ranks them.", "the article's misses (BRIEF.md)")))
     by_text = rows.assign(text=rows["query"].str.strip().str.lower())
     listed = []
     for text, wanted, sibling in ARTICLE_MISSES:
@@ -129,10 +130,10 @@ if show_article:
         "function words (\"by\", \"s\"). Either way the calculator shares no content word "
         "with the query and ranks last."))
 else:
-    display(Markdown("*Skipped: the article's three misses are Jaccard misses at K=10 on its "
-                     "61-tool benchmark, " + ("and Jaccard first at K=10 is not this run."
-                                               if article else "which this data is not.")
-                     + "*"))
+    display(Markdown(log.skip(
+        "the article's three misses", "they are Jaccard misses at K=10 on its 61-tool "
+        "benchmark, " + ("and Jaccard first at K=10 is not this run" if article
+                         else "which this data is not"))))
 
 # %% [markdown]
 # ## Failure modes per scorer
@@ -142,7 +143,7 @@ counts = mode_counts(classified, scorers=scorers)
 write_table(counts, out / "mode_counts.csv", float_format=None, index=True)
 fig = plot_failure_modes(counts, top_k=k)
 save_figure(fig, out, "failure_modes",
-            alt=f"Misses at K={k} per scorer, stacked by failure mode (counts of required tools)");
+            alt=f"Misses at K={k} per scorer, grouped bars by failure mode (counts of required tools)");
 display(Markdown(f"Misses at K={k} per scorer and failure mode (counts of required tools):\n\n"
                  + md.table(counts, index=True, link=f"{out.name}/mode_counts.csv")))
 

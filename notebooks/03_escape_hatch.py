@@ -26,14 +26,15 @@
 # rest of that conversation, and only that one. The worst case is one extra tool call, never a
 # tool the model silently cannot know exists.
 #
-# First the article's 3-turn, 4-tool conversation, replayed without an LLM (the model's one
-# action, the `discover_tools` call, is scripted); then, over the labeled set, how many misses
-# one `discover` call recovers and what the hatch costs.
+# First a 3-turn, 4-tool conversation replayed without an LLM (the model's one action, the
+# `discover_tools` call, is scripted; it runs when the registry has the four tools it needs);
+# then, over the labeled set, how many misses one `discover` call recovers and what the hatch
+# costs.
 
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # filter and discover scorers
+scorers: list[str] = []  # filter and discover scorers; empty: the registry's compared scorers
 top_k: list[int] = [10]  # tools sent per turn: 10 if given, else the largest K that filters
 always_include: list[str] = []  # names sent every turn outside K (the article: none)
 out_dir: str = "../reports/03_escape_hatch"  # where tables and figures go
@@ -56,6 +57,10 @@ from toolsel.text import content_words
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir, precision=None, max_colwidth=100)
 reg = load_registry(registry)
 qs = load_queries(queries, reg)
@@ -70,15 +75,16 @@ display(Markdown("**This run:** " + log.summary(claims.counts(
     + " over {q} labeled queries, per scorer.", q="n_queries"))))
 
 # %% [markdown]
-# ## The article's conversation
-#
-# Four tools (`weather_lookup`, `stock_price`, `translate_text`, `calculator`, with our
-# registry's descriptions), Jaccard, `top_k=1`, no always-include, `discover_tools` injected
-# on every turn outside the filter. (Only when the registry has those four tools.)
+# ## A three-turn conversation with the escape hatch
 
 # %%
 scenario = scenario_tools_present(reg)
 if scenario:
+    display(Markdown(
+        "The article's conversation: four tools ("
+        + ", ".join(md.code(n) for n in ARTICLE_TOOLS) + ", with "
+        + ("our" if article else "this") + " registry's descriptions), Jaccard, `top_k=1`, no "
+        "always-include, `discover_tools` injected on every turn outside the filter."))
     turns = article_scenario(reg)
     table = scenario_table(turns)
     write_table(table, out / "scenario.csv", float_format=None)
@@ -91,9 +97,9 @@ if scenario:
                    "payload_chars": "payload chars (all requests)"}),
         link=f"{out.name}/scenario.csv")))
 else:
-    display(Markdown("*Skipped: the article's conversation needs the tools "
-                     + ", ".join(md.code(n) for n in ARTICLE_TOOLS)
-                     + ", which this registry does not have.*"))
+    display(Markdown(log.skip("the article's 3-turn conversation",
+                              "it needs the tools " + ", ".join(ARTICLE_TOOLS)
+                              + ", which this registry does not have")))
 
 # %%
 if scenario:

@@ -41,8 +41,8 @@
 # This page measures, per registry: every scorer's R@5, Complete@10 and MRR with bootstrap
 # 95% intervals; the default against the best single scorer, paired over the same requests;
 # and an ablation of the default's pieces. By default it runs on the bundled registry styles
-# (`data/styles`); given a `registry` and its `queries`, on that registry instead (its `test`
-# requests when the file is split, else every request, said in each heading).
+# (`data/styles`); given a `registry` and its `queries`, on that registry instead (the part
+# named by `split` when the file has splits, else every request, said in each heading).
 
 # %% tags=["parameters"]
 registry: str = ""  # a registry to evaluate instead of the bundled styles; empty: the styles
@@ -50,7 +50,7 @@ queries: str = ""  # labeled queries of that registry
 styles_root: str = "../data/styles"  # directory holding <style>/registry.json + queries.jsonl
 styles: list[str] = ["api", "plugin", "pooled", "marketplace", "openapi"]  # styles compared
 split: str = "test"  # requests reported (the design was chosen on "dev")
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers compared
+scorers: list[str] = []  # scorers compared; empty: the registry's compared scorers
 n_boot: int = 2000  # bootstrap resamples
 seed: int = 0  # bootstrap seed
 latency_csv: str = "../reports/benchmarks/default_latency.csv"  # from `make benchmark`
@@ -76,6 +76,10 @@ from toolsel.scorers.fusion import FusionScorer, split_clauses
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir)
 log = claims.ClaimLog(out)
 
@@ -141,15 +145,21 @@ display(Markdown("One tool and one request of each:\n\n" + md.table(pd.DataFrame
 # The whole request is always scored too.
 
 # %%
-example = ("Plan a Barcelona trip for me: flights from London on July 8 back on July 15, "
-           "a hotel for those dates, and a rental car at the airport.")
+if bundled:
+    example = ("Plan a Barcelona trip for me: flights from London on July 8 back on July 15, "
+               "a hotel for those dates, and a rental car at the airport.")
+else:  # the given request that splits into the most clauses (the first such, in file order)
+    given_texts = [q.query for _, (_, qs_) in data.items() for q in qs_]
+    n_clauses = [len(split_clauses(t)) for t in given_texts]
+    example = given_texts[n_clauses.index(max(n_clauses))]
 clauses = split_clauses(example)
 display(Markdown(f"*{md.escape(example)}* is scored whole and as these clauses:\n\n"
                  + md.table(pd.DataFrame({"clause": clauses}), max_rows=None)))
 
 # %%
-assert len(split_clauses(example)) == 3 and split_clauses("rock and roll music") == [
-    "rock and roll music"]
+if bundled:
+    assert len(split_clauses(example)) == 3
+assert split_clauses("rock and roll music") == ["rock and roll music"]
 
 # %%
 display(Markdown(f"## Every scorer on every registry ({reported})"))
@@ -270,11 +280,10 @@ for path, label, limit in ((latency_csv, "all requests", "p50_ms"),
 # %% [markdown]
 # ## Why each piece: an ablation
 #
-# The ablation the design was chosen on (on the bundled styles' dev requests): the default against itself without clause
-# splitting, with each clause encoded on its own (one more encoder pass per clause, as before
-# clauses were read in context: slower, see the latency tables), with equal weights, with
-# `weights="auto"` (each signal weighted by how sharply it singles out a few tools), and each
-# signal alone (with clauses). The full dev grid is `benchmarks/tune_default.py`.
+# The default against itself without clause splitting, with each clause encoded on its own
+# (one more encoder pass per clause, as before clauses were read in context: slower, see the
+# latency tables), with equal weights, with `weights="auto"` (each signal weighted by how
+# sharply it singles out a few tools), and each signal alone (with clauses).
 
 # %%
 variants = {"default": FusionScorer(), "no clauses": FusionScorer(clauses=False),
@@ -288,20 +297,31 @@ if bundled:
     dev_data = load_styles(styles, styles_root, split="dev")
 else:
     dev_data = {name: (given_reg, filter_split(given_queries, "dev" if has_split else "all"))}
-display(Markdown("Measured on " + ("the **dev** requests" if has_split else
-                                   f"every request ({words['heading']}): it describes this "
-                                   "set rather than choosing anything") + "."))
+if bundled:
+    measured_on = ("The ablation the design was chosen on: the bundled styles' **dev** "
+                   "requests (the full grid is `benchmarks/tune_default.py`).")
+elif has_split:
+    measured_on = "Measured on the **dev** requests of the given registry."
+else:
+    measured_on = (f"Measured on every request ({words['heading']}): it describes this set "
+                   "rather than choosing anything.")
+display(Markdown(measured_on))
 dev = compare_styles(dev_data, variants, n_boot=n_boot, seed=seed, latency_queries=0)
 ablation = dev.table()[["style", "scorer", "R@5", "Complete@10", "MRR", "n_queries"]]
 write_table(ablation, out / "dev_ablation.csv")
 ab_metrics = ("R@5", "Complete@10", "MRR")
-wide = ablation.pivot(index="scorer", columns="style", values=list(ab_metrics)).loc[
-    list(variants)]
-wide.columns = [f"{style} {metric}" for metric, style in wide.columns]
-wide = wide[[f"{st} {m}" for st in dict.fromkeys(ablation["style"]) for m in ab_metrics]]
-display(Markdown(("Dev requests" if has_split else "Every request") + ", mean per request:\n\n"
-                 + md.table(wide.rename_axis("variant"), {c: "{:.3f}" for c in wide.columns},
-                            index=True, link=f"{out.name}/dev_ablation.csv", max_rows=None)))
+ab_styles = list(dict.fromkeys(ablation["style"]))
+# one table per metric (variants × styles), so that the page's column holds it
+ab_tables = []
+for metric in ab_metrics:
+    wide = ablation.pivot(index="scorer", columns="style", values=metric).loc[
+        list(variants), ab_styles]
+    ab_tables.append(f"**{metric}**\n\n" + md.table(
+        wide.rename_axis("variant"), {c: "{:.3f}" for c in wide.columns}, index=True,
+        max_rows=None))
+display(Markdown(("Dev requests" if has_split else "Every request") + ", mean per request "
+                 f"([dev_ablation.csv]({out.name}/dev_ablation.csv)):\n\n"
+                 + "\n\n".join(ab_tables)))
 
 # %%
 abl = ablation.set_index(["style", "scorer"])

@@ -19,20 +19,14 @@
 # ---
 
 # %% [markdown]
-# # Discovery on real workflows: multi-tool requests, a held-back test split, recall vs loaded noise
+# # Discovery on real workflows: multi-tool requests, recall vs loaded noise
 #
-# The article's queries (the replication, `data/queries.jsonl`) mostly need one tool each.
-# Real requests often need several ("find the bug Alice filed in Linear and post it in the
-# backend channel"), use words far from the tools' vocabulary, ask for rare operations, or sit between
-# neighbouring domains (Jira vs Linear vs GitHub issues, Gmail vs Slack, Drive vs Notion,
-# calendar vs CRM meetings). The bundled `data/requests.jsonl` holds such requests, each with a
-# `category` and a `split` (how many this run evaluates is counted below).
-#
-# **Dev and test.** The split is a fixed rule decided before any scoring (within each category,
-# alternate dev, test, dev, ... in file order; `toolsel.datasets.assign_splits`). Scorer
-# settings and description repairs (notebook 09) are chosen on `dev`. **Every number in this
-# report is on the `test` split** unless a table says otherwise. (On a request file without
-# splits, the report uses every request and says so.)
+# Labeled queries written one per tool mostly need one tool each. Real requests often need
+# several ("find the bug Alice filed in Linear and post it in the backend channel"), use words
+# far from the tools' vocabulary, ask for rare operations, or sit between neighbouring domains
+# (issue trackers, mail vs chat, documents vs wikis, calendar vs CRM meetings). This page reads
+# a request file holding such requests, each with an optional `category` and `split` (how many
+# this run evaluates is counted below; which part of a split file it reports is said below).
 #
 # Two measurements, evaluated separately as discovery should be:
 #
@@ -48,7 +42,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
 requests: str = "../data/requests.jsonl"  # labeled requests with category and split
-scorers: list[str] = ["jaccard", "bm25", "tfidf", "embedding", "default"]  # scorers to compare
+scorers: list[str] = []  # scorers to compare; empty: the registry's compared scorers
 top_k: list[int] = [1, 3, 5, 10]  # filter cut-offs
 limits: list[int] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]  # discover/search result limits
 split: str = "test"  # the split the report shows
@@ -74,6 +68,10 @@ from toolsel.report.notebook_setup import setup
 from toolsel.report.cutoffs import distinct_top_k
 from toolsel.report.plan import same_path
 
+from toolsel.scorers.base import compared_scorers
+
+# the scorers every comparison runs unless told otherwise, from the registry of scorer names
+scorers = list(scorers or compared_scorers())
 out = setup(out_dir)
 log = claims.ClaimLog(out)
 
@@ -85,6 +83,18 @@ has_split = any(q.split for q in all_requests)
 follows_rule = [q.split for q in all_requests] == assign_splits(all_requests)
 if bundled:
     assert follows_rule, "split is not the rule"
+if bundled:
+    display(Markdown(log.fixed(
+        "The bundled `data/requests.jsonl` holds such requests, each with a `category` and a "
+        "`split`. **Dev and test.** The split is a fixed rule decided before any scoring "
+        "(within each category, alternate dev, test, dev, ... in file order; "
+        "`toolsel.datasets.assign_splits`). Scorer settings and description repairs "
+        "(notebook 09) are chosen on `dev`. **Every number in this report is on the `"
+        + split + "` split** unless a table says otherwise.",
+        "the bundled requests' split rule (data/README.md)")))
+elif has_split:
+    display(Markdown(f"The request file has a `split`: every number below is on its "
+                     f"**{md.escape(split)}** requests unless a table says otherwise."))
 if not has_split:
     split = "all"
     display(Markdown("The request file has no `split` field: this report uses **every** "

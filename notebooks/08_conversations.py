@@ -78,7 +78,7 @@ from toolsel.tables.conversations import (POLICIES, STRATEGIES, detector_agreeme
                                           replay_summary, replay_table)
 from toolsel.tables.cost import (Prices, cost_sensitivity, cost_table, cost_totals,
                                  fewer_tokens_cost_more)
-from toolsel.eval.stats import bootstrap_intervals
+from toolsel.eval.stats import bootstrap_intervals, with_wilson
 from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_conversation_requests, plot_cost, save_figure
@@ -141,8 +141,12 @@ write_table(summary, out / "replay_summary.csv")
 per_turn = turns.assign(scorer=turns["strategy"] + " " + turns["policy"].fillna(""),
                         top_k=0, query_id=turns["conversation_id"] + ":"
                         + turns["turn"].astype(str))
-ci = bootstrap_intervals(per_turn, metrics=["available_at_start", "available"],
-                         cluster="conversation_id").set_index(["scorer", "metric"])
+# a rate whose every turn is alike (eager: always available) collapses the bootstrap to a
+# point; it gets Wilson's interval over the turns instead, as every yes-or-no rate here
+ci = with_wilson(bootstrap_intervals(per_turn, metrics=["available_at_start", "available"],
+                                     cluster="conversation_id"),
+                 per_turn, ["available_at_start", "available"],
+                 collapsed_only=True).set_index(["scorer", "metric"])
 
 
 shown = pd.DataFrame({
@@ -164,8 +168,9 @@ data["detector_recall"] = agreement["recall"]
 write_table(data, out / "data.csv")
 display(Markdown(log.add(claims.counts(
     data, "data.csv", "Over {n} conversations; rates over the {t} turns that need a filtered "
-    "tool, with bootstrap 95% intervals that resample whole conversations (the turns of one "
-    "conversation are not independent):", n="n_conversations", t="n_turns_need_filtered"))
+    "tool, with 95% intervals: a bootstrap that resamples whole conversations (the turns of "
+    "one conversation are not independent), or Wilson's over the turns where every turn "
+    "is alike and that bootstrap collapses to a point:", n="n_conversations", t="n_turns_need_filtered"))
                  + "\n\n"
                  + md.table(shown, {"pins / conversation": "{:.2f}", "reduction": "{:.0%}"},
                             link=f"{out.name}/replay_summary.csv")))

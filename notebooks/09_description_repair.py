@@ -19,7 +19,7 @@
 # ---
 
 # %% [markdown]
-# # Description repair: diagnose misses on dev, patch descriptions, re-measure on test
+# # Description repair: diagnose misses, patch descriptions, re-measure
 #
 # When a required tool is not found, the cheapest fix is often in the catalog, not the
 # scorer: add the words customers use to the tool's description. `toolsel compare` runs the
@@ -28,14 +28,14 @@
 #
 # The protocol, so that a gain can be trusted:
 #
-# 1. list the misses on the **dev** split and the words of the requests each tool's text lacks
+# 1. list the misses on the requests the repairs may be chosen from (a split file's dev
+#    part) and the words of the requests each tool's text lacks
 #    (`toolsel.tables.failure_modes.repair_hints`);
-# 2. write the repairs as a small patch, `data/repairs/descriptions_v2.json` (tool → new
-#    description: the old text plus customer vocabulary), chosen on dev only; the 61-tool
-#    benchmark file stays the article's reconstruction, and the repaired registry exists only
-#    in memory (`toolsel.tables.compare.apply_repairs`);
-# 3. measure once on the held-back **test** split, and on the article's replication queries
-#    (never used to choose anything), counting gains *and* losses, for every scorer.
+# 2. write the repairs as a small patch (`repairs`: tool → new description, the old text plus
+#    customer vocabulary), chosen from those requests only; the registry file stays as it is,
+#    and the repaired registry exists only in memory (`toolsel.tables.compare.apply_repairs`);
+# 3. measure once on requests never used to choose anything (a split file's test part, and
+#    other labeled queries of the registry), counting gains *and* losses, for every scorer.
 #
 # Every rate below is **Complete@k** (the share of requests whose required tools are all in the
 # top k), over the requests that need at least one filtered tool (a request needing only
@@ -72,6 +72,7 @@ from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 from toolsel.report.plan import same_path
 from toolsel.report import claims
+from toolsel.scorers.base import scorer_summary
 
 out = setup(out_dir, figures=False, max_colwidth=90)
 log = claims.ClaimLog(out)
@@ -119,10 +120,11 @@ sizes = sizes + (claims.counts(data, "data.csv", "; the patch repairs {r} of {n}
                                r="n_repaired", n="n_tools") if patch is not None else ".")
 display(Markdown(" ".join(notes + [log.add(sizes)])))
 
-# %% [markdown]
-# ## Misses on dev, and what the descriptions lack
-
 # %%
+display(Markdown(("## Misses on dev, and what the descriptions lack" if has_split else
+                  "## Misses, and what the descriptions lack")
+                 + "\n\nThe misses are read with " + md.code(hint_scorer) + ": "
+                 + scorer_summary(hint_scorer)))
 dev_run = sweep(reg, dev, [hint_scorer], [top_k], always_include=sorted(reg.always_include),
                 progress=False)
 classified = classify_misses(dev_run.misses, reg)
@@ -144,16 +146,23 @@ display(Markdown(
 
 # %% [markdown]
 # ## The patch
-#
-# Each repair keeps the old description and appends a short sentence of the vocabulary the
-# dev misses asked for ("inbox", "cancel", "reschedule", "appointment", "ping"...).
-#
-# **Leak check.** No word a repair adds may occur in a held-back request (test or
-# replication) unless it also occurs in a dev request (`held_back_terms`). A first draft of
-# this patch failed the check: it added "decision makers", "decks", "negotiation", "signups"
-# (test requests) and "rain", "weekend", "Japanese" (replication queries), words the author
-# knew from writing the data rather than from the dev misses. They were removed before the
-# measurement below.
+
+# %%
+if bundled and patch is not None:
+    display(Markdown(log.fixed(
+        "Each repair keeps the old description and appends a short sentence of the "
+        "vocabulary the dev misses asked for (\"inbox\", \"cancel\", \"reschedule\", "
+        "\"appointment\", \"ping\"...).\n\n**Leak check.** No word a repair adds may occur "
+        "in a held-back request (test or replication) unless it also occurs in a dev request "
+        "(`held_back_terms`). A first draft of this patch failed the check: it added "
+        "\"decision makers\", \"decks\", \"negotiation\", \"signups\" (test requests) and "
+        "\"rain\", \"weekend\", \"Japanese\" (replication queries), words the author knew "
+        "from writing the data rather than from the dev misses. They were removed before the "
+        "measurement below.", "the bundled patch's history (data/repairs)")))
+elif patch is not None and (test or replication):
+    display(Markdown("**Leak check.** No word a repair adds may occur in a request kept for "
+                     "measuring unless it also occurs in one the repairs were chosen from "
+                     "(`held_back_terms`)."))
 
 # %%
 if patch is None:
@@ -186,17 +195,19 @@ else:
                                                    max_rows=None,
                                                    link=f"{out.name}/patch.csv")))
 
-# %% [markdown]
-# ## Dev (where the repairs were chosen) vs test (held back)
-
 # %%
 if patch is not None:
+    display(Markdown("## Dev (where the repairs were chosen) vs test (held back)" if test
+                     else "## Before and after the repairs, on the requests they were chosen "
+                          "from (in-sample)"))
     suites = {dev_name: dev, **({"test": test} if test else {}),
               **({held_name: replication} if replication else {})}
     summaries, changes, table = compare_suites(reg, repaired, suites, scorers, top_k,
                                                labels=("v1", "v2"))
     write_table(summaries, out / "compare_summary.csv")
     write_table(changes, out / "compare_changed.csv")
+    # whether the change's paired interval excludes zero (counted by the reading below)
+    table["excludes_zero"] = (table["gain_low"] > 0) | (table["gain_high"] < 0)
     write_table(table.reset_index(), out / "gain_by_suite.csv")
     for name in table.index.get_level_values("suite").unique():
         part = table.loc[name].reset_index()
@@ -269,7 +280,11 @@ if patch is not None and bundled:
                     for s_ in tests_.index) + ". "
         + ("Every paired interval of a test change includes zero: these changes are within "
            "the noise." if ((tests_["gain_low"] <= 0) & (tests_["gain_high"] >= 0)).all()
-           else "Some test changes have intervals that exclude zero.")))
+           else log.add(claims.fill(
+               gain_csv, "gain_by_suite.csv", "{e} of {n} test changes "
+               + ("has" if int(tests_["excludes_zero"].sum()) == 1 else "have")
+               + " a paired interval that excludes zero.", where={"suite": "test"}, e=("excludes_zero", "count_true"),
+               n=("scorer", "nunique"))))))
 elif patch is not None:
     gain_csv = table.reset_index()
     display(Markdown(

@@ -33,9 +33,9 @@
 # | `two_stage` | the best servers (a tool's `domain`) by their best or summed tool scores, then the best tools within them |
 #
 # Every policy is put on the **recall-vs-payload plane** per registry with the `default`
-# scorer: each policy's settings are chosen on the **dev** requests, and the frontier is
-# reported on the **test** requests; when the requests carry no split, settings are chosen
-# and measured on the same requests (in-sample, said in every heading and verdict). (How
+# scorer: with a split, each policy's settings are chosen on a file's dev part and the frontier
+# is reported on its test part; when the requests carry no split, settings are chosen and
+# measured on the same requests (in-sample, said in every heading and verdict). (How
 # every scorer ranks on these registries is notebook 06.)
 #
 # By default it runs on the bundled registry styles (`data/styles`); given a `registry` and
@@ -137,10 +137,10 @@ display(Markdown("**This run:** " + log.summary(claims.count_rows(
 # registry's. Every tool competes (no always-include set, as in notebook 06).
 #
 # **Choosing the settings.** Per registry and policy, the settings kept are those on that
-# policy's own Pareto frontier of the dev requests (no other setting of the same policy sends
-# fewer tokens for at least the recall); fixed top-K keeps every K (K is the user's choice,
-# and a full baseline is the harder one to beat). The test requests then show those settings
-# only. Without a split, "dev" and "test" are both every request (in-sample).
+# policy's own Pareto frontier of the requests settings are chosen on (no other setting of the
+# same policy sends fewer tokens for at least the recall); fixed top-K keeps every K (K is the
+# user's choice, and a full baseline is the harder one to beat). The requests reported then
+# show those settings only. Without a split, both are every request (in-sample).
 #
 # A policy **beats fixed top-K** on a registry when one of its reported points is dominated
 # by no top-K point and itself dominates at least one (as much recall or more for no more

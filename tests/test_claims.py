@@ -409,6 +409,71 @@ def _shown(executed: Path) -> str:
                      for o in c.get("outputs", []) if "text/markdown" in o.get("data", {}))
 
 
+# --------------------------------------------------------------------------------------------
+# the prose test: on data other than the bundled data, no sentence of a page names what only
+# the bundled data has (the skip reasons are gathered once, in the report's README)
+
+#: What only the bundled data (the article's registry and queries) has, by a regex each.
+BUNDLED_ONLY = {
+    "the bundled registry's 61 tools": r"\b61(?:-tool\b| tools\b)",
+    "the bundled 30 queries": r"\b30(?:-query\b| (?:labeled )?quer(?:y|ies)\b)",
+    "the article's payload (5,523 characters)": r"\b5,?523\b",
+    "the article's 67% recall / 84% reduction": r"\b67% recall|\b84% payload",
+    "the article's +13 points": r"\+13 points",
+    "the article's tool weather_lookup": r"weather_lookup",
+}
+#: What only data with a dev/test split can say.
+SPLIT_ONLY = {
+    "dev or test requests": r"\b(?:dev|test) (?:requests?|split|set)\b",
+    "on dev / on test": r"\b[Oo]n (?:the )?(?:dev|test)\b(?! ?-)",
+    "a held-back set": r"\bheld[- ]back (?:requests?|split|test|sets?)\b",
+    "`dev` / `test` named": r"`(?:dev|test)`",
+    "a heading about dev vs test": r"^#+ .*\b(?:[Dd]ev|[Tt]est)\b",
+}
+
+
+def page_prose(executed: Path) -> list[str]:
+    """Every piece of prose a page shows: its Markdown cells and the Markdown its code
+    displayed (tables included: a table may name a tool too)."""
+    nb = json.loads(executed.read_text(encoding="utf-8"))
+    out = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+           for c in nb["cells"] if c["cell_type"] == "markdown"]
+    return out + claims._displayed_markdown(nb)
+
+
+def bundled_only_sentences(texts: list[str], *, has_split: bool) -> list[str]:
+    """The sentences (lines outside tables) of ``texts`` naming what only the bundled data
+    (or, without a split, only a split) has: ``"<what>: <line>"`` each; an empty list when
+    none does. Table rows are data (a committed benchmark's columns, a user's own tool named
+    like the article's), not sentences."""
+    import re
+    rules = dict(BUNDLED_ONLY, **({} if has_split else SPLIT_ONLY))
+    found = []
+    for text in texts:
+        for line in text.splitlines():
+            if line.lstrip().startswith("|"):
+                continue
+            for what, pattern in rules.items():
+                if re.search(pattern, line):
+                    found.append(f"{what}: {line.strip()[:160]}")
+    return found
+
+
+def test_the_prose_check_finds_bundled_only_sentences_on_the_committed_bundled_pages():
+    """The detector is not blind: the committed bundled report names the 61 tools, the 30
+    queries, the article's numbers and weather_lookup, and its dev and test requests."""
+    texts = [t for nb in ("00_overview", "01_recall_vs_payload", "03_escape_hatch",
+                          "07_discovery", "09_description_repair")
+             for t in page_prose(ROOT / "reports" / f"{nb}.ipynb")]
+    found = bundled_only_sentences(texts, has_split=False)
+    for what in [*BUNDLED_ONLY, "dev or test requests", "a heading about dev vs test"]:
+        assert any(f.startswith(what + ":") for f in found), what
+    # and it reads lines, not words inside other words or numbers
+    assert bundled_only_sentences(["161 tools, 300 queries, 15,523 chars, latest, devices"],
+                                  has_split=False) == []
+    assert bundled_only_sentences(["## Dev vs test"], has_split=True) == []
+
+
 def _assert_page(executed: Path, page: Path, *, bundled: bool, has_split: bool) -> None:
     problems = claims.check_claims(page) + claims.uncovered_numbers(executed, page)
     assert not problems, "\n".join(problems)
@@ -417,6 +482,8 @@ def _assert_page(executed: Path, page: Path, *, bundled: bool, has_split: bool) 
     fixed = [c["text"][:80] for c in recorded if c.get("fixed")]
     if not bundled:  # text about the bundled data never shows on other data
         assert not fixed, fixed
+        found = bundled_only_sentences(page_prose(executed), has_split=has_split)
+        assert not found, "\n".join(found)
     shown = _shown(executed)
     if page.name in ("00_overview", "06_default_scorer"):  # the single-scorer check ran, and
         # its sentence (warning or not) is on the page, every number cited above
@@ -446,10 +513,12 @@ def _nosplit_style(tmp: Path) -> dict:
 
 
 def _mcp(tmp: Path) -> dict:
-    from toolsel.integrations.importers import import_files, write_registry
-    reg = import_files(sorted(MCP.glob("*.json")), "mcp")
+    """The MCP ``tools/list`` dumps of tests/data/mcp imported as a user does, with
+    ``toolsel import``, and their hand-labeled requests (no split)."""
+    from toolsel.cli import main
     path = tmp / "mcp_registry.json"
-    write_registry(reg, path)
+    assert main(["import", "--from", "mcp", *map(str, sorted(MCP.glob("*.json"))),
+                 "--out", str(path)]) == 0
     return {"registry": str(path), "queries": str(MCP / "queries.jsonl")}
 
 
@@ -637,3 +706,90 @@ def test_plurals_of_units():
     assert plural(1, "query") == "1 query" and plural(2, "query") == "2 queries"
     assert "With 112 queries, one query moves" in one_request(
         112, "data.csv", column="n_queries", unit="query", what="R@k").text
+
+
+def test_readme_explorer_sizes_are_the_benchmark_table():
+    """docs/reports.md's explorer page sizes are the committed benchmark's, to the digits shown."""
+    import re
+    text = " ".join((ROOT / "docs" / "reports.md").read_text(encoding="utf-8").split())
+    m = re.search(r"About ([\d.]+) MB on the bundled data; for 4,000 tools × 2,000 queries × 5 "
+                  r"scorers, ([\d.]+) MB with each scorer's top 20 candidates and ([\d.]+) MB "
+                  r"with its top 30", text)
+    assert m, "the README's explorer sizes sentence changed: update this test with it"
+    t = pd.read_csv(ROOT / "reports" / "benchmarks" / "explorer.csv")
+    bundled = t[t["tools"] == 61]["page_mb"].iloc[0]
+    big = t[t["tools"] == 4000].set_index("depth")["page_mb"]
+    for shown, value in zip(m.groups(), (bundled, big[20], big[30])):
+        assert shown == f"{value:.2f}", (shown, value)
+
+
+def test_one_always_include_convention_across_02_and_04():
+    """A tool's rank is the same on the misses page and the explorer page (the committed
+    bundled report): both rank every tool, the registry's always-include ones competing, as
+    the sweep and pages 00-03 do."""
+    misses = pd.read_csv(ROOT / "reports" / "02_misses" / "misses.csv")
+    compared = 0
+    for path in sorted((ROOT / "reports" / "04_explorer").glob("ranking_*.csv")):
+        scorer = path.stem.removeprefix("ranking_")
+        ranking = pd.read_csv(path).set_index("tool")["rank"]
+        rows = misses[(misses["scorer"] == scorer)
+                      & (misses["query"] == "file a bug report on the backend repo")]
+        for r in rows.itertuples():
+            assert ranking[r.expected] == r.rank, (scorer, r.expected)
+            compared += 1
+    assert compared  # jaccard's github_create_issue at least
+
+
+def test_leader_says_highest_only_when_the_paired_interval_excludes_zero(tmp_path):
+    # the issue's case: 92.08% and 91.67% show as 92.1% and 91.7%: a lead of 0.4 as shown
+    # (0.5 from the unrounded values), and a paired interval reaching below zero: a tie
+    t = pd.DataFrame({"scorer": ["embedding", "default", "bm25"],
+                      "R@k": [0.920833, 0.916667, 0.7]})
+    paired = pd.DataFrame({"top_k": 10, "a": ["embedding", "embedding", "default"],
+                           "b": ["default", "bm25", "bm25"], "diff": [0.004166, 0.22, 0.21],
+                           "diff_low": [-0.1, 0.1, 0.1], "diff_high": [0.05, 0.3, 0.3]})
+    _write(tmp_path, "s.csv", t)
+    _write(tmp_path, "p.csv", paired)
+    tie = claims.leader(t, "R@k", "s.csv", label="R@10", paired=paired, paired_source="p.csv",
+                        paired_where={"top_k": 10})
+    assert tie.text == ("embedding (92.1%) and default (91.7%) tie on R@10: embedding's lead of "
+                        "0.4 points on the mean has a paired 95% bootstrap interval of [-10.0, "
+                        "+5.0] points, which includes zero (the top two compared, no other "
+                        "pair).")
+    assert "highest" not in tie.text
+    # the pair stored the other way round (b - a): the interval is read back negated
+    flipped = paired.assign(a=["default", "embedding", "default"],
+                            b=["embedding", "bm25", "bm25"], diff_low=[-0.05, 0.1, 0.1],
+                            diff_high=[0.1, 0.3, 0.3])
+    _write(tmp_path, "q.csv", flipped)
+    again = claims.leader(t, "R@k", "s.csv", label="R@10", paired=flipped,
+                          paired_source="q.csv", paired_where={"top_k": 10})
+    assert "[-10.0, +5.0]" in again.text
+    # an interval above zero: "highest", with the lead as shown
+    sure = paired.assign(diff_low=[0.01, 0.1, 0.1])
+    _write(tmp_path, "r.csv", sure)
+    win = claims.leader(t, "R@k", "s.csv", label="R@10", paired=sure, paired_source="r.csv",
+                        paired_where={"top_k": 10})
+    assert win.text.startswith("embedding has the highest R@10 (92.1%), 0.4 points above "
+                               "default (91.7%); the paired 95% bootstrap interval of that "
+                               "lead, [+1.0, +5.0] points, is above zero")
+    (tmp_path / claims.CLAIMS_FILE).unlink(missing_ok=True)
+    assert _log(tmp_path, tie, again, win) == []
+    # the check reads every number back: a moved interval is caught
+    _write(tmp_path, "p.csv", paired.assign(diff_low=[-0.2, 0.1, 0.1]))
+    assert any("p.csv gives" in p for p in claims.check_claims(tmp_path))
+
+
+def test_skipped_sections_are_gathered_once_in_the_readme(tmp_path):
+    from toolsel.report.readme import _skipped_sections
+    for page, section in (("00_x", "the article's scenario"), ("01_y", "the replication")):
+        log = claims.ClaimLog(tmp_path / page)
+        note = log.skip(section, "it needs the tools weather_lookup")
+        assert note == claims.SKIP_NOTE and "weather_lookup" not in note
+        log.skip(section, "it needs the tools weather_lookup")  # recorded once
+    assert claims.skipped_sections(tmp_path / "00_x") == [
+        {"section": "the article's scenario", "reason": "it needs the tools weather_lookup"}]
+    lines = _skipped_sections(tmp_path, ["00_x", "01_y", "02_none"])
+    assert lines[1] == "## Sections skipped on this data"
+    assert sum(ln.startswith("- ") for ln in lines) == 2
+    assert _skipped_sections(tmp_path, ["02_none"]) == []  # nothing skipped: no section

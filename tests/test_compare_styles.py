@@ -116,7 +116,10 @@ def test_plot_style_comparison(small):
     _, comp = small
     fig = plot_style_comparison(comp.summary)
     axes = fig.axes
-    assert [ax.get_title() for ax in axes] == ["R@5", "Complete@10", "MRR"]
+    # each panel names its interval: Wilson's for the yes-or-no Complete@10
+    assert [ax.get_title() for ax in axes] == ["R@5 (bars: 95% bootstrap CI)",
+                                               "Complete@10 (bars: 95% Wilson CI)",
+                                               "MRR (bars: 95% bootstrap CI)"]
     assert axes[0].get_ylabel() and all(ax.get_xlabel() == "registry style" for ax in axes)
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["jaccard", "bm25"]
 

@@ -259,3 +259,31 @@ def test_a_partial_tools_list_page_is_refused(tmp_path):
     assert err.value.field == "nextCursor" and "'p2'" in err.value.reason
     last = _write(tmp_path, "last.json", {"tools": [tool], "nextCursor": None})
     assert [t.name for t in import_files([last], "mcp")] == ["a"]
+
+
+def test_tool_formats_are_one_table_read_by_import_and_detection(tmp_path):
+    """A tool-file format is one entry of TOOL_FORMATS: its reader, how a record is
+    recognised, and where a file's server name comes from; import_files, toolsel import and
+    its detection read the table."""
+    import json as _json
+    from toolsel.integrations.importers import (FORMATS, TOOL_FORMATS, detect_tool_format,
+                                                read_tool_file)
+    from toolsel.integrations.sources import ALL_FORMATS, detect_format
+    assert FORMATS == tuple(TOOL_FORMATS) == ("mcp", "openai", "anthropic")
+    assert set(FORMATS) <= set(ALL_FORMATS)
+    records = {"mcp": {"name": "a", "description": "d", "inputSchema": {"type": "object"}},
+               "anthropic": {"name": "a", "description": "d",
+                             "input_schema": {"type": "object"}},
+               "openai": {"type": "function", "function": {"name": "a", "description": "d",
+                                                           "parameters": {"type": "object"}}}}
+    for fmt, rec in records.items():
+        assert detect_tool_format(rec) == fmt
+        path = tmp_path / f"{fmt}.json"
+        path.write_text(_json.dumps({"tools": [rec], "serverInfo": {"name": "srv"}}))
+        assert detect_format(path) == fmt
+        tools, server, located = read_tool_file(path, fmt, None)
+        assert [t.name for t in tools] == ["a"] and len(located) == 1
+        # the server: MCP's serverInfo, else the file's name; --server wins either way
+        assert server == ("srv" if TOOL_FORMATS[fmt].server_in_file else fmt)
+        assert read_tool_file(path, fmt, "given")[1] == "given"
+    assert detect_tool_format({"name": "a"}) is None and detect_tool_format([1]) is None

@@ -161,3 +161,21 @@ def test_ndcg_and_ap_agree_with_ir_measures(graded):
     means = {str(m): v for m, v in ir_measures.calc_aggregate(measures, qrels, run).items()}
     assert np.nanmean(ours["AP"]) == pytest.approx(means["AP"])
     assert np.nanmean(ours["NDCG@k"][:, 3]) == pytest.approx(means["nDCG@10"])
+
+
+def test_the_metric_table_is_what_evaluate_the_sweep_and_check_read():
+    from toolsel.eval.metrics import METRICS, binary_metrics, evaluate, metric_aliases
+    from toolsel.eval.stats import BINARY_METRICS
+    from toolsel.eval.sweep import SUMMARY_COLUMNS
+    from toolsel.tables.check import cutoff_metrics, parse_thresholds
+    got = evaluate([[1, 3], [2]], [1, 2])
+    assert list(got) == list(METRICS)  # one entry per metric, in the table's order
+    assert [m.mean for m in METRICS.values()] == SUMMARY_COLUMNS[2:8]
+    assert BINARY_METRICS == binary_metrics() == ("Success@k", "Complete@k")
+    assert metric_aliases() == {"recall": "R", "mrr": "MRR", "rr": "MRR"}
+    assert cutoff_metrics() == ["R", "Success", "Complete", "NDCG"]
+    # a name check accepts because the table says so, an alias included
+    assert [t.name for t in parse_thresholds("recall@5=0.5,mrr=0.2")] == ["R@5", "MRR"]
+    # hand-computed: query 1 finds 1 of 2 by k=1 (R 0.5, Success 1, Complete 0), RR 1
+    assert got["R@k"][0].tolist() == [0.5, 0.5] and got["Complete@k"][1].tolist() == [0.0, 1.0]
+    assert got["RR"].tolist() == [1.0, 0.5]

@@ -124,3 +124,30 @@ def test_policy_frontier_labels_top_k_points(registry, queries):
     assert ax.get_ylabel().startswith("R@sent")
     import matplotlib.pyplot as plt
     plt.close(fig)
+
+
+def test_log_axes_label_powers_of_ten_as_plain_numbers(tmp_path):
+    """matplotlib's log labels are mathtext; with math parsing off they showed as
+    $\\mathdefault{10^{2}}$ (05's latency and 12's frontier figures)."""
+    import pandas as pd
+    from toolsel.report.plots import plain_log_axis, plot_latency_vs_tools, pyplot
+    scale = pd.DataFrame({"scorer": ["jaccard"] * 3 + ["naive"] * 3,
+                          "n_tools": [61, 1000, 10000] * 2,
+                          "p50_ms": [0.02, 0.03, 0.08, 0.2, 3.0, 35.0],
+                          "p95_ms": [0.03, 0.04, 0.1, 0.3, 4.0, 40.0]})
+    fig = plot_latency_vs_tools(scale)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_xticklabels() + ax.get_yticklabels()
+              if t.get_text()]
+    assert labels and not any("mathdefault" in t or "$" in t for t in labels), labels
+    assert "1,000" in labels and "10,000" in labels and "0.1" in labels
+    plt = pyplot()
+    _, ax2 = plt.subplots()
+    ax2.plot([0.001, 1, 100], [1, 2, 3])
+    ax2.set_xscale("log")
+    plain_log_axis(ax2.xaxis)
+    ax2.figure.canvas.draw()
+    shown = [t.get_text() for t in ax2.get_xticklabels() if t.get_text()]
+    assert {"0.001", "1", "100"} <= set(shown), shown
+    plt.close("all")

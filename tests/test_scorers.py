@@ -145,3 +145,21 @@ def test_selector_names_a_misspelt_parameter(registry):
     assert names == sel.select("file a bug report on the backend repo")
     assert [t.name for t in sel.select_definitions("file a bug report on the backend repo")] \
         == names
+
+
+def test_compared_scorers_come_from_the_registry_of_names():
+    """The scorers every comparison runs are declared where each scorer registers, and the
+    lists the sweep, labeling, the style comparison and the scale benchmark use are read
+    from there (adding a compared scorer is its module and its tests)."""
+    from toolsel.eval.sweep import DEFAULT_SCORERS
+    from toolsel.scorers.base import available_scorers, compared_scorers, scorer_summary
+    from toolsel.tables.benchmark import SCALE_SCORERS
+    from toolsel.tables.compare_styles import SINGLE_SCORERS
+    from toolsel.tables.labeling import LABEL_SCORERS
+    assert compared_scorers() == ("jaccard", "bm25", "tfidf", "embedding", "default")
+    assert DEFAULT_SCORERS == LABEL_SCORERS == compared_scorers()
+    assert SINGLE_SCORERS == compared_scorers(single=True) == ("jaccard", "bm25", "tfidf",
+                                                               "embedding")
+    assert SCALE_SCORERS == (*SINGLE_SCORERS, "naive")
+    assert set(compared_scorers()) < set(available_scorers())  # bm25-okapi: by name only
+    assert "rank_bm25" in scorer_summary("bm25-okapi") and "``" not in scorer_summary("bm25")

@@ -17,6 +17,7 @@ runs, with one line and exit status 2.
 
 from __future__ import annotations
 
+import html as html_mod
 import json
 import os
 import re
@@ -193,14 +194,23 @@ def test_every_file_in_home_is_under_a_place_the_report_named(reports):
 @pytest.mark.slow  # reads whole reports run end to end
 @pytest.mark.parametrize("name", ["plugin", "mcp"])
 def test_article_sections_are_skipped_with_a_note(reports, name):
+    """Each page says only that a bundled-data section was skipped; the README says once
+    which and why."""
     out = reports[name]["out"]
     html = {stem: (out / f"{stem}.html").read_text() for stem in OURS}
-    assert "scenario is skipped" in html["00_overview"]
-    assert "Replication panel skipped" in html["01_recall_vs_payload"]
-    assert "the article&#39;s three misses are Jaccard misses" in html["02_misses"] \
-        or "the article's three misses are Jaccard misses" in html["02_misses"]
-    assert "the article&#39;s conversation needs" in html["03_escape_hatch"] \
-        or "the article's conversation needs" in html["03_escape_hatch"]
+    readme = (out / "README.md").read_text()
+    assert readme.count("## Sections skipped on this data") == 1
+    # as the README renders it (Markdown escapes and HTML entities read back)
+    sections = html_mod.unescape(readme.split("## Sections skipped on this data", 1)[1]
+                                 ).replace("\\", "")
+    for stem, what in (("00_overview", "the article's 3-turn escape-hatch scenario: it needs "
+                                       "the tools weather_lookup"),
+                       ("01_recall_vs_payload", "the replication panel: it compares"),
+                       ("02_misses", "the article's three misses: they are Jaccard misses"),
+                       ("03_escape_hatch", "the article's 3-turn conversation: it needs")):
+        assert f"- {stem}: {what}" in sections, (stem, sections)
+        assert "is skipped on this data" in html[stem], stem
+        assert "weather_lookup" not in html[stem], stem
     # tables of the article's data are not written for other data
     assert not (out / "01_recall_vs_payload" / "replication.csv").exists()
     assert not (out / "03_escape_hatch" / "scenario.csv").exists()
@@ -425,3 +435,15 @@ def test_bad_top_k_is_a_usage_error(tmp_path, capsys):
     assert exc.value.code == 2
     assert "--top-k" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_overview_is_given_only_the_pages_that_run():
+    """00's table of pages lists the pages of this report: `toolsel report` passes them."""
+    from toolsel.report.plan import UserData, find_notebooks, notebook_plan
+    plan = notebook_plan(find_notebooks(NB_DIR), UserData(registry=PLUGIN / "registry.json",
+                                                          queries=PLUGIN / "queries.jsonl"))
+    ran = [p.source.stem for p in plan if p.skip is None]
+    overview = next(p for p in plan if p.source.stem == "00_overview")
+    assert overview.parameters["pages"] == ran
+    assert "08_conversations" not in ran and "10_integrations" not in ran
+    assert all("pages" not in p.parameters for p in plan if p.source.stem != "00_overview")

@@ -37,7 +37,7 @@ tokens of an offline BPE tokenizer (``cl100k_base`` by default, via ``puretiktok
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +45,7 @@ import numpy as np
 from ..data import Tool
 from ..tokens import count_tokens, definition_json  # noqa: F401 (re-exported)
 
-__all__ = ["recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank", "ndcg_at_k",
+__all__ = ["Metric", "METRICS", "metric_aliases", "binary_metrics", "recall_at_k", "success_at_k", "complete_at_k", "reciprocal_rank", "ndcg_at_k",
            "average_precision", "evaluate", "evaluate_sent",
            "rank_matrix", "mean_metrics", "group_means",
            "payload_chars", "payload_json_chars", "count_tokens", "payload_tokens",
@@ -75,6 +75,91 @@ def rank_matrix(rank_lists: Sequence[Iterable[int]]) -> np.ndarray:
     for i, r in enumerate(rows):
         out[i, :len(r)] = r
     return out
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """What every metric is computed from: the rank matrix ``R`` (queries × required tools,
+    ``inf`` padded), the rank lists, ``n_req`` per query, the cut-offs ``kk``, ``hits``
+    (required tools in the top k, queries × cut-offs) and the optional ``gains``."""
+
+    R: np.ndarray
+    rows: list
+    n_req: np.ndarray
+    kk: np.ndarray
+    hits: np.ndarray
+    gains: Sequence[Iterable[float]] | None
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric of :data:`METRICS`, the table :func:`evaluate`, the sweep's summaries, the
+    intervals and ``toolsel check`` all read.
+
+    ``key``: its per-query name in :func:`evaluate`'s result (``RR``); ``mean``: the name of
+    its mean in summaries (``MRR``); ``compute``: :class:`Ranked` → per-query values
+    (queries × cut-offs when ``cutoff``); ``binary``: a yes-or-no outcome per request (its
+    interval is Wilson's); ``aliases``: other names ``toolsel check --min`` accepts;
+    ``sent``: also read at what a selection sent (``R@sent``, :func:`evaluate_sent`).
+    """
+
+    key: str
+    mean: str
+    compute: Callable[[Ranked], np.ndarray]
+    cutoff: bool = True
+    binary: bool = False
+    aliases: tuple[str, ...] = ()
+    sent: bool = False
+
+
+def _recall(c: Ranked) -> np.ndarray:
+    return _from_hits(c.hits, c.n_req[:, None])[0]
+
+
+def _success(c: Ranked) -> np.ndarray:
+    return _from_hits(c.hits, c.n_req[:, None])[1]
+
+
+def _complete(c: Ranked) -> np.ndarray:
+    return _from_hits(c.hits, c.n_req[:, None])[2]
+
+
+def _reciprocal_rank(c: Ranked) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(c.n_req == 0, np.nan, 1.0 / c.R.min(axis=1))
+
+
+def _ndcg_of(c: Ranked) -> np.ndarray:
+    return _ndcg(c.R, c.rows, c.n_req, c.kk, c.gains)
+
+
+def _ap_of(c: Ranked) -> np.ndarray:
+    return _average_precision(c.R, c.n_req)
+
+
+#: Every metric, by its per-query name, in the order tables show them. Adding a metric is
+#: one entry here (and its tests): evaluate, the sweep's per-query table and summary, the
+#: Wilson/bootstrap rule and ``toolsel check`` read this table.
+METRICS: dict[str, Metric] = {m.key: m for m in (
+    Metric("R@k", "R@k", _recall, aliases=("recall",), sent=True),
+    Metric("Success@k", "Success@k", _success, binary=True, sent=True),
+    Metric("Complete@k", "Complete@k", _complete, binary=True, sent=True),
+    Metric("RR", "MRR", _reciprocal_rank, cutoff=False, aliases=("mrr", "rr")),
+    Metric("NDCG@k", "NDCG@k", _ndcg_of),
+    Metric("AP", "MAP", _ap_of, cutoff=False),
+)}
+
+
+def binary_metrics() -> tuple[str, ...]:
+    """The summary names of the yes-or-no metrics (``Success@k``, ``Complete@k``)."""
+    return tuple(m.mean for m in METRICS.values() if m.binary)
+
+
+def metric_aliases() -> dict[str, str]:
+    """Other names a user may type → the metric's name (``recall`` → ``R``, ``mrr`` →
+    ``MRR``), a per-cut-off metric without its ``@k``."""
+    return {a: (m.mean[:-2] if m.cutoff else m.mean) for m in METRICS.values()
+            for a in m.aliases}
 
 
 def evaluate(rank_lists: Sequence[Iterable[int]], ks: Sequence[int],
@@ -109,13 +194,8 @@ def evaluate(rank_lists: Sequence[Iterable[int]], ks: Sequence[int],
                        dtype=np.float64)
     kk = np.asarray(ks, dtype=np.float64)
     hits = (R[:, :, None] <= kk[None, None, :]).sum(axis=1).astype(np.float64)  # (q, k)
-    recall, success, complete = _from_hits(hits, n_req[:, None])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rr = np.where(n_req == 0, np.nan, 1.0 / R.min(axis=1))
-    ndcg = _ndcg(R, rows, n_req, kk, gains)
-    ap = _average_precision(R, n_req)
-    return {"R@k": recall, "Success@k": success, "Complete@k": complete, "RR": rr,
-            "NDCG@k": ndcg, "AP": ap}
+    ranked = Ranked(R, rows, n_req, kk, hits, gains)
+    return {key: metric.compute(ranked) for key, metric in METRICS.items()}
 
 
 def _gain_matrix(rows: Sequence[np.ndarray], width: int,

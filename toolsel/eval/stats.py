@@ -27,10 +27,17 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-__all__ = ["bootstrap_intervals", "bootstrap_by_group", "paired_comparison", "sign_test", "holm",
+from .metrics import binary_metrics
+
+__all__ = ["BINARY_METRICS", "bootstrap_intervals", "bootstrap_by_group", "paired_comparison", "sign_test", "holm",
            "wilson_interval", "with_wilson"]
 
 _KEYS = ["scorer", "top_k", "query_id"]
+
+#: The per-request metrics that are a yes-or-no outcome (from the metric table,
+#: :data:`toolsel.eval.metrics.METRICS`): their intervals are Wilson's (:func:`with_wilson`);
+#: every other mean gets a bootstrap interval.
+BINARY_METRICS = binary_metrics()
 
 
 def _check(query_metrics: pd.DataFrame, metrics: Sequence[str]) -> None:

@@ -48,12 +48,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..scorers.base import compared_scorers
 from ..data import Query, Tool
 from ..policies import Policy, as_policies
 from ..scorers.base import Scorer
 from ..selection import fitted_scorer
 from .engine import DEFAULT_BATCH_SIZE, Candidates, rank_batches, scorer_items
-from .metrics import evaluate, group_means, payload_reduction, tool_costs
+from .metrics import METRICS, evaluate, group_means, payload_reduction, tool_costs
 from .policies import SUMMARY_COLUMNS as _POLICY_SUMMARY_COLUMNS
 from .policies import evaluate_policies, frontier, summarize_policies
 
@@ -63,8 +64,12 @@ __all__ = ["sweep", "SweepResult", "effective_top_k", "DEFAULT_TOP_K", "DEFAULT_
 DEFAULT_TOP_K = (1, 3, 5, 10, 20, 30)
 #: Scores (queries × tools) one scoring block of a sweep may hold: 64 queries at 4,000 tools.
 MAX_BLOCK_CELLS = 64 * 4000
-DEFAULT_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "default")
-SUMMARY_COLUMNS = ["scorer", "top_k", "R@k", "Success@k", "Complete@k", "MRR", "NDCG@k", "MAP",
+#: The scorers a sweep runs unless told otherwise: the registry of scorer names
+#: (:func:`toolsel.scorers.base.compared_scorers`), not a list kept here.
+DEFAULT_SCORERS = compared_scorers()
+#: The summary's columns: each metric of the metric table (:data:`~toolsel.eval.metrics.METRICS`)
+#: by its mean's name, then payload.
+SUMMARY_COLUMNS = ["scorer", "top_k", *(m.mean for m in METRICS.values()),
                    "payload_chars", "payload_reduction", "n_queries", "payload_tokens", "payload_tokens_reduction",
                    "payload_json_chars", "payload_json_tokens", "payload_json_reduction"]
 #: The policy summary's payload columns, renamed in :attr:`SweepResult.policies` after what
@@ -322,9 +327,9 @@ def _query_metric_rows(label, ks, queries, n_required, n_expected, per_q, sent) 
         "query_id": np.repeat([q.id for q in queries], nk),
         "n_required": np.repeat(n_required, nk),
         "n_always_required": np.repeat(np.asarray(n_expected) - np.asarray(n_required), nk),
-        "R@k": per_q["R@k"].ravel(), "Success@k": per_q["Success@k"].ravel(),
-        "Complete@k": per_q["Complete@k"].ravel(), "RR": np.repeat(per_q["RR"], nk),
-        "NDCG@k": per_q["NDCG@k"].ravel(), "AP": np.repeat(per_q["AP"], nk),
+        # every metric of the table: per cut-off, or one value per query repeated per K
+        **{key: per_q[key].ravel() if m.cutoff else np.repeat(per_q[key], nk)
+           for key, m in METRICS.items()},
         "payload_chars": sent["chars"].ravel(), "payload_tokens": sent["tokens"].ravel(),
         "payload_json_chars": sent["json_chars"].ravel(),
         "payload_json_tokens": sent["json_tokens"].ravel(),
@@ -333,9 +338,7 @@ def _query_metric_rows(label, ks, queries, n_required, n_expected, per_q, sent) 
 
 def _summarize(qm: pd.DataFrame, unfiltered: dict[str, int]) -> pd.DataFrame:
     out = group_means(qm.assign(_valid=qm["R@k"].notna()), ["scorer", "top_k"], valid="_valid",
-                      over_valid={"R@k": "R@k", "Success@k": "Success@k",
-                                  "Complete@k": "Complete@k", "MRR": "RR",
-                                  "NDCG@k": "NDCG@k", "MAP": "AP"},
+                      over_valid={m.mean: key for key, m in METRICS.items()},
                       over_all={"payload_chars": "payload_chars",
                                 "payload_tokens": "payload_tokens",
                                 "payload_json_chars": "payload_json_chars",

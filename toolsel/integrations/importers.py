@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +46,12 @@ from ..data import (DataError, Registry, Tool, loads_json, check_name_syntax, re
                     read_text, tool_from_record)
 from .schemas import SchemaNormalizer
 
-__all__ = ["FORMATS", "SEPARATOR", "from_mcp", "from_openai", "from_anthropic",
+__all__ = ["FORMATS", "TOOL_FORMATS", "ToolFormat", "read_tool_file", "SEPARATOR", "from_mcp", "from_openai", "from_anthropic",
            "from_langchain", "merge_servers", "server_prefix", "import_files", "write_registry",
            "MissingDescriptionWarning", "fallback_description"]
 
-#: Formats :func:`import_files` and ``toolsel import --from`` accept.
+#: Formats :func:`import_files` and ``toolsel import --from`` accept (the names of
+#: :data:`TOOL_FORMATS`, set at the end of this module).
 FORMATS = ("mcp", "openai", "anthropic")
 
 #: Joins a server name and a tool name when two servers define the same tool name.
@@ -445,27 +447,8 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
                          "per file, in the same order")
     groups: list[tuple[str, list[Tool]]] = []
     for i, path in enumerate(paths):
-        doc = _read_json(path)
-        if isinstance(doc, Mapping) and "error" in doc and "result" not in doc:
-            raise DataError("holds a JSON-RPC error response, not a tools/list result: "
-                            f"{json.dumps(doc['error'])[:200]}", path=path, field="error")
-        located = read_records(path)  # refuses one page of a paged tools/list, too
-        records = [rec for _, rec in located]
-        if not records:
-            raise DataError("no tools in the file", path=path)
-        given = servers[i] if servers else None
-        if fmt == "mcp":
-            server = given or _server_name(doc, path)
-            tools = from_mcp(records, server=server, path=path, strict=strict)
-        else:
-            server = given or path.stem
-            tools = (from_openai if fmt == "openai" else from_anthropic)(records, path=path,
-                                                                         strict=strict)
-            if given:
-                tools = [Tool(t.name, t.description, t.parameters,
-                              {**t.metadata, "server": given}) for t in tools]
-        check_name_syntax([(loc, t.name) for (loc, _), t in zip(located, tools)], path=path,
-                          strict=strict)
+        tools, server, _ = read_tool_file(path, fmt, servers[i] if servers else None,
+                                          strict=strict)
         groups.append((server, tools))
     try:
         return merge_servers(groups, strict=strict)
@@ -486,3 +469,81 @@ def write_registry(registry: Iterable[Tool], path: str | Path) -> Path:
     """
     from ..io import write_registry as _write
     return _write(registry, path, jsonl=False)
+
+
+# --------------------------------------------------------------------------------------------
+# the table of tool-file formats
+
+
+def _is_mcp(rec: Mapping[str, Any]) -> bool:
+    return "inputSchema" in rec
+
+
+def _is_anthropic(rec: Mapping[str, Any]) -> bool:
+    return "input_schema" in rec
+
+
+def _is_openai(rec: Mapping[str, Any]) -> bool:
+    return rec.get("type") == "function" or "function" in rec or "parameters" in rec
+
+
+@dataclass(frozen=True)
+class ToolFormat:
+    """A format of tool definitions: ``read`` (records → tools, as :func:`from_openai`),
+    ``matches`` (whether one record looks like it: how ``toolsel import`` detects it), and
+    ``server_in_file`` (the file names its server, as MCP's ``serverInfo``; otherwise the
+    file's stem does). Adding a format is its reader, one entry in :data:`TOOL_FORMATS`, and
+    its tests."""
+
+    name: str
+    read: Callable[..., list[Tool]]
+    matches: Callable[[Mapping[str, Any]], bool]
+    server_in_file: bool = False
+
+
+#: Every tool-file format by name; :func:`import_files`, ``toolsel import`` and its format
+#: detection read this table.
+TOOL_FORMATS: dict[str, ToolFormat] = {f.name: f for f in (
+    ToolFormat("mcp", from_mcp, _is_mcp, server_in_file=True),
+    ToolFormat("openai", from_openai, _is_openai),
+    ToolFormat("anthropic", from_anthropic, _is_anthropic),
+)}
+FORMATS = tuple(TOOL_FORMATS)
+
+
+def detect_tool_format(record: Any) -> str | None:
+    """The tool-file format a record looks like (MCP, then Anthropic, then OpenAI), or None."""
+    if not isinstance(record, Mapping):
+        return None
+    return next((n for n in ("mcp", "anthropic", "openai") if TOOL_FORMATS[n].matches(record)),
+                None)
+
+
+def read_tool_file(path: Path, fmt: str, given: str | None, *, strict: bool = False,
+                   normalizer: SchemaNormalizer | None = None
+                   ) -> tuple[list[Tool], str, list[tuple[str, Any]]]:
+    """One file of a tool format: its tools, its server name (``given``, else what the file
+    or its name says) and its located records. A JSON-RPC error response, an empty file and a
+    bad name are :class:`DataError`\\ s naming the file."""
+    spec = TOOL_FORMATS[fmt]
+    doc = _read_json(path)
+    if isinstance(doc, Mapping) and "error" in doc and "result" not in doc:
+        raise DataError("holds a JSON-RPC error response, not a tools/list result: "
+                        f"{json.dumps(doc['error'])[:200]}", path=path, field="error")
+    located = read_records(path)  # refuses one page of a paged tools/list, too
+    records = [rec for _, rec in located]
+    if not records:
+        raise DataError("no tools in the file", path=path)
+    if spec.server_in_file:
+        server = given or _server_name(doc, path)
+        tools = spec.read(records, server=server, path=path, strict=strict,
+                          normalizer=normalizer)
+    else:
+        server = given or path.stem
+        tools = spec.read(records, path=path, strict=strict, normalizer=normalizer)
+        if given:
+            tools = [Tool(t.name, t.description, t.parameters, {**t.metadata, "server": given})
+                     for t in tools]
+    check_name_syntax([(loc, t.name) for (loc, _), t in zip(located, tools)], path=path,
+                      strict=strict)
+    return tools, server, located

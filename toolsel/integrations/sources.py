@@ -25,7 +25,8 @@ from ..data import (DataError, Query, Registry, Tool, check_name_syntax, query_f
                     read_records)
 from .benchmarks import (BENCHMARK_FORMATS, from_beir, from_bfcl, from_metatool,
                          from_toolbench, metatool_kind)
-from .importers import FORMATS, SEPARATOR, _read_json, _server_name, from_mcp, merge_servers
+from .importers import (FORMATS, SEPARATOR, _read_json, detect_tool_format, merge_servers,
+                        read_tool_file)
 from .schemas import SchemaNormalizer
 
 __all__ = ["ALL_FORMATS", "detect_format", "import_sources", "ImportResult"]
@@ -83,12 +84,8 @@ def detect_format(path: str | Path) -> str:
     if isinstance(doc, Mapping):
         inner = doc.get("result", doc)
         if isinstance(inner, Mapping) and isinstance(inner.get("tools"), list):
-            first = inner["tools"][0] if inner["tools"] else None
-            if isinstance(first, Mapping) and "input_schema" in first:
-                return "anthropic"
-            if isinstance(first, Mapping) and ("function" in first or "parameters" in first):
-                return "openai"
-            return "mcp"
+            # a tools list: the format its first tool looks like, MCP by default
+            return detect_tool_format(inner["tools"][0] if inner["tools"] else None) or "mcp"
         if metatool_kind(path, doc) == "tools":
             return "metatool"
     if metatool_kind(path, doc) == "json":
@@ -102,12 +99,9 @@ def detect_format(path: str | Path) -> str:
             return "bfcl"
         if "api_list" in keys:
             return "toolbench"
-        if "inputSchema" in keys:
-            return "mcp"
-        if "input_schema" in keys:
-            return "anthropic"
-        if first.get("type") == "function" or "function" in keys or "parameters" in keys:
-            return "openai"
+        found = detect_tool_format(first)
+        if found:
+            return found
     raise DataError("cannot tell its format from the content; give it with --from (one of "
                     f"{', '.join(ALL_FORMATS)})", path=path)
 
@@ -204,28 +198,8 @@ def import_sources(paths: Sequence[str | Path], formats: Sequence[str] | str | N
 
 def _read_tool_file(path: Path, fmt: str, given: str | None, *, strict: bool,
                     normalizer: SchemaNormalizer) -> tuple[list[Tool], str]:
-    from .importers import from_anthropic, from_openai
-    doc = _read_json(path)
-    if isinstance(doc, Mapping) and "error" in doc and "result" not in doc:
-        raise DataError("holds a JSON-RPC error response, not a tools/list result",
-                        path=path, field="error")
-    located = read_records(path)
-    records = [rec for _, rec in located]
-    if not records:
-        raise DataError("no tools in the file", path=path)
-    if fmt == "mcp":
-        server = given or _server_name(doc, path)
-        tools = from_mcp(records, server=server, path=path, strict=strict,
-                         normalizer=normalizer)
-    else:
-        server = given or path.stem
-        reader = from_openai if fmt == "openai" else from_anthropic
-        tools = reader(records, path=path, strict=strict, normalizer=normalizer)
-        if given:
-            tools = [Tool(t.name, t.description, t.parameters, {**t.metadata, "server": given})
-                     for t in tools]
-    check_name_syntax([(loc, t.name) for (loc, _), t in zip(located, tools)], path=path,
-                      strict=strict)
+    tools, server, located = read_tool_file(path, fmt, given, strict=strict,
+                                            normalizer=normalizer)
     seen: set[str] = set()
     for (loc, _), t in zip(located, tools):
         if t.name in seen:

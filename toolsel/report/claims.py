@@ -36,11 +36,14 @@ __all__ = ["Ref", "Num", "Claim", "ClaimLog", "CLAIMS_FILE", "in_sample_words", 
            "one_request", "leader", "values", "real_differences", "mode_summary", "change",
            "escape_hatch", "verdict_label", "versus_best", "versus_rows", "variant_vs", "signal_alone",
            "policy_beats", "benchmark_counts", "interval_text", "rate_with_interval", "rates_with_interval",
-           "latency", "which_scorer_verdicts", "scorer_gap_warning", "scorer_gap_card", "repair_change", "page_summary", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows",
+           "latency", "which_scorer_verdicts", "scorer_gap_warning", "scorer_gap_card", "repair_change", "page_summary", "skipped_sections", "SKIP_NOTE", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows",
            "fill", "per_row", "literal"]
 
 #: The file a page's claims are written to, beside its CSVs.
 CLAIMS_FILE = "claims.json"
+#: What a page shows where a section about the bundled data is skipped (the README says why).
+SKIP_NOTE = ("*A section about the bundled data only is skipped on this data; the report's "
+             "README lists it, with why.*")
 IN_SAMPLE = "in-sample: settings chosen and measured on the same requests"
 
 
@@ -53,7 +56,10 @@ class Ref:
     """Where a number comes from: ``op`` over ``column`` of the rows of ``source`` matching
     ``where`` (``value``: exactly one row; ``count``: rows matching; ``sum``, ``mean``,
     ``min``, ``max``, ``nunique``; ``count_true``: rows whose column is true). ``minus``: the
-    number is this minus another reference. ``inverse``: the number is ``1 / value``."""
+    number is this minus another reference. ``inverse``: the number is ``1 / value``.
+    ``round_to``: the value rounded to this many decimals before ``minus`` (a difference of
+    two numbers as shown); ``negate``: the number is minus the value (an interval of b − a
+    read from a table of a − b)."""
 
     source: str
     column: str | None = None
@@ -61,6 +67,8 @@ class Ref:
     op: str = "value"
     minus: Ref | None = None
     inverse: bool = False
+    round_to: int | None = None
+    negate: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,9 +134,14 @@ def _py(v: object) -> object:
 def _ref_dict(r: Ref | None) -> dict | None:
     if r is None:
         return None
-    return {"source": r.source, "column": r.column,
-            "where": {str(k): _py(v) for k, v in r.where.items()}, "op": r.op,
-            "minus": _ref_dict(r.minus), "inverse": r.inverse}
+    out = {"source": r.source, "column": r.column,
+           "where": {str(k): _py(v) for k, v in r.where.items()}, "op": r.op,
+           "minus": _ref_dict(r.minus), "inverse": r.inverse}
+    if r.round_to is not None:  # written only when set: older claims files stay as they were
+        out["round_to"] = r.round_to
+    if r.negate:
+        out["negate"] = True
+    return out
 
 
 def _num_dict(n: Num) -> dict:
@@ -309,11 +322,18 @@ def values(table: pd.DataFrame, metric: str, source: str, *, by: str = "scorer",
 
 def leader(table: pd.DataFrame, metric: str, source: str, *, by: str = "scorer",
            where: Mapping[str, object] | None = None, kind: str = "pct", digits: int = 1,
-           label: str | None = None) -> Claim:
+           label: str | None = None, paired: pd.DataFrame | None = None,
+           paired_source: str = "", paired_where: Mapping[str, object] | None = None) -> Claim:
     """Which row of ``by`` has the highest ``metric`` and by how much it leads the next one.
 
     Ties (equal after rounding to what is shown) are named together; one row: "only X";
-    every row equal: "every scorer has ...".
+    every row equal: "every scorer has ...". The lead is the difference of the two values
+    as shown (92.1% and 91.7%: 0.4 points). With ``paired`` (a
+    :func:`toolsel.eval.stats.paired_comparison` table, rows ``a``/``b`` with ``diff_low``,
+    ``diff_high``; ``paired_where`` picks its cut-off and metric), the leader is called
+    highest only when the paired interval of its difference with the runner-up excludes
+    zero; otherwise the sentence says the two tie. The family is that one comparison (the
+    top two), so no adjustment for multiple comparisons is made.
     """
     b = _Builder()
     where = dict(where or {})
@@ -322,32 +342,62 @@ def leader(table: pd.DataFrame, metric: str, source: str, *, by: str = "scorer",
     if part.empty:
         return b.claim(f"No {label} to compare.")
     vals = part.set_index(by)[metric].astype(float)
-    shown = {name: _fmt(v, kind, digits) for name, v in vals.items()}
-    top = vals.max()
-    first = [n for n in vals.index if shown[n] == _fmt(top, kind, digits)]
 
     def num(name):
         return b.num(vals[name], Ref(source, metric, {**where, by: name}), kind, digits)
 
-    if len(vals) == 1:
-        name = vals.index[0]
-        return b.claim(f"Only {b.lit(name)} was run: {label} {num(name)}.")
-    if len(first) == len(vals):
-        name = vals.index[0]
-        return b.claim(f"Every {by} has the same {label}: {num(name)}.")
+    first = [n for n in vals.index if _fmt(vals[n], kind, digits) == _fmt(vals.max(), kind,
+                                                                          digits)]
+    if len(vals) == 1 or len(first) == len(vals):
+        return b.claim(f"Only {b.lit(vals.index[0])} was run: {label} {num(vals.index[0])}."
+                       if len(vals) == 1 else
+                       f"Every {by} has the same {label}: {num(vals.index[0])}.")
     if len(first) > 1:
         return b.claim(f"{_and([b.lit(n) for n in first])} share the highest {label} "
                        f"({num(first[0])}).")
     name = first[0]
-    rest = vals.drop(name)
-    second = rest.idxmax()
-    lead = b.num(vals[name] - vals[second],
-                 Ref(source, metric, {**where, by: name},
-                     minus=Ref(source, metric, {**where, by: second})),
-                 "points" if kind == "pct" else "dec", digits if kind == "pct" else 2 + digits)
+    second = vals.drop(name).idxmax()
+    # the lead as shown: the difference of the two rounded values
+    places = digits + 2 if kind == "pct" else digits
+    lead = b.num(float(f"{vals[name]:.{places}f}") - float(f"{vals[second]:.{places}f}"),
+                 Ref(source, metric, {**where, by: name}, round_to=places,
+                     minus=Ref(source, metric, {**where, by: second}, round_to=places)),
+                 "points" if kind == "pct" else "dec", digits)
     unit = " points" if kind == "pct" else ""
-    return b.claim(f"{b.lit(name)} has the highest {label} ({num(name)}), {lead}{unit} above "
-                   f"{b.lit(second)} ({num(second)}).")
+    head = (f"{b.lit(name)} has the highest {label} ({num(name)}), {lead}{unit} above "
+            f"{b.lit(second)} ({num(second)})")
+    if paired is None:
+        return b.claim(head + ".")
+    low, lo, hi = _paired_interval(b, paired, paired_source, dict(paired_where or {}), name,
+                                   second, "spoints" if kind == "pct" else "sdec", digits)
+    if low > 0:
+        return b.claim(f"{head}; the paired 95% bootstrap interval of that lead, [{lo}, {hi}]"
+                       f"{unit}, is above zero (the top two compared, no other pair).")
+    return b.claim(f"{b.lit(name)} ({num(name)}) and {b.lit(second)} ({num(second)}) tie on "
+                   f"{label}: {b.lit(name)}'s lead of {lead}{unit} on the mean has a paired "
+                   f"95% bootstrap interval of [{lo}, {hi}]{unit}, which includes zero (the "
+                   "top two compared, no other pair).")
+
+
+def _paired_interval(b: _Builder, paired: pd.DataFrame, source: str, where: dict, name: str,
+                     second: str, kind: str, digits: int) -> tuple[float, str, str]:
+    """The paired interval of ``name`` − ``second`` from a paired-comparison table, whichever
+    way round its row is stored: ``(low, low as shown, high as shown)``, both cited."""
+    rows = _rows(paired, where) if where else paired
+    hit = rows[(rows["a"] == name) & (rows["b"] == second)]
+    flip = hit.empty
+    if flip:
+        hit = rows[(rows["a"] == second) & (rows["b"] == name)]
+    if len(hit) != 1:
+        raise ValueError(f"leader: no single paired row for {name} and {second} in the "
+                         f"paired table ({len(hit)} rows)")
+    r = hit.iloc[0]
+    ab = {**where, "a": second, "b": name} if flip else {**where, "a": name, "b": second}
+    ends = ("diff_high", "diff_low") if flip else ("diff_low", "diff_high")
+    sign = -1 if flip else 1
+    lo, hi = (b.num(sign * r[col], Ref(source, col, ab, negate=flip), kind, digits)
+              for col in ends)
+    return sign * r[ends[0]], lo, hi
 
 
 def real_differences(paired: pd.DataFrame, source: str, *, n_queries: int, n_source: str,
@@ -396,25 +446,26 @@ def mode_summary(counts: pd.DataFrame, source: str, *, k: int | None = None) -> 
         return b.claim("No scorer was run.")
     if "total" in c.columns and (c["total"] == 0).all():
         return b.claim("No scorer missed a required tool" + (f" at K={k}" if k else "") + ".")
-    parts = []
-    for m in modes:
-        col = c[m].astype(int)
-        if col.sum() == 0:
-            continue
-        each = ", ".join(f"{b.num(v, Ref(source, m, {'scorer': s}))} with {b.lit(s)}"
-                         for s, v in col.items())
-        if len(col) > 1 and col.nunique() > 1:
-            fewest = [s for s, v in col.items() if v == col.min()]
-            each += f" (fewest: {_and([b.lit(s) for s in fewest])})"
-        elif len(col) > 1:
-            each += " (the same for every scorer)"
-        parts.append(f"**{md.escape(m)}**: {each}")
+    parts = [f"**{md.escape(m)}**: {_mode_counts(b, c[m].astype(int), m, source)}"
+             for m in modes if int(c[m].sum())]
     none = [m for m in modes if int(c[m].sum()) == 0]
     text = "; ".join(parts) + "."
     if none:
         text += (" No scorer has a miss of kind "
                  + " or ".join(md.escape(m) for m in none) + ".")
     return b.claim(text)
+
+
+def _mode_counts(b: _Builder, col: pd.Series, mode: str, source: str) -> str:
+    """One failure mode's misses per scorer, and which scorers have the fewest."""
+    each = ", ".join(f"{b.num(v, Ref(source, mode, {'scorer': s}))} with {b.lit(s)}"
+                     for s, v in col.items())
+    if len(col) > 1 and col.nunique() > 1:
+        fewest = [s for s, v in col.items() if v == col.min()]
+        each += f" (fewest: {_and([b.lit(s) for s in fewest])})"
+    elif len(col) > 1:
+        each += " (the same for every scorer)"
+    return each
 
 
 def change(before: float, after: float, metric: str, source: str, ref_before: Ref,
@@ -999,7 +1050,19 @@ class ClaimLog:
         self.dir = Path(out_dir)
         self.page = page or self.dir.name
         self.claims: list[Claim] = []
+        self.skipped: list[dict[str, str]] = []
         self._summary: str | None = None
+
+    def skip(self, section: str, reason: str) -> str:
+        """Record a section skipped on this data because it is about the bundled data (the
+        article's registry, queries or scenario), with why; the report's README gathers
+        these once (:func:`skipped_sections`). Returns the page's note, which names
+        neither: on a user's data the page says nothing about the bundled data."""
+        entry = {"section": section, "reason": reason}
+        if entry not in self.skipped:
+            self.skipped.append(entry)
+            self.write()
+        return SKIP_NOTE
 
     def summary(self, claim: Claim | str, *extra: Claim | str) -> str:
         """Record the page's one-line summary of what ran on this data (the index card's
@@ -1042,6 +1105,8 @@ class ClaimLog:
         data = {"page": self.page, "claims": [c.to_dict() for c in self.claims]}
         if self._summary:
             data["summary"] = self._summary
+        if self.skipped:
+            data["skipped"] = self.skipped
         return write_json(data, self.dir / CLAIMS_FILE)
 
 
@@ -1052,6 +1117,17 @@ def _plain(markdown_text: str) -> str:
     text = re.sub(r"<[^>]*>", "", text)
     text = re.sub(r"[`*]|\\(?=[^\w\s])", "", text)
     return re.sub(r"\s+", " ", _html.unescape(text)).strip()
+
+
+def skipped_sections(page_dir: str | Path) -> list[dict[str, str]]:
+    """The sections a page skipped as bundled-only (:meth:`ClaimLog.skip`), with why."""
+    path = Path(page_dir) / CLAIMS_FILE
+    if not path.is_file():
+        return []
+    try:
+        return list(json.loads(path.read_text(encoding="utf-8")).get("skipped") or [])
+    except (OSError, ValueError):
+        return []
 
 
 def page_summary(page_dir: str | Path) -> str | None:
@@ -1112,8 +1188,12 @@ def _eval(ref: dict, base: Path) -> float:
             v = float(getattr(s, op)())
         else:
             raise ValueError(f"unknown op {op!r}")
+    if ref.get("round_to") is not None:
+        v = float(f"{v:.{ref['round_to']}f}")  # as _fmt rounds what is shown
     if ref.get("minus"):
         v -= _eval(ref["minus"], base)
+    if ref.get("negate"):
+        v = -v
     if ref.get("inverse"):
         v = 1 / v
     return v

@@ -215,6 +215,27 @@ def _missing_flag(name: str) -> str:
     return f"no --{name} {'folder' if name == 'runs' else 'file'}"
 
 
+def _planned(nb: Path, data: UserData, given: dict[str, Path]) -> PlannedNotebook:
+    """One notebook's parameters on ``data``, or why it is skipped."""
+    needs = notebook_needs(nb)
+    if not needs:
+        return PlannedNotebook(nb, skip="reports on the project's own data only")
+    missing = [n for n in needs if n not in given]
+    if missing:
+        return PlannedNotebook(nb, skip=", ".join(_missing_flag(n) for n in missing))
+    declared = notebook_parameters(nb)
+    params: dict = {n: (str(given[n]) if n in given else "")
+                    for n in DATA_PARAMS if n in declared}
+    if data.scorers is not None and "scorers" in declared:
+        params["scorers"] = list(data.scorers)
+    if data.top_k is not None and "top_k" in declared:
+        params["top_k"] = (list(data.top_k) if "list" in declared["top_k"]
+                           else headline_k(data.top_k))
+    if data.model is not None and "model" in declared:
+        params["model"] = str(data.model)
+    return PlannedNotebook(nb, params)
+
+
 def notebook_plan(notebooks: Sequence[Path], data: UserData | None) -> list[PlannedNotebook]:
     """What to pass each notebook, or the one-line reason it is skipped on ``data``.
 
@@ -223,26 +244,10 @@ def notebook_plan(notebooks: Sequence[Path], data: UserData | None) -> list[Plan
     if data is None:
         return [PlannedNotebook(Path(nb)) for nb in notebooks]
     given = data.given()
-    plan = []
-    for nb in notebooks:
-        nb = Path(nb)
-        needs = notebook_needs(nb)
-        if not needs:
-            plan.append(PlannedNotebook(nb, skip="reports on the project's own data only"))
-            continue
-        missing = [n for n in needs if n not in given]
-        if missing:
-            plan.append(PlannedNotebook(nb, skip=", ".join(_missing_flag(n) for n in missing)))
-            continue
-        declared = notebook_parameters(nb)
-        params: dict = {n: (str(given[n]) if n in given else "")
-                        for n in DATA_PARAMS if n in declared}
-        if data.scorers is not None and "scorers" in declared:
-            params["scorers"] = list(data.scorers)
-        if data.top_k is not None and "top_k" in declared:
-            params["top_k"] = (list(data.top_k) if "list" in declared["top_k"]
-                               else headline_k(data.top_k))
-        if data.model is not None and "model" in declared:
-            params["model"] = str(data.model)
-        plan.append(PlannedNotebook(nb, params))
+    plan = [_planned(Path(nb), data, given) for nb in notebooks]
+    # a page that maps the report (the overview's table of pages) lists only those that run
+    ran = [p.source.stem for p in plan if p.skip is None]
+    for p in plan:
+        if p.skip is None and "pages" in notebook_parameters(p.source):
+            p.parameters["pages"] = ran
     return plan

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # for the annotation only: report reads tables, never the rev
     from ..tables.runs import RunsReport
 
 __all__ = ["setup_style", "save_figure", "bound_figure", "shorten", "MAX_LABEL_CHARS",
-           "MAX_FIGURE_INCHES", "plot_metric_vs_payload", "plot_recall_vs_payload",
+           "MAX_FIGURE_INCHES", "plain_log_axis", "plot_metric_vs_payload", "plot_recall_vs_payload",
            "plot_complete_vs_payload", "plot_failure_modes", "plot_escape_hatch",
            "plot_noise_curve", "plot_multi_tool", "pyplot", "scorer_color", "SCORER_COLORS",
            "CACHE_COLORS", "CACHE_LABELS", "plot_latency_vs_tools",
@@ -90,6 +90,24 @@ def bound_figure(fig) -> None:
     fig.set_size_inches(min(w, MAX_FIGURE_INCHES[0]), min(h, MAX_FIGURE_INCHES[1]))
 
 
+def plain_log_axis(axis) -> None:
+    """Label a log-scale axis (``ax.xaxis``/``ax.yaxis``) at each power of ten with a plain
+    number ("1,000", "0.1"). matplotlib's default log labels are mathtext
+    (``$\\mathdefault{10^{2}}$``), shown raw since text is never parsed as math here."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    def label(value, _pos):
+        if not np.isfinite(value) or value <= 0:
+            return ""
+        if value >= 1:
+            return f"{value:,.0f}"
+        return f"{value:.{int(-np.floor(np.log10(value) + 1e-9))}f}"
+
+    axis.set_major_locator(LogLocator(base=10))
+    axis.set_major_formatter(FuncFormatter(label))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def setup_style() -> None:
     """Reproducible SVG output and a readable default size; no text parsed as math."""
     import matplotlib
@@ -137,6 +155,15 @@ def scorer_color(scorer: str, i: int) -> str | None:
     return SCORER_COLORS.get(scorer, f"C{i % 10}")
 
 
+def interval_method(metric: str) -> str:
+    """The name of the interval the reports draw for ``metric``: Wilson's for a yes-or-no
+    outcome per request (``Complete@k``, ``Success@k``), a bootstrap otherwise (see
+    :func:`toolsel.eval.stats.with_wilson`)."""
+    from ..eval.stats import BINARY_METRICS
+    family = metric.split("@")[0] + "@k" if "@" in metric else metric  # Complete@10: Complete@k
+    return "Wilson" if family in BINARY_METRICS else "bootstrap"
+
+
 def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
                            intervals: pd.DataFrame | None = None,
                            scorers: Sequence[str] | None = None,
@@ -180,8 +207,8 @@ def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
     ax.set_ylabel(f"{metric} (% of queries)" if metric != "R@k"
                   else "R@k: required tools sent (%)")
     ax.set_ylim(0, 105)
-    ax.legend(title="scorer (bars: 95% bootstrap CI)" if intervals is not None else "scorer",
-              loc="lower left")
+    ax.legend(title=f"scorer (bars: 95% {interval_method(metric)} CI)" if intervals is not None
+              else "scorer", loc="lower left")
     ax.set_title(title or f"{metric} against payload reduction, one point per cut-off K")
     fig.tight_layout()
     return fig
@@ -339,8 +366,8 @@ def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int =
     ax.set_ylabel(f"R@{top_k} (light) and Complete@{top_k} (dark), mean")
     ax.set_xlabel(by.replace("_", " ") + " (n = requests)")
     ax.set_ylim(0, 1.05)
-    ax.legend(title="scorer" + (" (dark bars: 95% bootstrap CI)" if intervals is not None
-                                else ""), fontsize=8, title_fontsize=8, loc="upper center",
+    ax.legend(title="scorer" + (f" (dark bars: 95% {interval_method('Complete@k')} CI)"
+                                if intervals is not None else ""), fontsize=8, title_fontsize=8, loc="upper center",
               bbox_to_anchor=(0.5, -0.2), ncol=len(scorers), frameon=False)
     ax.grid(axis="y", alpha=0.3)
     ax.set_title(f"Per-request recall vs completeness at top_k={top_k}")
@@ -355,13 +382,14 @@ POLICY_STYLES = {"top_k": ("#444444", "o"), "threshold": ("#1f77b4", "s"),
 
 def _label_k(ax, points: pd.DataFrame, x: str, y: str, color, log_x: bool) -> None:
     """Label top-K points with their K, skipping a label that would sit on the previous one
-    (closer than about 0.08 of the x range in log space and 4 points of recall)."""
+    (closer than about 0.12 of the x range in log space and 6 points of recall: a label is
+    about that wide and tall in a panel of the frontier figure)."""
     xs = np.log10(points[x].clip(lower=1e-9)) if log_x else points[x]
     span = max(float(xs.max() - xs.min()), 1e-9)
     last = None
     for xv, r in zip(xs, points.to_dict("records")):  # column names like R@sent
         yv = 100 * r[y]
-        if last is not None and abs(xv - last[0]) / span < 0.08 and abs(yv - last[1]) < 4:
+        if last is not None and abs(xv - last[0]) / span < 0.12 and abs(yv - last[1]) < 6:
             continue
         ax.annotate(f"K={int(r['param'])}", (r[x], yv), textcoords="offset points",
                     xytext=(3, -9), fontsize=6, color=color)
@@ -416,13 +444,16 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
                 _label_k(ax, p, x, y, color, log_x)
         if log_x:
             ax.set_xscale("log")
+            plain_log_axis(ax.xaxis)
         ax.set_xlabel("mean tokens sent (JSON definitions)" if x == "payload_tokens" else x)
         ax.set_ylabel(f"{y} (% of required tools sent)" if y == "R@sent" else f"{y} (%)")
         if name is not None:
             ax.set_title(str(name))
     handles, labels = axes[0].get_legend_handles_labels()
     handles.append(plt.Line2D([], [], ls="none", marker="o", mfc="none", mec="black", ms=8))
-    labels.append("Pareto-best")
+    with_bars = {f"{y}_low", f"{y}_high"} <= set(summary.columns)
+    labels.append("Pareto-best" + (" (bars: 95% bootstrap CI, Wilson's where it is a point)"
+                                   if with_bars else ""))
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8,
                bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
@@ -471,6 +502,8 @@ def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True,
                    label="target: embedding 15 ms")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    plain_log_axis(ax.xaxis)
+    plain_log_axis(ax.yaxis)
     ax.set_xlabel("registry size (tools, log scale)")
     ax.set_ylabel("Selector.select latency, median (ms, log scale)")
     ax.set_title("Selection latency vs registry size (bars: p50 to p95)")
@@ -507,7 +540,7 @@ def plot_style_comparison(summary: pd.DataFrame, metrics: Sequence[str] | None =
                    edgecolor="black" if name == "default" else None)
         ax.set_xticks(x, styles, rotation=30, ha="right", rotation_mode="anchor")
         ax.set_xlabel("registry style")
-        ax.set_title(metric)
+        ax.set_title(f"{metric} (bars: 95% {interval_method(metric)} CI)", fontsize=10)
         ax.set_ylim(0, 1.05)
     axes[0][0].set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()

@@ -102,6 +102,7 @@ def render_readme(reports_dir: str | Path, notebooks: Sequence[Path]) -> str:
         for d in others:
             out.append(f"- `{d.name}/`: " + _links(sorted(d.rglob("*.csv")), rep))
         out.append("")
+    out += _skipped_sections(rep, [nb.stem for nb in notebooks])
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -205,7 +206,23 @@ def render_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],
         out.append("- none")
     out += ["", "## Notebooks skipped", ""]
     out += [f"- {r.source.stem}: skipped, {md.escape(r.skipped)}" for r in skipped] or ["- none"]
+    out += _skipped_sections(rep, [r.source.stem for r in ran])
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _skipped_sections(rep: Path, stems: Sequence[str]) -> list[str]:
+    """The sections about the bundled data that the pages run skipped (each page only says
+    one was skipped): gathered here once, with why."""
+    from . import markdown as md
+    from .claims import skipped_sections
+    lines = [f"- {stem}: {md.escape(s['section'])}: {md.escape(s['reason'])}"
+             for stem in stems for s in skipped_sections(rep / stem)]
+    if not lines:
+        return []
+    return ["", "## Sections skipped on this data", "",
+            "These sections are about the bundled data (the article's registry, queries and "
+            "scenario, the bundled registry styles); on this data their pages say only that "
+            "a section was skipped.", "", *lines]
 
 
 def write_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],

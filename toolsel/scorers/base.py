@@ -29,7 +29,7 @@ from ..data import Tool, suggest_names
 from ..text import SPLITTERS, Tokenizer, check_fields, split_identifier, tokenize, tool_text
 
 __all__ = ["Scorer", "LexicalScorer", "NotFittedError", "register_scorer", "get_scorer",
-           "available_scorers", "scorer_class", "check_params", "registry_fingerprint",
+           "available_scorers", "compared_scorers", "scorer_class", "scorer_summary", "check_params", "registry_fingerprint",
            "TOKENIZERS"]
 
 _SCORERS: dict[str, type[Scorer]] = {}
@@ -42,11 +42,24 @@ class NotFittedError(RuntimeError):
     """A scorer was used before :meth:`Scorer.fit`."""
 
 
-def register_scorer(name: str):
-    """Class decorator: make a scorer available by ``name`` to :func:`get_scorer`."""
+#: name → (place, fused) of the scorers every comparison runs unless told otherwise.
+_COMPARED: dict[str, tuple[int, bool]] = {}
+
+
+def register_scorer(name: str, *, compare: int | None = None, fused: bool = False):
+    """Class decorator: make a scorer available by ``name`` to :func:`get_scorer`.
+
+    ``compare``: the scorer's place among those every comparison runs by default (the sweep,
+    the reports, labeling, the explorer: :func:`compared_scorers`); ``None`` for a scorer
+    used only by name (a variant such as ``bm25-okapi``). ``fused``: it combines other
+    scorers (left out of :func:`compared_scorers` ``(single=True)``). Adding a scorer is its
+    module with this decorator, plus its tests.
+    """
     def deco(cls: type[Scorer]) -> type[Scorer]:
         cls.name = name
         _SCORERS[name] = cls
+        if compare is not None:
+            _COMPARED[name] = (compare, fused)
         return cls
     return deco
 
@@ -55,6 +68,15 @@ def available_scorers() -> list[str]:
     """Names :func:`get_scorer` accepts."""
     _load_builtin()
     return list(_SCORERS)
+
+
+def compared_scorers(*, single: bool = False) -> tuple[str, ...]:
+    """The scorers every comparison runs unless told otherwise, in their registered order
+    (``jaccard, bm25, tfidf, embedding, default``); ``single``: only those that are one
+    scorer (not a fusion of others)."""
+    _load_builtin()
+    return tuple(n for n, (_, fused) in sorted(_COMPARED.items(), key=lambda kv: kv[1][0])
+                 if not (single and fused))
 
 
 def _load_builtin() -> None:
@@ -74,6 +96,14 @@ def scorer_class(name: str) -> type[Scorer]:
     except KeyError:
         raise ValueError(f"unknown scorer {name!r}; available: "
                          f"{', '.join(_SCORERS)}{suggest_names(name, list(_SCORERS))}") from None
+
+
+def scorer_summary(name: str) -> str:
+    """What the scorer registered as ``name`` is, in one paragraph (its docstring's first),
+    as Markdown: for a report that names a scorer it must also define."""
+    import inspect
+    doc = inspect.getdoc(scorer_class(name)) or name
+    return " ".join(doc.split("\n\n")[0].split()).replace("``", "`")
 
 
 def check_params(cls: type[Scorer], params: Iterable[str], *, also: Sequence[str] = (),

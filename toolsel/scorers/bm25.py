@@ -12,7 +12,7 @@ from .base import LexicalScorer, register_scorer
 __all__ = ["Bm25Scorer", "Bm25OkapiScorer"]
 
 
-@register_scorer("bm25")
+@register_scorer("bm25", compare=20)
 class Bm25Scorer(LexicalScorer):
     """BM25 over the tool fields.
 

@@ -613,7 +613,7 @@ def text_windows(texts: Sequence[str], heads: Sequence[str], tokenizer,
     return out
 
 
-@register_scorer("embedding")
+@register_scorer("embedding", compare=40)
 class EmbeddingScorer(Scorer):
     """Cosine similarity of sentence embeddings (all-MiniLM-L6-v2 by default).
 

@@ -531,7 +531,7 @@ class FusionScorer(Scorer):
                 gate[i] |= seg_gate[rows].any()
         return per_tool & gate[:, None]
 
-@register_scorer("default")
+@register_scorer("default", compare=50, fused=True)
 class DefaultScorer(FusionScorer):
     """The scorer :class:`~toolsel.selection.Selector` uses unless told otherwise.
 

@@ -12,7 +12,7 @@ from .base import LexicalScorer, register_scorer
 __all__ = ["JaccardScorer"]
 
 
-@register_scorer("jaccard")
+@register_scorer("jaccard", compare=10)
 class JaccardScorer(LexicalScorer):
     """``|Q ∩ T| / |Q ∪ T|`` over token sets; 0 when either set is empty.
 

@@ -14,7 +14,7 @@ from .base import LexicalScorer, register_scorer
 __all__ = ["TfidfScorer"]
 
 
-@register_scorer("tfidf")
+@register_scorer("tfidf", compare=30)
 class TfidfScorer(LexicalScorer):
     """Cosine between L2-normalised TF-IDF vectors of the query and of each tool.
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..scorers.base import compared_scorers
 from ..data import Query, Registry
 from ..selection import Selector, jaccard, select_tools
 
@@ -37,7 +38,7 @@ __all__ = ["SCALE_SCORERS", "TARGETS", "latencies_ms", "measure_scale", "measure
            "peak_rss_mb"]
 
 #: The scorers the scale benchmark measures, plus the naive baseline.
-SCALE_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "naive")
+SCALE_SCORERS = (*compared_scorers(single=True), "naive")  # the registry of scorer names
 
 #: The issue's targets: (what, column, limit, direction). Latencies in ms, times in s.
 TARGETS = (

@@ -50,7 +50,7 @@ from ..data import DataError, Query, Registry, Tool
 from ..policies import PrefixPolicy, TopK, get_policy, parse_policy, policy_spec
 from ..eval.engine import Candidates, as_registry, fit_scorers, rank_batches, scorer_items
 from .failure_modes import classify_miss, content_terms, tool_terms
-from ..eval.metrics import evaluate, evaluate_sent
+from ..eval.metrics import METRICS, evaluate, evaluate_sent, metric_aliases
 from ..scorers.embedding import persist_request_vectors
 
 __all__ = ["registry_fingerprint", "incomparable", "FORMAT", "DEFAULT_TOP_K", "MAX_PASSED_BY",
@@ -68,15 +68,17 @@ MAX_PASSED_BY = 5
 #: A request's text is cut to this many characters in a regression line.
 MAX_QUERY_CHARS = 100
 
-_METRICS = {"recall": "R", "mrr": "MRR", "rr": "MRR"}
+#: Other names ``--min`` accepts (``recall``, ``mrr``), from the metric table.
+_METRICS = metric_aliases()
 #: Metrics that can be read at ``@sent`` (what the selection sends), from ranks and n_sent.
-_SENT_METRICS = ("R", "Success", "Complete")
+_SENT_METRICS = tuple(m.mean[:-2] for m in METRICS.values() if m.sent)
 
 
 def cutoff_metrics() -> list[str]:
-    """Every per-cut-off metric :func:`toolsel.eval.metrics.evaluate` computes (``R``,
-    ``Success``, ``Complete``, ...): the names ``--min METRIC@K`` accepts besides ``MRR``."""
-    return [key[:-2] for key in evaluate([[1]], [1]) if key.endswith("@k")]
+    """Every per-cut-off metric of the metric table (:data:`toolsel.eval.metrics.METRICS`:
+    ``R``, ``Success``, ``Complete``, ...): the names ``--min METRIC@K`` accepts besides
+    ``MRR``."""
+    return [m.mean[:-2] for m in METRICS.values() if m.cutoff]
 
 
 # --------------------------------------------------------------------------------------------
@@ -433,92 +435,123 @@ _FIELDS = (("id", str), ("query", str), ("ranks", dict), ("top", list), ("terms"
 _KIND = {str: "a string", int: "an integer", list: "a list", dict: "an object"}
 
 
+class _BaselineReader:
+    """Reads a baseline file's parsed JSON; every error names the file, line and field."""
+
+    def __init__(self, text: str, path: str | Path) -> None:
+        self.text, self.path = text, path
+
+    def err(self, reason: str, where: str | None = None, fld: str | None = None,
+            needle: str | None = None, start: int = 0) -> DataError:
+        line = _line_of(self.text, needle, start) if needle else None
+        loc = ", ".join(p for p in (f"line {line}" if line else None, where) if p)
+        return DataError(reason, path=self.path, location=loc or None, field=fld)
+
+    def registry(self, doc: dict) -> str | None:
+        """The registry fingerprint the baseline was recorded on (``None``: recorded before
+        fingerprints)."""
+        fingerprint = doc.get("registry")
+        if fingerprint is not None and not (isinstance(fingerprint, str) and
+                                            re.fullmatch(r"[0-9a-f]{64}", fingerprint)):
+            raise self.err("expected the registry's sha256 (64 hex digits)", fld="registry",
+                           needle='"registry"')
+        return fingerprint
+
+    def header(self, doc: Any):
+        """The selection policy, always-include names and scorers object, checked."""
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+            raise self.err(f"expected {FORMAT!r}, got {got!r}: not a toolsel check baseline "
+                           "(write one with toolsel check --update-baseline)", fld="format",
+                           needle='"format"')
+        try:
+            sel = selection_policy(policy=doc.get("selection")) if isinstance(
+                doc.get("selection"), str) else None
+        except ValueError as exc:
+            raise self.err(str(exc), fld="selection", needle='"selection"') from None
+        if sel is None:
+            raise self.err("expected a policy spec string such as 'top_k:k=10'",
+                           fld="selection", needle='"selection"')
+        always = doc.get("always_include")
+        if not isinstance(always, list) or not all(isinstance(a, str) for a in always):
+            raise self.err("expected a list of tool names", fld="always_include",
+                           needle='"always_include"')
+        scorers = doc.get("scorers")
+        if not isinstance(scorers, dict) or not scorers:
+            raise self.err("expected an object {scorer: {summary, queries}} with at least "
+                           "one scorer", fld="scorers", needle='"scorers"')
+        return sel, always, scorers
+
+    def scorer_run(self, label: str, body: Any, sel) -> ScorerRun:
+        """One scorer's recorded requests."""
+        head = self.text.find(_dumps(label) + ":")
+        where = f"scorer {label!r}"
+        if not isinstance(body, dict) or not isinstance(body.get("queries"), list) \
+                or not isinstance(body.get("summary"), dict):
+            raise self.err("expected an object with 'summary' and 'queries' (a list)", where,
+                           "scorers", needle=_dumps(label) + ":")
+        reqs: list[RequestResult] = []
+        seen: set[str] = set()
+        for i, rec in enumerate(body["queries"]):
+            reqs.append(self.request(rec, f"{where}, queries[{i}]", head, sel, seen))
+        return ScorerRun(label, reqs, dict(body["summary"]))
+
+    def request(self, rec: Any, where: str, head: int, sel, seen: set[str]) -> RequestResult:
+        """One recorded request: its fields' types, ranks and the tools listed at them."""
+        fixed = type(sel) is TopK
+        qid = rec.get("id") if isinstance(rec, dict) else None
+        needle = f'"id": {_dumps(qid)}' if isinstance(qid, str) else None
+        wh = where + (f" (query {qid!r})" if needle else "")
+        if not isinstance(rec, dict):
+            raise self.err("expected a request object", wh)
+        for key, kind in _FIELDS + ((("n_sent", int),) if not fixed else ()):
+            v = rec.get(key)
+            if not isinstance(v, kind) or isinstance(v, bool):
+                raise self.err(f"expected {_KIND[kind]}", wh, key, needle, head)
+        if qid in seen:
+            raise self.err(f"duplicate query id {qid!r}", wh, "id", needle, head)
+        seen.add(qid)
+        ranks, top, terms = rec["ranks"], rec["top"], rec["terms"]
+        self.check_lists(ranks, top, terms, wh, needle, head)
+        n_sent = sel.k if fixed else rec["n_sent"]
+        for tool, r in ranks.items():
+            if r <= n_sent and (r > len(top) or top[r - 1] != tool):
+                raise self.err(f"{tool!r} has rank {r} but 'top' does not list it there", wh,
+                               "top", needle, head)
+        return RequestResult(qid, rec["query"], dict(ranks), int(n_sent), tuple(top),
+                             {t: tuple(v) for t, v in terms.items()})
+
+    def check_lists(self, ranks: dict, top: list, terms: dict, wh: str, needle: str | None,
+                    head: int) -> None:
+        """Ranks are integers >= 1; ``top`` and ``terms`` hold tool names and words."""
+        for tool, r in ranks.items():
+            if isinstance(r, bool) or not isinstance(r, int) or r < 1:
+                raise self.err(f"rank of {tool!r} must be an integer >= 1, got {r!r}", wh,
+                               "ranks", needle, head)
+        if not all(isinstance(t, str) for t in top):
+            raise self.err("expected a list of tool names", wh, "top", needle, head)
+        if not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                   for v in terms.values()):
+            raise self.err("expected {tool: [words]}", wh, "terms", needle, head)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not allowed")
+
+
 def parse_baseline(text: str, path: str | Path = "<baseline>") -> CheckRun:
     """Read a baseline file's text back; :class:`DataError` names the file, line and field."""
     try:
-        doc = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(
-            ValueError(f"{c} is not allowed")))
+        doc = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise DataError(f"invalid JSON: {exc.msg}; not a toolsel check baseline", path=path,
                         location=f"line {exc.lineno}, column {exc.colno}") from None
     except ValueError as exc:
         raise DataError(f"invalid JSON: {exc}", path=path) from None
-
-    def err(reason: str, where: str | None = None, fld: str | None = None, needle=None,
-            start: int = 0):
-        line = _line_of(text, needle, start) if needle else None
-        loc = ", ".join(p for p in (f"line {line}" if line else None, where) if p)
-        return DataError(reason, path=path, location=loc or None, field=fld)
-
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-        raise err(f"expected {FORMAT!r}, got {got!r}: not a toolsel check baseline (write one "
-                  "with toolsel check --update-baseline)", fld="format", needle='"format"')
-    try:
-        sel = selection_policy(policy=doc.get("selection")) if isinstance(
-            doc.get("selection"), str) else None
-    except ValueError as exc:
-        raise err(str(exc), fld="selection", needle='"selection"') from None
-    if sel is None:
-        raise err("expected a policy spec string such as 'top_k:k=10'", fld="selection",
-                  needle='"selection"')
-    always = doc.get("always_include")
-    if not isinstance(always, list) or not all(isinstance(a, str) for a in always):
-        raise err("expected a list of tool names", fld="always_include",
-                  needle='"always_include"')
-    scorers = doc.get("scorers")
-    if not isinstance(scorers, dict) or not scorers:
-        raise err("expected an object {scorer: {summary, queries}} with at least one scorer",
-                  fld="scorers", needle='"scorers"')
-    fingerprint = doc.get("registry")
-    if fingerprint is not None and not (isinstance(fingerprint, str) and
-                                        re.fullmatch(r"[0-9a-f]{64}", fingerprint)):
-        raise err("expected the registry's sha256 (64 hex digits)", fld="registry",
-                  needle='"registry"')
-    fixed = type(sel) is TopK
-    runs: dict[str, ScorerRun] = {}
-    for label, body in scorers.items():
-        head = text.find(_dumps(label) + ":")
-        where = f"scorer {label!r}"
-        if not isinstance(body, dict) or not isinstance(body.get("queries"), list) \
-                or not isinstance(body.get("summary"), dict):
-            raise err("expected an object with 'summary' and 'queries' (a list)", where,
-                      "scorers", needle=_dumps(label) + ":")
-        reqs: list[RequestResult] = []
-        seen: set[str] = set()
-        for i, rec in enumerate(body["queries"]):
-            qid = rec.get("id") if isinstance(rec, dict) else None
-            needle = f'"id": {_dumps(qid)}' if isinstance(qid, str) else None
-            wh = f"{where}, queries[{i}]" + (f" (query {qid!r})" if needle else "")
-            if not isinstance(rec, dict):
-                raise err("expected a request object", wh, needle=None)
-            for key, kind in _FIELDS + ((("n_sent", int),) if not fixed else ()):
-                v = rec.get(key)
-                if not isinstance(v, kind) or isinstance(v, bool):
-                    raise err(f"expected {_KIND[kind]}", wh, key, needle, head)
-            if qid in seen:
-                raise err(f"duplicate query id {qid!r}", wh, "id", needle, head)
-            seen.add(qid)
-            ranks = rec["ranks"]
-            for tool, r in ranks.items():
-                if isinstance(r, bool) or not isinstance(r, int) or r < 1:
-                    raise err(f"rank of {tool!r} must be an integer >= 1, got {r!r}", wh,
-                              "ranks", needle, head)
-            top = rec["top"]
-            if not all(isinstance(t, str) for t in top):
-                raise err("expected a list of tool names", wh, "top", needle, head)
-            terms = rec["terms"]
-            if not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
-                       for v in terms.values()):
-                raise err("expected {tool: [words]}", wh, "terms", needle, head)
-            n_sent = sel.k if fixed else rec["n_sent"]
-            for tool, r in ranks.items():
-                if r <= n_sent and (r > len(top) or top[r - 1] != tool):
-                    raise err(f"{tool!r} has rank {r} but 'top' does not list it there", wh,
-                              "top", needle, head)
-            reqs.append(RequestResult(qid, rec["query"], dict(ranks), int(n_sent), tuple(top),
-                                      {t: tuple(v) for t, v in terms.items()}))
-        runs[label] = ScorerRun(label, reqs, dict(body["summary"]))
+    reader = _BaselineReader(text, path)
+    sel, always, scorers = reader.header(doc)
+    fingerprint = reader.registry(doc)
+    runs = {label: reader.scorer_run(label, body, sel) for label, body in scorers.items()}
     return CheckRun(sel, tuple(always), runs, registry=fingerprint)
 
 

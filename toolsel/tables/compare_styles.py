@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..scorers.base import compared_scorers
 from ..data import Query, Registry
 from ..scorers.base import Scorer
 from ..selection import fitted_scorer
@@ -36,7 +37,7 @@ __all__ = ["SINGLE_SCORERS", "METRICS", "BINARY_METRICS", "StyleComparison", "co
            "versus_best"]
 
 #: The single-signal scorers the default must match.
-SINGLE_SCORERS = ("jaccard", "bm25", "tfidf", "embedding")
+SINGLE_SCORERS = compared_scorers(single=True)  # the registry of scorer names
 #: Metric columns of the comparison, and the sweep cut-off each is read at.
 METRICS = {"R@5": ("R@k", 5), "Complete@10": ("Complete@k", 10), "MRR": ("RR", 10)}
 

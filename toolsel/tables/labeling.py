@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..scorers.base import compared_scorers
 from ..data import (DataError, Query, Registry, Tool, check_tool_names, query_from_record,
                     read_records, read_text)
 from ..datasets import assign_splits, read_labeled
@@ -51,7 +52,7 @@ __all__ = ["LABEL_SCORERS", "LABEL_KS", "file_ids", "rank_for_labeling", "next_i
            "LabelRequest"]
 
 #: Scorers whose view of a new label :func:`label_impact` reports.
-LABEL_SCORERS = ("jaccard", "bm25", "tfidf", "embedding", "default")
+LABEL_SCORERS = compared_scorers()  # the registry of scorer names (compared_scorers)
 #: Cut-offs at which :func:`label_impact` says whether each expected tool is sent.
 LABEL_KS = (1, 3, 5, 10)
 

@@ -68,7 +68,8 @@ def benchmark_facts(registry: Sequence[Tool], queries: Sequence[Query]) -> dict[
     """Counts that describe a benchmark: tools, domains, payload, queries by phrasing."""
     return {
         "n_tools": len(registry),
-        "n_domains": len({t.domain for t in registry if t.domain}),
+        # a declared ``domain`` only: a registry imported from servers has servers, not domains
+        "n_domains": len({t.metadata["domain"] for t in registry if t.metadata.get("domain")}),
         "n_always_include": sum(t.always_include for t in registry),
         "unfiltered_chars": payload_chars(registry),
         "unfiltered_tokens": payload_tokens(registry),
