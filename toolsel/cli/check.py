@@ -78,13 +78,62 @@ def _command_line(args, run) -> str:
 @command("check", "compare a labeled suite's selection with a committed baseline and "
          "thresholds; exit 1 when a request lost a required tool", _args)
 def _run(args: argparse.Namespace) -> int:
-    from ..tables.check import (CheckRun, baseline_text, compare, incomparable, load_baseline,
-                              parse_thresholds, run_check, selection_policy, settings_mismatch)
-    from ..policies import policy_spec
-    from ..io import check_output_file, write_bytes, write_text
-    from ..report.check_outputs import junit_xml, markdown_summary, verdict
+    from ..tables.check import compare, run_check
 
     # everything that can be refused is refused before any scoring
+    thresholds = _refuse_bad_arguments(args)
+    old = _old_baseline(args)
+    selection = _selection(args, old)
+    reg = load_registry(args.registry)
+    always = _always_include(args, reg, old)
+    scorers = _scorers(args, old)
+    same = _same_settings(old, selection, always)
+    comparing = old is not None and not args.update_baseline
+    if comparing:
+        _refuse_other_settings(args.baseline, old, scorers, selection, always, same)
+    queries = _load_queries(args.queries, reg)
+    if args.model is not None:
+        scorers = with_model(scorers, args.model, reg, queries)
+    if comparing:
+        _refuse_incomparable(args.baseline, old, queries, reg)
+    run = run_check(reg, queries, scorers, selection=selection, always_include=always)
+    result = compare(run, old if same else None, thresholds, registry=reg,
+                     explain=args.explain)
+    if old is not None and not same:
+        result.notes.append("the baseline's settings differ from this run's; it is re-recorded "
+                            "without a comparison")
+
+    # the report
+    qnames = ", ".join(str(q) for q in args.queries)
+    _print_header(args, len(reg), len(queries), qnames, selection, always)
+    _print_summaries(run, old if same else None)
+    if result.compared:
+        _print_changes(run, result)
+    _print_thresholds_and_notes(result)
+
+    # the outputs
+    cmd = _command_line(args, run) if args.baseline else None
+    written = _write_outputs(args, run, result, qnames, cmd)
+    status = 1 if result.failed else 0
+    if args.update_baseline:
+        written += _record_baseline(args.baseline, run)
+        # the baseline's changes are accepted; thresholds still hold
+        status = 1 if result.missed_thresholds else 0
+    elif result.improvements:
+        print(f"\nthe baseline is out of date ({len(result.improvements)} improvement(s)); "
+              f"accept them with: {cmd}")
+    if written:
+        print("wrote " + ", ".join(str(p) for p in written))
+    print(_closing_line(result, args.update_baseline))
+    sys.stdout.flush()
+    return status
+
+
+def _refuse_bad_arguments(args: argparse.Namespace) -> list:
+    """Refuse what the arguments alone make impossible (before reading any data); return the
+    parsed ``--min`` thresholds."""
+    from ..io import check_output_file
+    from ..tables.check import parse_thresholds
     thresholds = parse_thresholds(args.min) if args.min else []
     if args.update_baseline and args.baseline is None:
         raise ValueError("--update-baseline needs --baseline FILE (where to write it)")
@@ -96,96 +145,145 @@ def _run(args: argparse.Namespace) -> int:
             check_output_file(path)
     if args.update_baseline and args.baseline is not None:
         check_output_file(args.baseline, data_ok=True)
-    old = None
-    if args.baseline is not None:
-        if args.update_baseline:
-            if args.baseline.exists():
-                try:
-                    old = load_baseline(args.baseline)
-                except DataError as exc:
-                    raise DataError(f"{exc.reason}; refusing to overwrite a file that is not "
-                                    "a toolsel check baseline", path=exc.path,
-                                    location=exc.location, field=exc.field) from None
-        else:
-            old = load_baseline(args.baseline)
+    return thresholds
+
+
+def _old_baseline(args: argparse.Namespace):
+    """The baseline to compare with, or None: none given, or one to record that is not there
+    yet. A file ``--update-baseline`` would overwrite must already be a check baseline."""
+    from ..tables.check import load_baseline
+    if args.baseline is None:
+        return None
+    if not args.update_baseline:
+        return load_baseline(args.baseline)
+    if not args.baseline.exists():
+        return None
+    try:
+        return load_baseline(args.baseline)
+    except DataError as exc:
+        raise DataError(f"{exc.reason}; refusing to overwrite a file that is not "
+                        "a toolsel check baseline", path=exc.path,
+                        location=exc.location, field=exc.field) from None
+
+
+def _selection(args: argparse.Namespace, old):
+    """The selection policy checked: ``--top-k`` or ``--policy``, else the baseline's, else
+    the default."""
+    from ..tables.check import selection_policy
     if args.top_k is not None and len(args.top_k) != 1:
         raise DataError(f"--top-k: check guards one selection, got {len(args.top_k)} cut-offs "
                         f"({','.join(map(str, args.top_k))}); run one check per K")
     if args.top_k is not None or args.policy is not None:
-        selection = selection_policy(args.top_k[0] if args.top_k else None, args.policy)
-    else:
-        selection = old.selection if old is not None else selection_policy()
-    reg = load_registry(args.registry)
+        return selection_policy(args.top_k[0] if args.top_k else None, args.policy)
+    return old.selection if old is not None else selection_policy()
+
+
+def _always_include(args: argparse.Namespace, reg, old) -> list[str]:
+    """The tools sent every turn: ``--always-include``, else the baseline's, else none."""
     if args.always_include is not None:
-        always = always_include_names(args.always_include, reg)
-    else:
-        always = list(old.always_include) if old is not None else []
+        return always_include_names(args.always_include, reg)
+    return list(old.always_include) if old is not None else []
+
+
+def _scorers(args: argparse.Namespace, old) -> list[str]:
+    """The scorers checked: ``--scorers``, else the baseline's, else ``default``; each once."""
     scorers = args.scorers or (list(old.runs) if old is not None else ["default"])
     if len(set(scorers)) != len(scorers):
         raise ValueError(f"--scorers names a scorer twice: {','.join(scorers)}")
-    same = old is not None and policy_spec(selection) == old.selection_spec \
-        and tuple(always) == tuple(old.always_include)
-    if old is not None and not args.update_baseline:
-        if not same:
-            raise ValueError(f"{args.baseline}: " + settings_mismatch(
-                old, CheckRun(selection, tuple(always), {})))
-        missing = [s for s in scorers if s not in old.runs]
-        if missing:
-            raise ValueError(f"{args.baseline}: no results for scorer(s) {', '.join(missing)} "
-                             f"(it has {', '.join(old.runs)}); add them with --update-baseline")
-    queries = _load_queries(args.queries, reg)
-    if args.model is not None:
-        scorers = with_model(scorers, args.model, reg, queries)
-    if old is not None and not args.update_baseline:
-        why = incomparable(old, queries, reg)
-        if why is not None:  # a gate that compares nothing must not pass
-            raise ValueError(f"{args.baseline}: {why}; nothing to compare: check the "
-                             "--registry and --queries, or record a new baseline with "
-                             "--update-baseline")
-    run = run_check(reg, queries, scorers, selection=selection, always_include=always)
-    result = compare(run, old if same else None, thresholds, registry=reg,
-                     explain=args.explain)
-    if old is not None and not same:
-        result.notes.append("the baseline's settings differ from this run's; it is re-recorded "
-                            "without a comparison")
+    return scorers
 
-    # the report
-    qnames = ", ".join(str(q) for q in args.queries)
-    print(f"toolsel check: {len(reg):,} tools ({args.registry}), {len(queries):,} requests "
+
+def _same_settings(old, selection, always) -> bool:
+    """Whether ``old`` was recorded with this selection policy and these always-included
+    tools (so its results compare with this run's)."""
+    from ..policies import policy_spec
+    return old is not None and policy_spec(selection) == old.selection_spec \
+        and tuple(always) == tuple(old.always_include)
+
+
+def _refuse_other_settings(baseline: Path, old, scorers, selection, always, same) -> None:
+    """Refuse comparing with a baseline recorded under other settings or without a result for
+    every scorer checked."""
+    from ..tables.check import CheckRun, settings_mismatch
+    if not same:
+        raise ValueError(f"{baseline}: " + settings_mismatch(
+            old, CheckRun(selection, tuple(always), {})))
+    missing = [s for s in scorers if s not in old.runs]
+    if missing:
+        raise ValueError(f"{baseline}: no results for scorer(s) {', '.join(missing)} "
+                         f"(it has {', '.join(old.runs)}); add them with --update-baseline")
+
+
+def _refuse_incomparable(baseline: Path, old, queries, reg) -> None:
+    """Refuse a baseline that shares no request with this run: a gate that compares nothing
+    must not pass."""
+    from ..tables.check import incomparable
+    why = incomparable(old, queries, reg)
+    if why is not None:
+        raise ValueError(f"{baseline}: {why}; nothing to compare: check the "
+                         "--registry and --queries, or record a new baseline with "
+                         "--update-baseline")
+
+
+def _print_header(args: argparse.Namespace, n_tools: int, n_queries: int, qnames: str,
+                  selection, always) -> None:
+    """The first line: what is checked, with which selection, against which baseline."""
+    from ..policies import policy_spec
+    print(f"toolsel check: {n_tools:,} tools ({args.registry}), {n_queries:,} requests "
           f"({qnames}); selection {policy_spec(selection)}; always-include "
           f"{', '.join(always) or 'none'}"
           + (f"; baseline {args.baseline}" if args.baseline else ""))
+
+
+def _print_summaries(run, base) -> None:
+    """One line per scorer: its metrics (with the baseline's where they differ) and timings."""
     for label, sr in run.runs.items():
-        b = old.runs.get(label) if (old is not None and same) else None
-        cells = []
-        for key, v in sr.summary.items():
-            if key == "n_queries" or v is None:
-                continue
-            was = b.summary.get(key) if b is not None else None
-            cells.append(f"{key} {v:.3f}" + (f" (baseline {was:.3f})" if was is not None
-                                              and was != v else ""))
+        b = base.runs.get(label) if base is not None else None
+        cells = _summary_cells(sr.summary, b.summary if b is not None else None)
         print(f"{label}: " + ", ".join(cells) + f"; {sr.summary['n_queries']} requests; fit "
               f"{sr.fit_s:.2f} s, scoring {sr.score_s:.2f} s")
-    if result.compared:
-        for label in run.runs:
-            for kind, title in (("lost", "regressions"), ("found", "improvements")):
-                changes = result.of_kind(kind, label)
-                if not changes:
-                    print(f"{title} under {label}: none")
-                    continue
-                print(f"\n{title} under {label} ({len(changes)}):")
-                for c in changes:
-                    print(c.line())
-                    if c.explanation is not None:
-                        print("    " + c.explain_line())
-            moves = result.of_kind("moved", label)
-            if moves:
-                print(f"\nrank moves inside the selection under {label} (tolerated, "
-                      f"{len(moves)}):")
-                for c in moves[:20]:
-                    print("  " + c.line())
-                if len(moves) > 20:
-                    print(f"  ... and {len(moves) - 20} more (all in --summary)")
+
+
+def _summary_cells(summary, was_summary) -> list[str]:
+    """``metric value`` for each metric of ``summary``, with the baseline value if it differs."""
+    cells = []
+    for key, v in summary.items():
+        if key == "n_queries" or v is None:
+            continue
+        was = was_summary.get(key) if was_summary is not None else None
+        cells.append(f"{key} {v:.3f}" + (f" (baseline {was:.3f})" if was is not None
+                                          and was != v else ""))
+    return cells
+
+
+def _print_changes(run, result) -> None:
+    """Each scorer's regressions and improvements, then its tolerated rank moves (20 shown)."""
+    for label in run.runs:
+        for kind, title in (("lost", "regressions"), ("found", "improvements")):
+            _print_change_list(result.of_kind(kind, label), title, label)
+        moves = result.of_kind("moved", label)
+        if moves:
+            print(f"\nrank moves inside the selection under {label} (tolerated, "
+                  f"{len(moves)}):")
+            for c in moves[:20]:
+                print("  " + c.line())
+            if len(moves) > 20:
+                print(f"  ... and {len(moves) - 20} more (all in --summary)")
+
+
+def _print_change_list(changes, title: str, label: str) -> None:
+    if not changes:
+        print(f"{title} under {label}: none")
+        return
+    print(f"\n{title} under {label} ({len(changes)}):")
+    for c in changes:
+        print(c.line())
+        if c.explanation is not None:
+            print("    " + c.explain_line())
+
+
+def _print_thresholds_and_notes(result) -> None:
+    """Each threshold's outcome, then the notes (20 shown; all are in --summary)."""
     if result.thresholds:
         print("\nthresholds:")
         for t in result.thresholds:
@@ -197,8 +295,13 @@ def _run(args: argparse.Namespace) -> int:
         if len(result.notes) > 20:
             print(f"  ... and {len(result.notes) - 20} more (all in --summary)")
 
-    # the outputs
-    cmd = _command_line(args, run) if args.baseline else None
+
+def _write_outputs(args: argparse.Namespace, run, result, qnames: str,
+                   cmd: str | None) -> list[Path]:
+    """Write the Markdown summary (to --summary and $GITHUB_STEP_SUMMARY) and the JUnit XML;
+    return the files written."""
+    from ..io import write_bytes, write_text
+    from ..report.check_outputs import junit_xml, markdown_summary
     md = markdown_summary(result, registry=str(args.registry), queries=qnames,
                           baseline=str(args.baseline) if args.baseline else None, command=cmd)
     written = []
@@ -212,25 +315,27 @@ def _run(args: argparse.Namespace) -> int:
     if args.junit is not None:
         written.append(write_bytes(junit_xml(result, seconds={
             label: sr.seconds for label, sr in run.runs.items()}), args.junit))
-    status = 1 if result.failed else 0
-    if args.update_baseline:
-        text = baseline_text(run)
-        if args.baseline.exists() and args.baseline.read_text(encoding="utf-8") == text:
-            print(f"\nbaseline {args.baseline} is unchanged")
-        else:
-            written.append(write_text(text, args.baseline))
-            print(f"\nbaseline {args.baseline} re-recorded: review its diff and commit it")
-        # the baseline's changes are accepted; thresholds still hold
-        status = 1 if result.missed_thresholds else 0
-    elif result.improvements:
-        print(f"\nthe baseline is out of date ({len(result.improvements)} improvement(s)); "
-              f"accept them with: {cmd}")
-    if written:
-        print("wrote " + ", ".join(str(p) for p in written))
-    if not args.update_baseline:
-        print(verdict(result))
-    else:
-        n = len(result.missed_thresholds)
-        print(f"failed: {n} threshold{'s' * (n != 1)} missed" if n else "passed")
-    sys.stdout.flush()
-    return status
+    return written
+
+
+def _record_baseline(baseline: Path, run) -> list[Path]:
+    """Write this run's results to ``baseline`` unless it already holds them; return the files
+    written."""
+    from ..io import write_text
+    from ..tables.check import baseline_text
+    text = baseline_text(run)
+    if baseline.exists() and baseline.read_text(encoding="utf-8") == text:
+        print(f"\nbaseline {baseline} is unchanged")
+        return []
+    written = [write_text(text, baseline)]
+    print(f"\nbaseline {baseline} re-recorded: review its diff and commit it")
+    return written
+
+
+def _closing_line(result, updating: bool) -> str:
+    """The last line: the verdict, or (recording a baseline) whether the thresholds held."""
+    from ..report.check_outputs import verdict
+    if not updating:
+        return verdict(result)
+    n = len(result.missed_thresholds)
+    return f"failed: {n} threshold{'s' * (n != 1)} missed" if n else "passed"

@@ -62,11 +62,7 @@ def _short(names: list[str], n: int = 10) -> str:
 def _import(args: argparse.Namespace) -> int:
     from ..integrations.sources import import_sources
     from ..io import _dumps, jsonl_text
-    check_output_file(args.out)
-    if args.queries_out is not None:
-        check_output_file(args.queries_out)
-        if args.queries_out.resolve() == args.out.resolve():
-            raise ValueError("--queries-out and --out name the same file; give two files")
+    _check_outputs(args.out, args.queries_out)
     result = import_sources(args.files, args.fmt or None, servers=args.server or None,
                             strict=args.strict)
     registry, queries = result.registry, result.queries
@@ -81,27 +77,60 @@ def _import(args: argparse.Namespace) -> int:
     servers = sorted({t.metadata["server"] for t in registry if "server" in t.metadata})
     _write_pair(args.out, reg_text, args.queries_out if queries else None, q_text)
     print(f"{args.out}: {len(registry)} tools from {len(args.files)} input(s)"
-          + (f", servers: {_short(servers, 8)}" if servers and len(servers) <= 50
-             else f", {len(servers)} servers" if servers else ""))
+          + _servers_note(servers))
+    _report_queries(queries, args.queries_out)
+    _report_normalized(result)
+    if queries and args.queries_out is not None:
+        print(f"next: toolsel report --registry {args.out} --queries {args.queries_out} "
+              "--out REPORT_DIR")
+    else:
+        print(f"next: toolsel validate --registry {args.out} --queries QUERIES.jsonl")
+    return 0
+
+
+def _check_outputs(out: Path, queries_out: Path | None) -> None:
+    """Refuse output files this command may not write, before reading any input."""
+    check_output_file(out)
+    if queries_out is not None:
+        check_output_file(queries_out)
+        if queries_out.resolve() == out.resolve():
+            raise ValueError("--queries-out and --out name the same file; give two files")
+
+
+def _servers_note(servers: list[str]) -> str:
+    """The servers of the registry for its summary line: their names up to 50, else a count."""
+    if not servers:
+        return ""
+    if len(servers) <= 50:
+        return f", servers: {_short(servers, 8)}"
+    return f", {len(servers)} servers"
+
+
+def _report_queries(queries: list, queries_out: Path | None) -> None:
+    """Print what became of the labeled queries: written, not asked for, or none to write."""
     if queries:
         n_multi = sum(len(q["expected"]) > 1 for q in queries)
         n_graded = sum("grades" in q for q in queries)
         what = (f"{len(queries)} labeled queries ({n_multi} needing several tools"
                 + (f", {n_graded} with graded labels" if n_graded else "") + ")")
-        if args.queries_out is not None:
-            print(f"{args.queries_out}: {what}")
+        if queries_out is not None:
+            print(f"{queries_out}: {what}")
         else:
             print(f"  {what} not written: add --queries-out FILE to write them")
-    elif args.queries_out is not None and (args.queries_out.exists()
-                                           or args.queries_out.is_symlink()):
-        print(f"  {args.queries_out}: these inputs hold no labeled queries; the file there (an "
+    elif queries_out is not None and (queries_out.exists() or queries_out.is_symlink()):
+        print(f"  {queries_out}: these inputs hold no labeled queries; the file there (an "
               "earlier import's or yours) is left as it is and may not match this registry")
-    elif args.queries_out is not None:
-        print(f"  {args.queries_out}: these inputs hold no labeled queries; nothing written")
+    elif queries_out is not None:
+        print(f"  {queries_out}: these inputs hold no labeled queries; nothing written")
+
+
+def _report_normalized(result) -> None:
+    """Print what the import changed in the tools: names resolved, descriptions filled in,
+    names qualified, and the importers' notes."""
     if result.resolved:
         print(f"  {len(result.resolved)} names had several definitions; kept the one seen "
               f"most often (ties: the first seen): {_short(result.resolved)}")
-    fallback = [t.name for t in registry if "description_fallback" in t.metadata]
+    fallback = [t.name for t in result.registry if "description_fallback" in t.metadata]
     if fallback:
         print(f"  {len(fallback)} tools had no description; their title or name words stand "
               f"in (metadata description_fallback): {_short(fallback)}")
@@ -110,9 +139,3 @@ def _import(args: argparse.Namespace) -> int:
               f"{_short(result.renamed)}")
     for note in result.notes:
         print(f"  note: {note}")
-    if queries and args.queries_out is not None:
-        print(f"next: toolsel report --registry {args.out} --queries {args.queries_out} "
-              "--out REPORT_DIR")
-    else:
-        print(f"next: toolsel validate --registry {args.out} --queries QUERIES.jsonl")
-    return 0

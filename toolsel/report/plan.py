@@ -158,8 +158,18 @@ def check_user_data(data: UserData) -> dict[str, object]:
     (a file's problem, with its path and line) or ``ValueError`` (an unknown scorer, a bad
     cut-off): one line each, for the CLI to print.
     """
-    from ..data import DataError, load_queries, load_registry, suggest_names
-    from ..scorers.base import available_scorers
+    _check_paths(data)
+    _check_scorers(data.scorers)
+    _check_top_k(data.top_k)
+    if data.model is not None:
+        from ..learn.artifact import read_model
+        read_model(data.model)  # a bad model file: one line naming it and the field
+    return _load_user_data(data)
+
+
+def _check_paths(data: UserData) -> None:
+    """Every path given exists; each is a file, except ``runs`` (a folder or a file)."""
+    from ..data import DataError
     for name, path in data.given().items():
         folder = name == "runs"
         if not path.exists():
@@ -167,22 +177,36 @@ def check_user_data(data: UserData) -> dict[str, object]:
                             path=path)
         if not folder and not path.is_file():
             raise DataError(f"--{name}: not a file", path=path)
-    if data.scorers is not None:
-        known = available_scorers()
-        if not data.scorers:
-            raise ValueError("--scorers: give at least one scorer")
-        for sc in data.scorers:
-            if sc not in known:
-                raise ValueError(f"--scorers: unknown scorer {sc!r}"
-                                 f"{suggest_names(sc, known)}; available: {', '.join(known)}")
-    if data.top_k is not None:
-        if not data.top_k or any(not isinstance(k, int) or isinstance(k, bool) or k < 1
-                                 or k > MAX_TOP_K for k in data.top_k):
-            raise ValueError(f"--top-k: expected integers from 1 to {MAX_TOP_K:,}, got "
-                             f"{list(data.top_k)!r}")
-    if data.model is not None:
-        from ..learn.artifact import read_model
-        read_model(data.model)  # a bad model file: one line naming it and the field
+
+
+def _check_scorers(scorers: tuple[str, ...] | None) -> None:
+    """``--scorers``, when given, names at least one scorer and only known ones."""
+    if scorers is None:
+        return
+    from ..data import suggest_names
+    from ..scorers.base import available_scorers
+    known = available_scorers()
+    if not scorers:
+        raise ValueError("--scorers: give at least one scorer")
+    for sc in scorers:
+        if sc not in known:
+            raise ValueError(f"--scorers: unknown scorer {sc!r}"
+                             f"{suggest_names(sc, known)}; available: {', '.join(known)}")
+
+
+def _check_top_k(top_k: tuple[int, ...] | None) -> None:
+    """``--top-k``, when given, is one or more integers from 1 to :data:`MAX_TOP_K`."""
+    if top_k is None:
+        return
+    if not top_k or any(not isinstance(k, int) or isinstance(k, bool) or k < 1
+                        or k > MAX_TOP_K for k in top_k):
+        raise ValueError(f"--top-k: expected integers from 1 to {MAX_TOP_K:,}, got "
+                         f"{list(top_k)!r}")
+
+
+def _load_user_data(data: UserData) -> dict[str, object]:
+    """Load the registry and every data file given against it, by parameter name."""
+    from ..data import DataError, load_queries, load_registry
     loaded: dict[str, object] = {}
     reg = loaded["registry"] = load_registry(data.registry)
     if not len(reg):

@@ -404,41 +404,46 @@ def read_requests(path: str | Path, registry: Sequence[Tool]) -> list[LabelReque
     if not stripped:
         raise DataError("no request in the file (one request per line, or JSONL with a "
                         "'query' field)", path=path)
-    out: list[LabelRequest] = []
     if stripped[0] not in "{[":
-        for n, line in enumerate(text.splitlines(), start=1):
-            line = line.strip()
-            if line:
-                out.append(LabelRequest(line, location=f"line {n}"))
-        return out
-    for loc, rec in read_records(path):
-        if not isinstance(rec, Mapping):
-            raise DataError(f"expected an object with a 'query' field, got "
-                            f"{type(rec).__name__}", path=path, location=loc)
-        unknown = [k for k in rec if k != "query" and k not in REQUEST_FIELDS]
-        if unknown:
-            raise DataError(f"unknown field; a request takes 'query' and "
-                            f"{', '.join(map(repr, REQUEST_FIELDS))}", path=path, location=loc,
-                            field=str(unknown[0]))
-        query = rec.get("query")
-        if not isinstance(query, str) or not query.strip():
-            raise DataError("expected the request as a non-empty string", path=path,
-                            location=loc, field="query")
-        expected = rec.get("expected", ())
-        if isinstance(expected, str):
-            expected = [e.strip() for e in expected.split(",") if e.strip()]
-        fields = {k: v for k, v in rec.items() if k not in ("query", "expected")}
-        if expected:
-            # the whole record as it will be appended: every field checked now, with its line
-            query_from_record({"id": "new", **fields, "query": query.strip(),
-                               "expected": list(expected)}, path=path, loc=loc, registry=reg)
-        elif "expected" in rec and not isinstance(rec["expected"], (list, str)):
-            raise DataError("expected a list of tool names", path=path, location=loc,
-                            field="expected")
-        out.append(LabelRequest(query.strip(), tuple(expected), fields, loc))
+        return _plain_requests(text)
+    out = [_json_request(rec, path, loc, reg) for loc, rec in read_records(path)]
     if not out:
         raise DataError("no request in the file", path=path)
     return out
+
+
+def _plain_requests(text: str) -> list[LabelRequest]:
+    """The requests of a plain-text file: one per non-blank line, stripped."""
+    return [LabelRequest(line.strip(), location=f"line {n}")
+            for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+
+
+def _json_request(rec: Any, path: Path, loc: str, reg: Registry) -> LabelRequest:
+    """One JSONL record of a ``--from`` file as a request, every field checked with its line."""
+    if not isinstance(rec, Mapping):
+        raise DataError(f"expected an object with a 'query' field, got "
+                        f"{type(rec).__name__}", path=path, location=loc)
+    unknown = [k for k in rec if k != "query" and k not in REQUEST_FIELDS]
+    if unknown:
+        raise DataError(f"unknown field; a request takes 'query' and "
+                        f"{', '.join(map(repr, REQUEST_FIELDS))}", path=path, location=loc,
+                        field=str(unknown[0]))
+    query = rec.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise DataError("expected the request as a non-empty string", path=path,
+                        location=loc, field="query")
+    expected = rec.get("expected", ())
+    if isinstance(expected, str):
+        expected = [e.strip() for e in expected.split(",") if e.strip()]
+    fields = {k: v for k, v in rec.items() if k not in ("query", "expected")}
+    if expected:
+        # the whole record as it will be appended: every field checked now, with its line
+        query_from_record({"id": "new", **fields, "query": query.strip(),
+                           "expected": list(expected)}, path=path, loc=loc, registry=reg)
+    elif "expected" in rec and not isinstance(rec["expected"], (list, str)):
+        raise DataError("expected a list of tool names", path=path, location=loc,
+                        field="expected")
+    return LabelRequest(query.strip(), tuple(expected), fields, loc)
 
 
 class LabelSession:
