@@ -130,9 +130,16 @@ def _need(rec, key, kind, path, where=None):
     return value
 
 
-def read_model(path: str | Path) -> dict:
-    """The validated record of a model file; a :class:`DataError` naming the file and field."""
-    path = Path(path)
+#: The plain fields every model file holds, checked in this order: (section or None, key, kind).
+_HEADER_FIELDS = (
+    (None, "base", str), (None, "embedding_model", str),
+    (None, "registry", dict), ("registry", "fingerprint", str),
+    (None, "labels", dict), ("labels", "hash", str),
+)
+
+
+def _read_json_object(path: Path) -> dict:
+    """The top-level JSON object of the file at ``path``."""
     if not path.exists():
         raise DataError("model file not found", path=path)
     try:
@@ -145,6 +152,11 @@ def read_model(path: str | Path) -> dict:
                         location=f"line {exc.lineno}, column {exc.colno}") from None
     if not isinstance(rec, dict):
         raise DataError("expected a JSON object (a toolsel model file)", path=path)
+    return rec
+
+
+def _check_format(rec: dict, path: Path) -> None:
+    """``format`` names a toolsel model and ``format_version`` is one this toolsel reads."""
     if rec.get("format") != FORMAT:
         raise DataError(f"expected {FORMAT!r}, got {rec.get('format')!r}: not a toolsel model "
                         "file (write one with `toolsel fit`)", path=path, field="format")
@@ -156,12 +168,16 @@ def read_model(path: str | Path) -> dict:
     if version < 1:
         raise DataError(f"expected a version >= 1, got {version}", path=path,
                         field="format_version")
-    _need(rec, "base", str, path)
-    _need(rec, "embedding_model", str, path)
-    reg = _need(rec, "registry", dict, path)
-    _need(reg, "fingerprint", str, path, "registry")
-    labels = _need(rec, "labels", dict, path)
-    _need(labels, "hash", str, path, "labels")
+
+
+def _check_header(rec: dict, path: Path) -> None:
+    """The fields of :data:`_HEADER_FIELDS` are present and of their kind."""
+    for where, key, kind in _HEADER_FIELDS:
+        _need(rec if where is None else rec[where], key, kind, path, where)
+
+
+def _check_settings(rec: dict, path: Path) -> None:
+    """``settings``: a valid setting, ``max_per_tool`` and ``always_include``."""
     settings = _need(rec, "settings", dict, path)
     try:
         Setting.from_json(_need(settings, "setting", dict, path, "settings"))
@@ -175,28 +191,45 @@ def read_model(path: str | Path) -> dict:
     if not isinstance(always, list) or not all(isinstance(a, str) for a in always):
         raise DataError("expected a list of tool names", path=path,
                         field="settings.always_include")
+
+
+def _check_tools(rec: dict, path: Path) -> dict:
+    """``tools``: each labeled tool's object with its ``text_hash``."""
     tools = _need(rec, "tools", dict, path)
     for name, info in tools.items():
         if not isinstance(info, dict) or not isinstance(info.get("text_hash"), str):
             raise DataError("expected an object with a string 'text_hash'", path=path,
                             field=f"tools.{name}")
+    return tools
+
+
+def _is_request(r) -> bool:
+    return isinstance(r, dict) and isinstance(r.get("id"), str) and \
+        isinstance(r.get("text"), str) and isinstance(r.get("tools"), list) and \
+        all(isinstance(t, str) for t in r["tools"])
+
+
+def _check_requests(rec: dict, tools: dict, path: Path) -> list:
+    """``requests``: each an id, a text and tools named in ``tools``."""
     requests = _need(rec, "requests", list, path)
     for i, r in enumerate(requests):
-        ok = isinstance(r, dict) and isinstance(r.get("id"), str) and \
-            isinstance(r.get("text"), str) and isinstance(r.get("tools"), list) and \
-            all(isinstance(t, str) for t in r["tools"])
-        if not ok:
+        if not _is_request(r):
             raise DataError("expected {\"id\": str, \"text\": str, \"tools\": [str]}",
                             path=path, field=f"requests[{i}]")
         for t in r["tools"]:
             if t not in tools:
                 raise DataError(f"names {t!r}, which is not in 'tools'", path=path,
                                 field=f"requests[{i}].tools")
+    return requests
+
+
+def _read_vectors(rec: dict, n_requests: int, path: Path) -> np.ndarray:
+    """``vectors``: ``n_requests`` finite float32 rows decoded from base64, as float64."""
     vec = _need(rec, "vectors", dict, path)
     shape = _need(vec, "shape", list, path, "vectors")
     if vec.get("dtype") != "float32" or len(shape) != 2 or \
-            not all(isinstance(s, int) and s >= 0 for s in shape) or shape[0] != len(requests):
-        raise DataError(f"expected dtype float32 and shape [{len(requests)}, dim], got "
+            not all(isinstance(s, int) and s >= 0 for s in shape) or shape[0] != n_requests:
+        raise DataError(f"expected dtype float32 and shape [{n_requests}, dim], got "
                         f"{vec.get('dtype')!r} {shape!r}", path=path, field="vectors")
     try:
         raw = base64.b64decode(_need(vec, "base64", str, path, "vectors"), validate=True)
@@ -208,8 +241,70 @@ def read_model(path: str | Path) -> dict:
     arr = np.frombuffer(raw, dtype="<f4").reshape(shape)
     if not np.isfinite(arr).all():
         raise DataError("holds non-finite values", path=path, field="vectors.base64")
-    rec["_vectors"] = arr.astype(np.float64)
+    return arr.astype(np.float64)
+
+
+def read_model(path: str | Path) -> dict:
+    """The validated record of a model file; a :class:`DataError` naming the file and field.
+
+    Sections are checked in file order (format, header, settings, tools, requests, vectors),
+    so the first bad field is the one reported.
+    """
+    path = Path(path)
+    rec = _read_json_object(path)
+    _check_format(rec, path)
+    _check_header(rec, path)
+    _check_settings(rec, path)
+    tools = _check_tools(rec, path)
+    requests = _check_requests(rec, tools, path)
+    rec["_vectors"] = _read_vectors(rec, len(requests), path)
     return rec
+
+
+def _check_encoder(sc: LearnedScorer, rec: dict, path: str | Path) -> int:
+    """The base scorer encodes like the model's request vectors; returns their dimension."""
+    if sc.embedder_.encoder_.model_id != rec["embedding_model"]:
+        raise DataError(f"the model's request vectors come from {rec['embedding_model']!r}; "
+                        f"this toolsel's base scorer encodes with "
+                        f"{sc.embedder_.encoder_.model_id!r}", path=path,
+                        field="embedding_model")
+    vectors = rec["_vectors"]
+    dim = np.asarray(sc.embedder_.vectors_).shape[1]
+    if len(vectors) and vectors.shape[1] != dim:
+        raise DataError(f"vectors have {vectors.shape[1]} dimensions, the encoder gives {dim}",
+                        path=path, field="vectors")
+    return dim
+
+
+def _sort_learned_tools(rec: dict, reg: Registry) -> tuple[list[str], list[str], set[str]]:
+    """The model's labeled tools as ``(missing, changed, usable)``: not in ``reg`` (sorted),
+    in it with another text than the one fit on (sorted), and the rest."""
+    missing = sorted(n for n in rec["tools"] if n not in reg)
+    changed = sorted(n for n, info in rec["tools"].items()
+                     if n in reg and tool_hash(reg.get(n)) != info["text_hash"])
+    usable = {n for n in rec["tools"] if n in reg and n not in changed}
+    return missing, changed, usable
+
+
+def _warn_fallback(path: str | Path, rec: dict, reg: Registry, missing: list[str],
+                   changed: list[str], usable: set[str]) -> None:
+    """One :class:`LearnedModelWarning` when the registry differs from the one fit on
+    (attributed to the caller of :func:`load_model`)."""
+    if not (missing or changed or rec["registry"]["fingerprint"] != registry_fingerprint(reg)):
+        return
+    if not (missing or changed):
+        warnings.warn(f"{path}: the model was fit on another version of this registry "
+                      f"({rec['registry'].get('n_tools', '?')} tools then, {len(reg)} now); "
+                      f"none of the {len(usable)} tools it learned about changed, so all "
+                      "keep what they learned", LearnedModelWarning, stacklevel=3)
+    else:
+        names = ", ".join((changed + missing)[:5]) + (", ..." if
+                                                     len(changed) + len(missing) > 5 else "")
+        warnings.warn(f"{path}: the model was fit on other tool texts: {len(changed)} "
+                      f"labeled tool(s) changed and {len(missing)} are not in the registry "
+                      f"({names}); they keep their blind scores, the other "
+                      f"{len(usable)} keep what they learned", LearnedModelWarning,
+                      stacklevel=3)
 
 
 def load_model(path: str | Path, registry: Sequence[Tool]) -> LearnedScorer:
@@ -226,34 +321,10 @@ def load_model(path: str | Path, registry: Sequence[Tool]) -> LearnedScorer:
     sc = LearnedScorer(base=rec["base"], setting=Setting.from_json(settings["setting"]),
                        max_per_tool=settings.get("max_per_tool"), always_include=always)
     sc._start(reg)
-    if sc.embedder_.encoder_.model_id != rec["embedding_model"]:
-        raise DataError(f"the model's request vectors come from {rec['embedding_model']!r}; "
-                        f"this toolsel's base scorer encodes with "
-                        f"{sc.embedder_.encoder_.model_id!r}", path=path,
-                        field="embedding_model")
+    dim = _check_encoder(sc, rec, path)
     vectors = rec["_vectors"]
-    dim = np.asarray(sc.embedder_.vectors_).shape[1]
-    if len(vectors) and vectors.shape[1] != dim:
-        raise DataError(f"vectors have {vectors.shape[1]} dimensions, the encoder gives {dim}",
-                        path=path, field="vectors")
-    missing = sorted(n for n in rec["tools"] if n not in reg)
-    changed = sorted(n for n, info in rec["tools"].items()
-                     if n in reg and tool_hash(reg.get(n)) != info["text_hash"])
-    usable = {n for n in rec["tools"] if n in reg and n not in changed}
-    if missing or changed or rec["registry"]["fingerprint"] != registry_fingerprint(reg):
-        if not (missing or changed):
-            warnings.warn(f"{path}: the model was fit on another version of this registry "
-                          f"({rec['registry'].get('n_tools', '?')} tools then, {len(reg)} now); "
-                          f"none of the {len(usable)} tools it learned about changed, so all "
-                          "keep what they learned", LearnedModelWarning, stacklevel=2)
-        else:
-            names = ", ".join((changed + missing)[:5]) + (", ..." if
-                                                         len(changed) + len(missing) > 5 else "")
-            warnings.warn(f"{path}: the model was fit on other tool texts: {len(changed)} "
-                          f"labeled tool(s) changed and {len(missing)} are not in the registry "
-                          f"({names}); they keep their blind scores, the other "
-                          f"{len(usable)} keep what they learned", LearnedModelWarning,
-                          stacklevel=2)
+    missing, changed, usable = _sort_learned_tools(rec, reg)
+    _warn_fallback(path, rec, reg, missing, changed, usable)
     texts = [r["text"] for r in rec["requests"]]
     tools_of = [[reg.index(t) for t in r["tools"] if t in usable] for r in rec["requests"]]
     sc.description_vectors_ = sc._description_vectors()

@@ -83,17 +83,34 @@ def choose_setting(blind: np.ndarray, texts: Sequence[str], vectors: np.ndarray,
     if not settings:
         raise ValueError("no settings to choose from")
     n_groups = len(set(int(g) for g in groups))
-    n_tools = blind.shape[1]
     if n_groups < 2 or len(settings) == 1:
         pick = Setting("blind") if n_groups < 2 else settings[0]
         return pick, [{"setting": pick.label, "method": pick.method, "dev_score": float("nan"),
                        "n_requests": len(texts), "chosen": True}]
     folds = group_folds(groups, min(max_folds, n_groups))
+    per = _held_out_objectives(blind, texts, vectors, tools_of, required, candidates, folds,
+                               description_vectors, settings, max_per_tool)
+    valid = ~np.isnan(per[0])
+    means = per[:, valid].mean(axis=1) if valid.any() else np.zeros(len(settings))
+    best = _pick(settings, means, valid)
+    rows = [{"setting": s.label, "method": s.method, "dev_score": float(m),
+             "n_requests": int(valid.sum()), "chosen": i == best}
+            for i, (s, m) in enumerate(zip(settings, means))]
+    return settings[best], rows
+
+
+def _held_out_objectives(blind: np.ndarray, texts: Sequence[str], vectors: np.ndarray,
+                         tools_of: Sequence[Sequence[int]], required: Sequence[Sequence[int]],
+                         candidates: np.ndarray, folds: np.ndarray,
+                         description_vectors: np.ndarray | None, settings: list[Setting],
+                         max_per_tool: int | None) -> np.ndarray:
+    """Per setting (rows) and request (columns), :func:`objective` of the request when its
+    fold is held out and the setting is fit on the other folds (``nan``: nothing to find)."""
     alphas = sorted({s.alpha for s in settings if s.method == "centroid"} | {0.0})
     per = np.full((len(settings), len(texts)), np.nan)
     for f in np.unique(folds):
         train, test = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-        ev = fit_evidence(n_tools, [texts[j] for j in train], vectors[train],
+        ev = fit_evidence(blind.shape[1], [texts[j] for j in train], vectors[train],
                           [tools_of[j] for j in train], max_per_tool=max_per_tool)
         sig = learned_signals(ev, [texts[j] for j in test], vectors[test],
                               description_vectors, alphas)
@@ -101,14 +118,14 @@ def choose_setting(blind: np.ndarray, texts: Sequence[str], vectors: np.ndarray,
         for i, s in enumerate(settings):
             scores = combine(blind[test], sig, s, ev.labeled)
             per[i, test] = objective(required_ranks(scores, req, candidates))
-    valid = ~np.isnan(per[0])
-    means = per[:, valid].mean(axis=1) if valid.any() else np.zeros(len(settings))
+    return per
+
+
+def _pick(settings: list[Setting], means: np.ndarray, valid: np.ndarray) -> int:
+    """Index of the setting step 4 of the rule picks from the dev ``means``."""
     best = int(np.argmax(np.round(means, 12)))  # first of the best: the simpler setting
     blind_at = next((i for i, s in enumerate(settings) if s.method == "blind"), None)
     if blind_at is not None and valid.any() and \
             means[best] - means[blind_at] <= 1.0 / valid.sum() + 1e-12:
         best = blind_at  # not more than one request's worth better than the labels unused
-    rows = [{"setting": s.label, "method": s.method, "dev_score": float(m),
-             "n_requests": int(valid.sum()), "chosen": i == best}
-            for i, (s, m) in enumerate(zip(settings, means))]
-    return settings[best], rows
+    return best
