@@ -8,7 +8,9 @@ here: ``tables/check.py parse_baseline`` (45 → 4, a reader class of small chec
 (22 → 10) and ``integrations/sources.py detect_format`` (25 → 17), both reading the table of
 tool-file formats; ``cli/check.py _run`` (82 → 18: refusals, loading, report and outputs
 each a step), ``cli/importers.py _import`` (31 → 11), ``report/plan.py check_user_data``
-(24 → 2) and ``tables/labeling.py read_requests`` (22 → 5, one function per format).
+(24 → 2) and ``tables/labeling.py read_requests`` (22 → 5, one function per format);
+``report/runner.py _write`` (44 → 11) and ``report/output.py _load_manifest`` (23 → 3),
+split into named steps of the report's write and the manifest's checks.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ CEILINGS = {
     ("report/check_outputs.py", "markdown_summary"): 32,
     ("report/site.py", "render_index"): 31,
     ("integrations/sources.py", "import_sources"): 30,
-    ("report/runner.py", "_write"): 30,
     ("report/which_scorer.py", "which_scorer_markdown"): 30,
     ("scorers/fusion.py", "FusionScorer._fit"): 30,
     ("report/markdown.py", "table"): 28,

@@ -65,37 +65,65 @@ def _load_manifest(out: Path) -> dict | None:
         raise OutputError(path, "is a symbolic link, not a report manifest; remove it")
     if not path.exists():
         return None
+    data = _manifest_json(path)
+    files = _manifest_files(path, data)
+    return {"files": _manifest_entries(path, files), "shared": data.get("shared") is True,
+            "hashed": isinstance(files, dict), "kept": _manifest_kept(path, data)}
+
+
+def _manifest_json(path: Path):
+    """The parsed JSON of the existing manifest ``path`` (any JSON value, ``null`` included);
+    something other than a file, or unreadable JSON, is an :class:`~toolsel.io.OutputError`."""
     if not path.is_file():
         raise OutputError(path, "is not a file, not a report manifest; move it away")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise OutputError(path, f"unreadable report manifest ({str(exc)[:80]}); move it away "
                                 "to start a new report folder") from None
+
+
+def _manifest_files(path: Path, data) -> list | dict:
+    """The manifest's ``files`` (a list of paths, or paths → size and sha256), after checking
+    that ``data`` is a JSON object of the toolsel report kind."""
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(data, dict) or data.get("kind") != _KIND or \
             not isinstance(files, (list, dict)):
         raise OutputError(path, "not a toolsel report manifest (expected a JSON object with "
                                 f"kind {_KIND!r} and files); move it away to start a new "
                                 "report folder")
+    return files
+
+
+def _manifest_entries(path: Path, files: list | dict) -> dict[str, dict | None]:
+    """``{relative path: {"size", "sha256"} or None}`` from the manifest's ``files``; every
+    path must be safe (:func:`_safe_rel`), every hashed entry must have a size and sha256."""
     entries: dict[str, dict | None] = {}
     items = files.items() if isinstance(files, dict) else ((f, None) for f in files)
     for rel, meta in items:
         if not isinstance(rel, str) or not _safe_rel(rel):
             raise OutputError(path, f"lists {str(rel)[:80]!r}, not a relative path inside the "
                                     "folder; not a manifest toolsel wrote: move it away")
-        if isinstance(files, dict) and not (
-                isinstance(meta, dict) and isinstance(meta.get("size"), int)
-                and isinstance(meta.get("sha256"), str) and len(meta["sha256"]) == 64):
+        if isinstance(files, dict) and not _is_digest(meta):
             raise OutputError(path, f"entry {rel[:80]!r} has no size and sha256; not a "
                                     "manifest toolsel wrote: move it away")
         entries[rel] = meta
+    return entries
+
+
+def _is_digest(meta) -> bool:
+    """Whether a manifest entry is ``{"size": int, "sha256": 64 characters}``."""
+    return (isinstance(meta, dict) and isinstance(meta.get("size"), int)
+            and isinstance(meta.get("sha256"), str) and len(meta["sha256"]) == 64)
+
+
+def _manifest_kept(path: Path, data: dict) -> set[str]:
+    """The manifest's ``kept`` paths (files it names but does not own), each safe."""
     kept = data.get("kept", [])
     if not isinstance(kept, list) or not all(isinstance(k, str) and _safe_rel(k) for k in kept):
         raise OutputError(path, "'kept' is not a list of relative paths inside the folder; not "
                                 "a manifest toolsel wrote: move it away")
-    return {"files": entries, "shared": data.get("shared") is True,
-            "hashed": isinstance(files, dict), "kept": set(kept)}
+    return set(kept)
 
 
 def read_manifest(out: Path) -> set[str] | None:

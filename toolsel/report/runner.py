@@ -345,6 +345,10 @@ def _run_planned(planned: PlannedNotebook, build: Path, rep: Path, nb_dir: Path,
     return run
 
 
+#: Entries of the report itself (not of one notebook): never dropped as another data's output.
+_REPORT_LEVEL = frozenset({"README.md", "index.html", MANIFEST, EXPLORER_PAGE})
+
+
 def _write(rep: Path, build: Path, plan: Sequence[PlannedNotebook], runs: Sequence[NotebookRun],
            own: Ownership, data: UserData | None, only, all_notebooks: Sequence[Path], *,
            in_place: bool, nb_dir: Path) -> None:
@@ -353,13 +357,46 @@ def _write(rep: Path, build: Path, plan: Sequence[PlannedNotebook], runs: Sequen
     report, or a user's file, is kept where it is and named in one line."""
     built_all = {f for name in os.listdir(build) if not name.startswith(".")
                  for f in _built_files(build, name)}
+    owned = _owned_now(own, built_all)
+    changed_top = {f for f in own.changed if "/" not in f}
+    # filled by the writers while write_set runs: a user's files kept inside replaced entries
+    user_kept: set[str] = set()
+    files, drop = _place_runs(rep, build, plan, runs, owned, changed_top, user_kept)
+    if data is not None and only is None:  # a user's report: earlier outputs of other data go
+        drop.update(_other_data_entries(plan, owned))
+    remove = _place_drops(rep, drop, files, owned, user_kept)
+    new_files = {f for name in files for f in _built_files(build, name)}
+    kept = _kept_owned(rep, owned, files, remove)
+    if in_place:  # the staged view must hold the kept entries too (README, index list them)
+        _link_kept(rep, kept, files)
+
+    def finish(staging: Path) -> None:
+        explorer = _write_pages(staging, rep, nb_dir, data, all_notebooks, runs)
+        _restore_changed(staging, rep, changed_top)
+        _write_manifest(staging, own, new_files | kept | explorer, user_kept, built_all,
+                        in_place=in_place)
+
+    write_set(rep, files, remove=sorted(remove), finish=finish, carry_folders=True,
+              in_place=in_place)
+    _print_kept(own, user_kept, built_all)
+
+
+def _owned_now(own: Ownership, built_all: set[str]) -> set[str]:
+    """The files the report may replace or remove: all it owns by content; owned by name only
+    (legacy), what is written again and the top-level entries, nothing else inside."""
     owned = set(own.owned)
     if own.legacy:  # owned by name only: replace what is written again, remove nothing inside
         owned = {f for f in owned if "/" not in f or f in built_all}
-    owned_top = {f.split("/")[0] for f in owned}
-    report_level = {"README.md", "index.html", MANIFEST, EXPLORER_PAGE}
-    changed_top = {f for f in own.changed if "/" not in f}
-    user_kept: set[str] = set()
+    return owned
+
+
+def _place_runs(rep: Path, build: Path, plan: Sequence[PlannedNotebook],
+                runs: Sequence[NotebookRun], owned: set[str], changed_top: set[str],
+                user_kept: set[str]) -> tuple[dict, set[str]]:
+    """The writers of each run's entries (``{name: writer}``) and the entries to drop: a
+    skipped notebook's, and a succeeding one's it no longer writes. A failed notebook keeps
+    its previous outputs and adds its ``.failed.ipynb``; a top-level entry changed since the
+    last report is left alone."""
     files: dict = {}
     drop: set[str] = set()
     for planned, run in zip(plan, runs):
@@ -380,50 +417,89 @@ def _write(rep: Path, build: Path, plan: Sequence[PlannedNotebook], runs: Sequen
             files[f"{stem}.failed.ipynb"] = _move_from(build / f"{stem}.failed.ipynb",
                                                        rep / f"{stem}.failed.ipynb", owned, "",
                                                        user_kept)
-    if data is not None and only is None:  # a user's report: earlier outputs of other data go
-        ours = {p.source.stem for p in plan}
-        drop.update(e for e in owned_top if e.split(".")[0] not in ours)
-    drop = {e for e in drop if e in owned_top and e not in files and e not in report_level}
+    return files, drop
+
+
+def _other_data_entries(plan: Sequence[PlannedNotebook], owned: set[str]) -> set[str]:
+    """Owned top-level entries of notebooks not in this plan (an earlier report's, of other
+    data)."""
+    ours = {p.source.stem for p in plan}
+    return {e for e in {f.split("/")[0] for f in owned} if e.split(".")[0] not in ours}
+
+
+def _place_drops(rep: Path, drop: set[str], files: dict, owned: set[str],
+                 user_kept: set[str]) -> set[str]:
+    """The dropped entries to remove: only owned top-level entries not written again and not
+    the report's own; an entry holding a user's files is instead kept with just those files
+    (its writer added to ``files``)."""
+    owned_top = {f.split("/")[0] for f in owned}
+    drop = {e for e in drop if e in owned_top and e not in files and e not in _REPORT_LEVEL}
     remove = set()
     for name in drop:
         if _has_unowned(rep / name, owned, name):  # keep a user's files found inside it
             files[name] = _move_from(None, rep / name, owned, name, user_kept)
         else:
             remove.add(name)
-    new_files = {f for name in files for f in _built_files(build, name)}
-    kept = {f for f in owned if f.split("/")[0] not in files and f.split("/")[0] not in remove
-            and f.split("/")[0] not in report_level and (rep / f).is_file()}
-    if in_place:  # the staged view must hold the kept entries too (README, index list them)
-        for name in {f.split("/")[0] for f in kept}:
-            if (rep / name).exists():
-                files[name] = _link_entry(rep / name)
+    return remove
 
-    def finish(staging: Path) -> None:
-        # explorer.html from the set just built (before README and index link it)
-        write_report_explorer(staging, nb_dir, data)
-        keep_equal_files(staging / EXPLORER_PAGE, rep / EXPLORER_PAGE)
-        explorer = {EXPLORER_PAGE} if (staging / EXPLORER_PAGE).is_file() else set()
-        if data is None:
-            write_readme(staging, all_notebooks)
-            write_index(staging, all_notebooks, runs=runs)
-        else:
-            write_user_readme(staging, runs, data)
-            write_index(staging, [r.source for r in runs], runs=runs,
-                        title="toolsel report on your data", intro=_user_intro(data))
-        for name in changed_top:  # changed since the last report: the old file stays
-            if (staging / name).exists() or (staging / name).is_symlink():
-                (staging / name).unlink()
-            if (rep / name).exists() and not (rep / name).is_symlink():
-                link_tree(rep / name, staging / name)
-        ours = (new_files | kept | explorer | {"README.md", "index.html"}) - user_kept \
-            - own.changed
-        theirs = {f for f in own.changed | (user_kept & built_all) if f != MANIFEST
-                  and ((staging / f).exists() or (staging / f).is_symlink())}
-        write_text(manifest_text(ours, shared=in_place, root=staging, kept=theirs),
-                   staging / MANIFEST)
 
-    write_set(rep, files, remove=sorted(remove), finish=finish, carry_folders=True,
-              in_place=in_place)
+def _kept_owned(rep: Path, owned: set[str], files: dict, remove: set[str]) -> set[str]:
+    """Owned files this run neither writes nor removes (a failed notebook's previous
+    outputs, ...) that are still in ``rep``."""
+    return {f for f in owned if f.split("/")[0] not in files and f.split("/")[0] not in remove
+            and f.split("/")[0] not in _REPORT_LEVEL and (rep / f).is_file()}
+
+
+def _link_kept(rep: Path, kept: set[str], files: dict) -> None:
+    """Add to ``files`` a writer linking each kept top-level entry of ``rep`` into the set."""
+    for name in {f.split("/")[0] for f in kept}:
+        if (rep / name).exists():
+            files[name] = _link_entry(rep / name)
+
+
+def _write_pages(staging: Path, rep: Path, nb_dir: Path, data: UserData | None,
+                 all_notebooks: Sequence[Path], runs: Sequence[NotebookRun]) -> set[str]:
+    """The report's pages in ``staging``: explorer.html from the set just built (before README
+    and index link it), then README.md and index.html. Returns ``{explorer.html}`` if it was
+    built, else an empty set."""
+    write_report_explorer(staging, nb_dir, data)
+    keep_equal_files(staging / EXPLORER_PAGE, rep / EXPLORER_PAGE)
+    explorer = {EXPLORER_PAGE} if (staging / EXPLORER_PAGE).is_file() else set()
+    if data is None:
+        write_readme(staging, all_notebooks)
+        write_index(staging, all_notebooks, runs=runs)
+    else:
+        write_user_readme(staging, runs, data)
+        write_index(staging, [r.source for r in runs], runs=runs,
+                    title="toolsel report on your data", intro=_user_intro(data))
+    return explorer
+
+
+def _restore_changed(staging: Path, rep: Path, changed_top: set[str]) -> None:
+    """Top-level entries changed since the last report: the old file stays (linked back in
+    place of what was staged)."""
+    for name in changed_top:
+        if (staging / name).exists() or (staging / name).is_symlink():
+            (staging / name).unlink()
+        if (rep / name).exists() and not (rep / name).is_symlink():
+            link_tree(rep / name, staging / name)
+
+
+def _write_manifest(staging: Path, own: Ownership, written: set[str], user_kept: set[str],
+                    built_all: set[str], *, in_place: bool) -> None:
+    """The manifest of the staged set: the files the report wrote (``written``, plus README
+    and index) with their hashes, less a user's and changed files, which are listed as
+    kept."""
+    ours = (written | {"README.md", "index.html"}) - user_kept - own.changed
+    theirs = {f for f in own.changed | (user_kept & built_all) if f != MANIFEST
+              and ((staging / f).exists() or (staging / f).is_symlink())}
+    write_text(manifest_text(ours, shared=in_place, root=staging, kept=theirs),
+               staging / MANIFEST)
+
+
+def _print_kept(own: Ownership, user_kept: set[str], built_all: set[str]) -> None:
+    """Name, in one line each, the files kept: changed since the last report, and (in a
+    folder owned by name only) the user's files not recorded as the report's."""
     noticed = sorted((own.changed | (user_kept & built_all)) - {MANIFEST})
     if noticed:
         print("changed since the last report: kept: " + ", ".join(noticed), flush=True)
