@@ -34,7 +34,7 @@
 #
 # Each adds `weight × (best − mean blind score of the request) × signal` to the labeled
 # tools' blind scores; **a tool with no labeled request keeps its blind score exactly**.
-# Which method and weight a registry gets is chosen by the dev rule below, by cross-validation
+# Which method and weight a registry gets is chosen by the selection rule below (inner cross-validation), by cross-validation
 # on the labeled requests the model is fit on.
 #
 # **Honest numbers.** Every figure on this page is **cross-fitted**: the labeled requests are
@@ -100,12 +100,12 @@ if tables is not None:
         tables.comparison, link=f"{out.name}/{FILES['comparison']}")))
 
 # %% [markdown]
-# ### What the dev rule picked, per fold
+# ### What the selection rule picked, per fold
 #
 # The rule, as every fit applies it:
 
 # %%
-display(Markdown(log.add(claims.literal("Dev rule: {rule}.", rule=DEV_RULE))))
+display(Markdown(log.add(claims.literal("Selection rule: {rule}.", rule=DEV_RULE))))
 if tables is not None:
     display(Markdown(md.table(tables.settings, max_rows=30,
                               link=f"{out.name}/{FILES['settings']}")))

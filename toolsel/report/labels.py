@@ -37,7 +37,7 @@ FILES = {"data": "data.csv", "comparison": "comparison.csv", "settings": "settin
 class LabelTables:
     """The page's tables: ``data`` (one row of counts), ``comparison`` (scorer × metric:
     blind, learned, paired difference and interval, wins, losses), ``settings`` (scorer ×
-    fold: what the dev rule picked), ``curve`` (labels per tool → R@5, Complete@10),
+    fold: what the selection rule picked), ``curve`` (labels per tool → R@5, Complete@10),
     ``tools`` (per required tool: requests found blind / learned at 5) and ``next`` (tools
     missed while their fold had no labeled request for them: the next to label)."""
 
@@ -211,7 +211,7 @@ def label_sentences(t: LabelTables) -> list[claims.Claim]:
     return out
 
 
-#: The dev rule, for the page's method section.
+#: The selection rule (inner cross-validation), for the page's method section.
 DEV_RULE = RULE
 
 
