@@ -643,9 +643,8 @@ def _metatool_check(name: Any, names: set[str], *, path, loc, field: str) -> Non
 # BEIR
 
 
-def from_beir(folder: str | Path) -> BenchmarkImport:
-    """A BEIR-style folder → one tool per corpus document, one query per judged query."""
-    folder = Path(folder)
+def _beir_layout(folder: Path) -> tuple[Path, Path, list[Path]]:
+    """A BEIR folder's corpus and queries files and its qrels splits, refused when missing."""
     corpus_path, queries_path = folder / "corpus.jsonl", folder / "queries.jsonl"
     qrels_dir = folder / "qrels"
     for p in (corpus_path, queries_path):
@@ -656,33 +655,51 @@ def from_beir(folder: str | Path) -> BenchmarkImport:
     if not splits:
         raise DataError("no qrels/<split>.tsv file; a BEIR folder holds corpus.jsonl, "
                         "queries.jsonl and qrels/<split>.tsv", path=folder)
+    return corpus_path, queries_path, splits
+
+
+def _beir_description(title: str, text: str, doc_id: str) -> str:
+    """``title: text``, or ``text`` alone when the title is empty, the id or its start."""
+    if not text:
+        return title
+    if title and title != doc_id and not text.startswith(title):
+        return f"{title}: {text}"
+    return text
+
+
+def _beir_tool(rec: Mapping[str, Any], doc_id: str, *, path: Path, loc: str) -> Tool:
+    """One corpus document as a tool, named by its ``_id``."""
+    title = rec.get("title") if isinstance(rec.get("title"), str) else ""
+    text = rec.get("text") if isinstance(rec.get("text"), str) else ""
+    title, text = title.strip(), text.strip()
+    if not text and not title:
+        raise DataError("both title and text are empty; a tool needs a description",
+                        path=path, location=f"{loc} (_id {doc_id!r})", field="text")
+    meta = {"title": title} if title else {}
+    if isinstance(rec.get("metadata"), Mapping) and rec["metadata"]:
+        meta["beir_metadata"] = rec["metadata"]
+    return tool_from_record({"name": doc_id, "description": _beir_description(title, text,
+                                                                              doc_id),
+                             **meta}, path=path, loc=loc)
+
+
+def _beir_corpus(corpus_path: Path) -> tuple[list[Tool], dict[str, str]]:
+    """The corpus's tools, and each document id's line."""
     tools: list[Tool] = []
     ids: dict[str, str] = {}
-    corpus = read_records(corpus_path)
-    for loc, rec in corpus:
+    for loc, rec in read_records(corpus_path):
         rec = _mapping(rec, path=corpus_path, loc=loc, what="a corpus document")
         doc_id = id_field(rec, "_id", path=corpus_path, loc=loc)
         if doc_id in ids:
             raise DataError(f"duplicate _id {doc_id!r} (first at {ids[doc_id]})",
                             path=corpus_path, location=loc, field="_id")
         ids[doc_id] = loc
-        title = rec.get("title") if isinstance(rec.get("title"), str) else ""
-        text = rec.get("text") if isinstance(rec.get("text"), str) else ""
-        title, text = title.strip(), text.strip()
-        if not text and not title:
-            raise DataError("both title and text are empty; a tool needs a description",
-                            path=corpus_path, location=f"{loc} (_id {doc_id!r})", field="text")
-        if not text:
-            desc = title
-        elif title and title != doc_id and not text.startswith(title):
-            desc = f"{title}: {text}"
-        else:
-            desc = text
-        meta = {"title": title} if title else {}
-        if isinstance(rec.get("metadata"), Mapping) and rec["metadata"]:
-            meta["beir_metadata"] = rec["metadata"]
-        tools.append(tool_from_record({"name": doc_id, "description": desc, **meta},
-                                      path=corpus_path, loc=loc))
+        tools.append(_beir_tool(rec, doc_id, path=corpus_path, loc=loc))
+    return tools, ids
+
+
+def _beir_query_texts(queries_path: Path) -> dict[str, str]:
+    """Each query id's text, in file order."""
     texts: dict[str, str] = {}
     for loc, rec in read_records(queries_path):
         rec = _mapping(rec, path=queries_path, loc=loc, what="a query object")
@@ -691,54 +708,72 @@ def from_beir(folder: str | Path) -> BenchmarkImport:
             raise DataError(f"duplicate _id {qid!r}", path=queries_path, location=loc,
                             field="_id")
         texts[qid] = _text(rec, "text", path=queries_path, loc=f"{loc} (_id {qid!r})")
-    judged: dict[str, dict[str, Any]] = {}
-    read = [(corpus_path, f"beir corpus: {len(tools)} documents"),
-            (queries_path, f"beir queries: {len(texts)} queries")]
-    for path in splits:
-        split = path.stem
-        zero = 0
-        rows = 0
-        lines = read_text(path).splitlines()
-        for lineno, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            parts = [p.strip() for p in line.split("\t")]
-            if lineno == 1 and "query" in parts[0].lower() and not _is_number(parts[-1]):
-                continue  # the header (query-id corpus-id score)
-            where = f"line {lineno}"
-            if len(parts) != 3:
-                raise DataError(f"expected 3 tab-separated columns (query-id, corpus-id, "
-                                f"score), got {len(parts)}", path=path, location=where)
-            qid, doc, score_text = parts
-            if not _is_number(score_text) or float(score_text) != int(float(score_text)):
-                raise DataError(f"expected an integer score, got {score_text!r}", path=path,
-                                location=where, field="score")
-            score = int(float(score_text))
-            if qid not in texts:
-                raise DataError(f"query {qid!r} is not in queries.jsonl", path=path,
-                                location=where, field="query-id")
-            if doc not in ids:
-                raise DataError(f"document {doc!r} is not in corpus.jsonl", path=path,
-                                location=where, field="corpus-id")
-            rows += 1
-            if score <= 0:
-                zero += 1
-                continue
-            q = judged.get(qid)
-            if q is None:
-                q = judged[qid] = {"id": qid, "query": texts[qid], "expected": [],
-                                   "grades": {}, "_split": split, "_loc": f"{path}, {where}"}
-            elif q["_split"] != split:
-                raise DataError(f"query {qid!r} is judged in qrels/{q['_split']}.tsv too; a "
-                                "query belongs to one split", path=path, location=where,
-                                field="query-id")
-            if doc in q["grades"]:
-                raise DataError(f"query {qid!r} judges {doc!r} twice", path=path,
-                                location=where, field="corpus-id")
-            q["expected"].append(doc)
-            q["grades"][doc] = score
-        read.append((path, f"beir qrels ({split}): {rows} judgements"
-                           + (f", {zero} scoring 0 dropped" if zero else "")))
+    return texts
+
+
+def _beir_qrels_row(parts: list[str], texts: dict[str, str], ids: dict[str, str], *,
+                    path: Path, where: str) -> tuple[str, str, int]:
+    """One qrels row checked: its query id, document id and integer score."""
+    if len(parts) != 3:
+        raise DataError(f"expected 3 tab-separated columns (query-id, corpus-id, "
+                        f"score), got {len(parts)}", path=path, location=where)
+    qid, doc, score_text = parts
+    if not _is_number(score_text) or float(score_text) != int(float(score_text)):
+        raise DataError(f"expected an integer score, got {score_text!r}", path=path,
+                        location=where, field="score")
+    score = int(float(score_text))
+    if qid not in texts:
+        raise DataError(f"query {qid!r} is not in queries.jsonl", path=path,
+                        location=where, field="query-id")
+    if doc not in ids:
+        raise DataError(f"document {doc!r} is not in corpus.jsonl", path=path,
+                        location=where, field="corpus-id")
+    return qid, doc, score
+
+
+def _beir_judge(judged: dict[str, dict[str, Any]], qid: str, doc: str, score: int,
+                text: str, *, split: str, path: Path, where: str) -> None:
+    """Record a positive judgement under its query (one split a query, one grade a doc)."""
+    q = judged.get(qid)
+    if q is None:
+        q = judged[qid] = {"id": qid, "query": text, "expected": [],
+                           "grades": {}, "_split": split, "_loc": f"{path}, {where}"}
+    elif q["_split"] != split:
+        raise DataError(f"query {qid!r} is judged in qrels/{q['_split']}.tsv too; a "
+                        "query belongs to one split", path=path, location=where,
+                        field="query-id")
+    if doc in q["grades"]:
+        raise DataError(f"query {qid!r} judges {doc!r} twice", path=path,
+                        location=where, field="corpus-id")
+    q["expected"].append(doc)
+    q["grades"][doc] = score
+
+
+def _beir_qrels(path: Path, texts: dict[str, str], ids: dict[str, str],
+                judged: dict[str, dict[str, Any]]) -> str:
+    """One ``qrels/<split>.tsv`` read into ``judged``; its line of what was read."""
+    split = path.stem
+    zero = 0
+    rows = 0
+    for lineno, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = [p.strip() for p in line.split("\t")]
+        if lineno == 1 and "query" in parts[0].lower() and not _is_number(parts[-1]):
+            continue  # the header (query-id corpus-id score)
+        where = f"line {lineno}"
+        qid, doc, score = _beir_qrels_row(parts, texts, ids, path=path, where=where)
+        rows += 1
+        if score <= 0:
+            zero += 1
+            continue
+        _beir_judge(judged, qid, doc, score, texts[qid], split=split, path=path, where=where)
+    return (f"beir qrels ({split}): {rows} judgements"
+            + (f", {zero} scoring 0 dropped" if zero else ""))
+
+
+def _beir_query_records(judged: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The judged queries as query records: a split or ``qrels`` name, grades when not all 1."""
     queries = []
     for q in judged.values():
         split = q.pop("_split")
@@ -749,6 +784,21 @@ def from_beir(folder: str | Path) -> BenchmarkImport:
         if all(g == 1 for g in q["grades"].values()):
             del q["grades"]
         queries.append(q)
+    return queries
+
+
+def from_beir(folder: str | Path) -> BenchmarkImport:
+    """A BEIR-style folder → one tool per corpus document, one query per judged query."""
+    folder = Path(folder)
+    corpus_path, queries_path, splits = _beir_layout(folder)
+    tools, ids = _beir_corpus(corpus_path)
+    texts = _beir_query_texts(queries_path)
+    judged: dict[str, dict[str, Any]] = {}
+    read = [(corpus_path, f"beir corpus: {len(tools)} documents"),
+            (queries_path, f"beir queries: {len(texts)} queries")]
+    for path in splits:
+        read.append((path, _beir_qrels(path, texts, ids, judged)))
+    queries = _beir_query_records(judged)
     _unique_ids(queries, path=None)
     unjudged = len(texts) - len(queries)
     notes = [f"{unjudged} queries of queries.jsonl have no relevant document in qrels: "
