@@ -13,6 +13,7 @@ each a step), ``cli/importers.py _import`` (31 → 11), ``report/plan.py check_u
 split into named steps of the report's write and the manifest's checks.
 ``integrations/benchmarks.py from_beir`` (42 → 3: layout, corpus, query texts,
 one step per qrels file and row, query records);
+``from_bfcl`` (33 → 9: answers, an entry's tools, its query, orphan answers);
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ CEILINGS = {
     ("report/explorer_data.py", "explorer_data"): 40,
     ("eval/sweep.py", "sweep"): 37,
     ("tables/scenario.py", "escape_hatch"): 35,
-    ("integrations/benchmarks.py", "from_bfcl"): 33,
     ("data.py", "_check_subschema"): 32,
     ("report/check_outputs.py", "markdown_summary"): 32,
     ("report/site.py", "render_index"): 31,

@@ -284,20 +284,9 @@ def _bfcl_files(paths: list[Path]) -> _BfclFiles:
     return out
 
 
-def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
-              normalizer: SchemaNormalizer | None = None) -> BenchmarkImport:
-    """BFCL question and ``possible_answer`` files (any mix, any order) → tools and queries.
-
-    A file is an answer file when its records hold ``ground_truth``. Answers are matched to
-    questions by ``id``; an answer file beside a question file (``possible_answer/<name>``)
-    is read when not given. See the module docstring for the naming and the pooling rule.
-    """
-    from .importers import from_openai
-    own = normalizer is None
-    normalizer = normalizer if normalizer is not None else SchemaNormalizer(strict=strict)
-    files = _bfcl_files([Path(p) for p in paths])
-    questions, answer_files, read = files.questions, files.answers, files.read
-    skipped_questions, text_answers = files.skipped_ids, files.text_answers
+def _bfcl_answers(answer_files: list[tuple[Path, list[tuple[str, Any]]]]
+                  ) -> dict[str, tuple[list[str], Path, str]]:
+    """Each answered id → the function names of its ground truth, its file and line."""
     answers: dict[str, tuple[list[str], Path, str]] = {}
     for path, records in answer_files:
         for loc, rec in records:
@@ -309,76 +298,122 @@ def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
                                 location=loc, field="id")
             answers[qid] = (_answer_names(rec.get("ground_truth"), path=path,
                                           loc=f"{loc} (id {qid!r})"), path, loc)
+    return answers
+
+
+def _bfcl_tool(fn: Any, j: int, *, path: Path, where: str, strict: bool,
+               normalizer: SchemaNormalizer) -> Tool:
+    """One function doc of an entry as a tool, its BFCL name kept when it was renamed."""
+    from .importers import from_openai
+    fn = _mapping(fn, path=path, loc=where, what="a function doc")
+    doc = dict(fn)
+    if isinstance(doc.get("name"), str):
+        doc["name"] = bfcl_name(doc["name"])
+    try:
+        (tool,) = from_openai([doc], path=path, strict=strict, normalizer=normalizer)
+    except DataError as exc:  # name the entry's line, not "item 1"
+        name = f" {doc['name']!r}" if isinstance(doc.get("name"), str) else ""
+        raise DataError(exc.reason, path=path, location=f"{where}, function {j + 1}{name}",
+                        field=exc.field) from None
+    return Tool(tool.name, tool.description, tool.parameters,
+                {**tool.metadata, "bfcl_name": fn.get("name")}
+                if fn.get("name") != tool.name else tool.metadata)
+
+
+def _bfcl_entry_tools(rec: Mapping[str, Any], *, path: Path, where: str, strict: bool,
+                      normalizer: SchemaNormalizer) -> list[Tool]:
+    """An entry's ``function`` docs (one doc or a non-empty list) as tools."""
+    fns = rec.get("function")
+    if isinstance(fns, Mapping):
+        fns = [fns]
+    if not isinstance(fns, list) or not fns:
+        raise DataError("missing or empty; expected a list of function docs", path=path,
+                        location=where, field="function")
+    return [_bfcl_tool(fn, j, path=path, where=where, strict=strict, normalizer=normalizer)
+            for j, fn in enumerate(fns)]
+
+
+def _bfcl_query(rec: Mapping[str, Any], qid: str, entry_names: list[str],
+                answers: dict[str, tuple[list[str], Path, str]],
+                text_answers: dict[str, tuple[Path, str]], *, path: Path, loc: str,
+                where: str) -> dict[str, Any] | None:
+    """An entry's query record when it has an answer (``None`` when it has none); an answer
+    of call strings, or one calling a function the entry lacks, is refused."""
+    if qid in text_answers and qid not in answers:
+        apath, aloc = text_answers[qid]
+        raise DataError("holds call strings (BFCL's multi-turn answers) for an entry "
+                        "with a function list; only {function_name: {arg: [values]}} "
+                        "answers can be imported", path=apath,
+                        location=f"{aloc} (id {qid!r})", field="ground_truth")
+    if qid not in answers:
+        return None
+    names, apath, aloc = answers[qid]
+    missing = [n for n in names if n not in entry_names]
+    if missing:
+        raise DataError(f"the answer calls {missing[0]!r}, which is not among this "
+                        f"entry's functions ({', '.join(entry_names)})", path=apath,
+                        location=f"{aloc} (id {qid!r})", field="ground_truth")
+    texts = _user_texts(rec.get("question"), path=path, loc=where)
+    if not texts:
+        raise DataError("no user message with text", path=path, location=where,
+                        field="question")
+    return {"id": qid, "query": "\n".join(texts), "expected": names,
+            "category": bfcl_category(path), "_loc": f"{path}, {loc}"}
+
+
+def _bfcl_orphans(answers: dict[str, tuple[list[str], Path, str]], used: set[str],
+                  files: _BfclFiles) -> None:
+    """Refuse answers matching no question of the given files (when any were given)."""
+    orphans = sorted(set(answers) - used - set(files.skipped_ids))
+    if orphans and files.questions:
+        raise DataError(f"{len(orphans)} answer(s) match no question of the given files "
+                        f"(first: id {orphans[0]!r}); give the question file they belong to",
+                        path=answers[orphans[0]][1], location=answers[orphans[0]][2],
+                        field="id")
+
+
+def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
+              normalizer: SchemaNormalizer | None = None) -> BenchmarkImport:
+    """BFCL question and ``possible_answer`` files (any mix, any order) → tools and queries.
+
+    A file is an answer file when its records hold ``ground_truth``. Answers are matched to
+    questions by ``id``; an answer file beside a question file (``possible_answer/<name>``)
+    is read when not given. See the module docstring for the naming and the pooling rule.
+    """
+    own = normalizer is None
+    normalizer = normalizer if normalizer is not None else SchemaNormalizer(strict=strict)
+    files = _bfcl_files([Path(p) for p in paths])
+    read = files.read
+    answers = _bfcl_answers(files.answers)
     answer_lines = [(path, f"bfcl answers: {len(records)} answers")
-                    for path, records in answer_files]
+                    for path, records in files.answers]
     pool = _Pool()
     queries: list[dict[str, Any]] = []
     used: set[str] = set()
-    for path, records in questions:
-        category = bfcl_category(path)
+    for path, records in files.questions:
         n_q = 0
         n_fn = 0
         for loc, rec in records:
             rec = _mapping(rec, path=path, loc=loc, what="a BFCL entry")
             qid = id_field(rec, path=path, loc=loc)
             where = f"{loc} (id {qid!r})"
-            fns = rec.get("function")
-            if isinstance(fns, Mapping):
-                fns = [fns]
-            if not isinstance(fns, list) or not fns:
-                raise DataError("missing or empty; expected a list of function docs", path=path,
-                                location=where, field="function")
             entry_names = []
-            for j, fn in enumerate(fns):
-                fn = _mapping(fn, path=path, loc=where, what="a function doc")
-                doc = dict(fn)
-                if isinstance(doc.get("name"), str):
-                    doc["name"] = bfcl_name(doc["name"])
-                try:
-                    (tool,) = from_openai([doc], path=path, strict=strict,
-                                          normalizer=normalizer)
-                except DataError as exc:  # name the entry's line, not "item 1"
-                    name = f" {doc['name']!r}" if isinstance(doc.get("name"), str) else ""
-                    raise DataError(exc.reason, path=path,
-                                    location=f"{where}, function {j + 1}{name}",
-                                    field=exc.field) from None
-                tool = Tool(tool.name, tool.description, tool.parameters,
-                            {**tool.metadata, "bfcl_name": fn.get("name")}
-                            if fn.get("name") != tool.name else tool.metadata)
+            for tool in _bfcl_entry_tools(rec, path=path, where=where, strict=strict,
+                                          normalizer=normalizer):
                 pool.add(tool)
                 entry_names.append(tool.name)
                 n_fn += 1
-            if qid in text_answers and qid not in answers:
-                apath, aloc = text_answers[qid]
-                raise DataError("holds call strings (BFCL's multi-turn answers) for an entry "
-                                "with a function list; only {function_name: {arg: [values]}} "
-                                "answers can be imported", path=apath,
-                                location=f"{aloc} (id {qid!r})", field="ground_truth")
-            if qid not in answers:
+            query = _bfcl_query(rec, qid, entry_names, answers, files.text_answers,
+                                path=path, loc=loc, where=where)
+            if query is None:
                 continue
-            names, apath, aloc = answers[qid]
-            missing = [n for n in names if n not in entry_names]
-            if missing:
-                raise DataError(f"the answer calls {missing[0]!r}, which is not among this "
-                                f"entry's functions ({', '.join(entry_names)})", path=apath,
-                                location=f"{aloc} (id {qid!r})", field="ground_truth")
-            texts = _user_texts(rec.get("question"), path=path, loc=where)
-            if not texts:
-                raise DataError("no user message with text", path=path, location=where,
-                                field="question")
-            queries.append({"id": qid, "query": "\n".join(texts), "expected": names,
-                            "category": category, "_loc": f"{path}, {loc}"})
+            queries.append(query)
             used.add(qid)
             n_q += 1
         read.append((path, f"bfcl questions: {len(records)} entries, {n_fn} function docs, "
                            f"{n_q} with an answer"))
     read.extend(answer_lines)
-    orphans = sorted(set(answers) - used - set(skipped_questions))
-    if orphans and questions:
-        raise DataError(f"{len(orphans)} answer(s) match no question of the given files "
-                        f"(first: id {orphans[0]!r}); give the question file they belong to",
-                        path=answers[orphans[0]][1], location=answers[orphans[0]][2],
-                        field="id")
+    _bfcl_orphans(answers, used, files)
     _unique_ids(queries, path=None)
     tools, several = pool.tools()
     if own:
