@@ -14,6 +14,7 @@ split into named steps of the report's write and the manifest's checks.
 ``integrations/benchmarks.py from_beir`` (42 → 3: layout, corpus, query texts,
 one step per qrels file and row, query records);
 ``from_bfcl`` (33 → 9: answers, an entry's tools, its query, orphan answers);
+``from_toolbench`` (23 → 10: an API's tool record, a query's expected tools);
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ CEILINGS = {
     ("eval/policies.py", "evaluate_policies"): 26,
     ("report/check_outputs.py", "junit_xml"): 25,
     ("report/readme.py", "render_user_readme"): 24,
-    ("integrations/benchmarks.py", "from_toolbench"): 23,
     ("integrations/benchmarks.py", "from_metatool"): 23,
     ("data.py", "read_records"): 21,
     ("integrations/anthropic_runs.py", "load_runs"): 21,

@@ -491,6 +491,49 @@ def _tb_params(api: Mapping[str, Any], *, path, loc) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required}
 
 
+def _tb_tool_record(api: Any, j: int, *, path: Path, where: str,
+                    normalizer: SchemaNormalizer) -> dict[str, Any]:
+    """One API of a query's ``api_list`` as a tool record named as ToolBench names it."""
+    api = _mapping(api, path=path, loc=where, what="an API object")
+    tool_name = _text(api, "tool_name", path=path, loc=f"{where}, api_list.{j}")
+    api_name = _text(api, "api_name", path=path, loc=f"{where}, api_list.{j}")
+    fname = toolbench_function_name(tool_name, api_name)
+    desc = api.get("api_description")
+    desc = desc.strip() if isinstance(desc, str) and desc.strip() else None
+    rec_tool: dict[str, Any] = {
+        "name": fname, "description": desc or f"{api_name} ({tool_name})",
+        "server": toolbench_standardize(tool_name),
+        "parameters": normalizer.schema(
+            _tb_params(api, path=path, loc=f"{where}, api_list.{j}"),
+            tool=fname, path=path, loc=where, field=f"api_list.{j}.parameters"),
+        "tool_name": tool_name, "api_name": api_name}
+    if isinstance(api.get("category_name"), str):
+        rec_tool["category"] = api["category_name"]
+    return rec_tool
+
+
+def _tb_expected(rec: Mapping[str, Any], by_pair: dict[tuple[str, str], str], *,
+                 path: Path, where: str) -> list[str]:
+    """A query's ``relevant APIs`` as function names, each once, in order."""
+    rel = rec.get("relevant APIs", rec.get("relevant_apis"))
+    if not isinstance(rel, list) or not rel:
+        raise DataError("missing or empty; expected a list of [tool, api] pairs", path=path,
+                        location=where, field="relevant APIs")
+    expected: list[str] = []
+    for pair in rel:
+        if (not isinstance(pair, list) or len(pair) != 2
+                or not all(isinstance(x, str) for x in pair)):
+            raise DataError(f"expected a [tool, api] pair of strings, got {pair!r}",
+                            path=path, location=where, field="relevant APIs")
+        name = by_pair.get((pair[0], pair[1]))
+        if name is None:
+            raise DataError(f"[{pair[0]!r}, {pair[1]!r}] is in no api_list of the given "
+                            "files", path=path, location=where, field="relevant APIs")
+        if name not in expected:
+            expected.append(name)
+    return expected
+
+
 def from_toolbench(paths: Sequence[str | Path], *, strict: bool = False,
                    normalizer: SchemaNormalizer | None = None) -> BenchmarkImport:
     """ToolBench/StableToolBench query files → every API of their API lists, and the queries."""
@@ -513,44 +556,17 @@ def from_toolbench(paths: Sequence[str | Path], *, strict: bool = False,
                 raise DataError("missing or empty; expected a list of APIs", path=path,
                                 location=where, field="api_list")
             for j, api in enumerate(apis):
-                api = _mapping(api, path=path, loc=where, what="an API object")
-                tool_name = _text(api, "tool_name", path=path, loc=f"{where}, api_list.{j}")
-                api_name = _text(api, "api_name", path=path, loc=f"{where}, api_list.{j}")
-                fname = toolbench_function_name(tool_name, api_name)
-                desc = api.get("api_description")
-                desc = desc.strip() if isinstance(desc, str) and desc.strip() else None
-                rec_tool: dict[str, Any] = {
-                    "name": fname, "description": desc or f"{api_name} ({tool_name})",
-                    "server": toolbench_standardize(tool_name),
-                    "parameters": normalizer.schema(
-                        _tb_params(api, path=path, loc=f"{where}, api_list.{j}"),
-                        tool=fname, path=path, loc=where, field=f"api_list.{j}.parameters"),
-                    "tool_name": tool_name, "api_name": api_name}
-                if isinstance(api.get("category_name"), str):
-                    rec_tool["category"] = api["category_name"]
+                rec_tool = _tb_tool_record(api, j, path=path, where=where,
+                                           normalizer=normalizer)
+                pair, fname = (rec_tool["tool_name"], rec_tool["api_name"]), rec_tool["name"]
                 pool.add(tool_from_record(rec_tool, path=path, loc=where))
-                by_pair[(tool_name, api_name)] = fname
+                by_pair[pair] = fname
                 n_api += 1
             pending.append((path, where, rec, qid))
         read.append((path, f"toolbench: {len(records)} queries, {n_api} API entries"))
     for path, where, rec, qid in pending:
         text = _text(rec, "query", path=path, loc=where)
-        rel = rec.get("relevant APIs", rec.get("relevant_apis"))
-        if not isinstance(rel, list) or not rel:
-            raise DataError("missing or empty; expected a list of [tool, api] pairs", path=path,
-                            location=where, field="relevant APIs")
-        expected: list[str] = []
-        for pair in rel:
-            if (not isinstance(pair, list) or len(pair) != 2
-                    or not all(isinstance(x, str) for x in pair)):
-                raise DataError(f"expected a [tool, api] pair of strings, got {pair!r}",
-                                path=path, location=where, field="relevant APIs")
-            name = by_pair.get((pair[0], pair[1]))
-            if name is None:
-                raise DataError(f"[{pair[0]!r}, {pair[1]!r}] is in no api_list of the given "
-                                "files", path=path, location=where, field="relevant APIs")
-            if name not in expected:
-                expected.append(name)
+        expected = _tb_expected(rec, by_pair, path=path, where=where)
         queries.append({"id": qid, "query": text, "expected": expected,
                         "category": path.stem, "_loc": f"{path}, {where}"})
     _unique_ids(queries, path=None)
