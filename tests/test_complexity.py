@@ -15,6 +15,7 @@ split into named steps of the report's write and the manifest's checks.
 one step per qrels file and row, query records);
 ``from_bfcl`` (33 → 9: answers, an entry's tools, its query, orphan answers);
 ``from_toolbench`` (23 → 10: an API's tool record, a query's expected tools);
+``from_metatool`` (23 → 10: tool file, CSV queries, JSON queries);
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ CEILINGS = {
     ("eval/policies.py", "evaluate_policies"): 26,
     ("report/check_outputs.py", "junit_xml"): 25,
     ("report/readme.py", "render_user_readme"): 24,
-    ("integrations/benchmarks.py", "from_metatool"): 23,
     ("data.py", "read_records"): 21,
     ("integrations/anthropic_runs.py", "load_runs"): 21,
     ("tables/check.py", "parse_thresholds"): 21,

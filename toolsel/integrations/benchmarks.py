@@ -613,6 +613,61 @@ def metatool_kind(path: Path, doc: Any = None) -> str | None:
     return None
 
 
+def _metatool_tools(doc: Mapping[str, str], names: set[str], *, path: Path) -> list[Tool]:
+    """A ``{tool name: description}`` file's tools; a name seen before is refused."""
+    tools: list[Tool] = []
+    for i, (name, desc) in enumerate(doc.items(), start=1):
+        tool = tool_from_record({"name": name.strip(), "description": desc},
+                                path=path, loc=f"entry {i}")
+        if tool.name in names:
+            raise DataError(f"duplicate tool name {tool.name!r}", path=path,
+                            location=f"entry {i}", field="name")
+        names.add(tool.name)
+        tools.append(tool)
+    return tools
+
+
+def _metatool_csv_queries(path: Path, names: set[str]) -> list[dict[str, Any]]:
+    """A CSV of ``Query,Tool`` rows: one single-tool query a row."""
+    queries: list[dict[str, Any]] = []
+    _, rows = _csv_rows(path)
+    for line, row in rows:
+        where = f"line {line}"
+        text = (row.get("Query") or "").strip()
+        tool = (row.get("Tool") or "").strip()
+        if not text:
+            raise DataError("is empty", path=path, location=where, field="Query")
+        _metatool_check(tool, names, path=path, loc=where, field="Tool")
+        queries.append({"id": f"{path.stem}-{line - 1}", "query": text,
+                        "expected": [tool], "category": "single",
+                        "_loc": f"{path}, {where}"})
+    return queries
+
+
+def _metatool_json_queries(path: Path, doc: list[Any], names: set[str]
+                           ) -> list[dict[str, Any]]:
+    """A JSON list of ``{query, tool: [...]}``: one query an item, tools each once."""
+    queries: list[dict[str, Any]] = []
+    for i, rec in enumerate(doc, start=1):
+        where = f"item {i}"
+        rec = _mapping(rec, path=path, loc=where, what="a {query, tool} object")
+        text = _text(rec, "query", path=path, loc=where)
+        expected = rec.get("tool")
+        expected = [expected] if isinstance(expected, str) else expected
+        if not isinstance(expected, list) or not expected:
+            raise DataError("expected a non-empty list of tool names", path=path,
+                            location=where, field="tool")
+        clean: list[str] = []
+        for name in expected:
+            _metatool_check(name, names, path=path, loc=where, field="tool")
+            if name.strip() not in clean:
+                clean.append(name.strip())
+        queries.append({"id": f"{path.stem}-{i}", "query": text, "expected": clean,
+                        "category": "multi" if len(clean) > 1 else "single",
+                        "_loc": f"{path}, {where}"})
+    return queries
+
+
 def from_metatool(paths: Sequence[str | Path]) -> BenchmarkImport:
     """MetaTool's tool descriptions (``{name: description}``) and its query files (CSV of
     ``Query,Tool`` rows, JSON list of ``{query, tool: [...]}``), any order."""
@@ -628,14 +683,7 @@ def from_metatool(paths: Sequence[str | Path]) -> BenchmarkImport:
                             "with Query and Tool columns, or a JSON list of {query, tool}",
                             path=path)
         if kind == "tools":
-            for i, (name, desc) in enumerate(doc.items(), start=1):
-                tool = tool_from_record({"name": name.strip(), "description": desc},
-                                        path=path, loc=f"entry {i}")
-                if tool.name in names:
-                    raise DataError(f"duplicate tool name {tool.name!r}", path=path,
-                                    location=f"entry {i}", field="name")
-                names.add(tool.name)
-                tools.append(tool)
+            tools.extend(_metatool_tools(doc, names, path=path))
             read.append((path, f"metatool tools: {len(doc)} descriptions"))
         else:
             query_files.append((path, kind, doc))
@@ -644,38 +692,10 @@ def from_metatool(paths: Sequence[str | Path]) -> BenchmarkImport:
                         "JSON) in the same import", path=query_files[0][0])
     queries: list[dict[str, Any]] = []
     for path, kind, doc in query_files:
-        before = len(queries)
-        if kind == "csv":
-            _, rows = _csv_rows(path)
-            for line, row in rows:
-                where = f"line {line}"
-                text = (row.get("Query") or "").strip()
-                tool = (row.get("Tool") or "").strip()
-                if not text:
-                    raise DataError("is empty", path=path, location=where, field="Query")
-                _metatool_check(tool, names, path=path, loc=where, field="Tool")
-                queries.append({"id": f"{path.stem}-{line - 1}", "query": text,
-                                "expected": [tool], "category": "single",
-                                "_loc": f"{path}, {where}"})
-        else:
-            for i, rec in enumerate(doc, start=1):
-                where = f"item {i}"
-                rec = _mapping(rec, path=path, loc=where, what="a {query, tool} object")
-                text = _text(rec, "query", path=path, loc=where)
-                expected = rec.get("tool")
-                expected = [expected] if isinstance(expected, str) else expected
-                if not isinstance(expected, list) or not expected:
-                    raise DataError("expected a non-empty list of tool names", path=path,
-                                    location=where, field="tool")
-                clean: list[str] = []
-                for name in expected:
-                    _metatool_check(name, names, path=path, loc=where, field="tool")
-                    if name.strip() not in clean:
-                        clean.append(name.strip())
-                queries.append({"id": f"{path.stem}-{i}", "query": text, "expected": clean,
-                                "category": "multi" if len(clean) > 1 else "single",
-                                "_loc": f"{path}, {where}"})
-        read.append((path, f"metatool queries ({kind}): {len(queries) - before} queries"))
+        found = (_metatool_csv_queries(path, names) if kind == "csv"
+                 else _metatool_json_queries(path, doc, names))
+        queries.extend(found)
+        read.append((path, f"metatool queries ({kind}): {len(found)} queries"))
     _unique_ids(queries, path=None)
     return BenchmarkImport(tools, queries, read)
 
