@@ -157,17 +157,7 @@ def load_runs(path: str | Path, *, tasks: str | Path | None = None,
     registry
         When given, every label's ``expected`` names must be tools of it.
     """
-    path = Path(path)
-    if path.is_dir():
-        files = sorted(p for p in path.glob("*.jsonl") if p.name != LABELS_FILE)
-        if not files:
-            raise DataError("no *.jsonl transcript files in the folder", path=path)
-        default_labels = path / LABELS_FILE
-    elif path.exists():
-        files = [path]
-        default_labels = path.parent / LABELS_FILE
-    else:
-        raise DataError("file or folder not found", path=path)
+    files, default_labels = _run_files(Path(path))
     if tasks is None and default_labels.exists():
         tasks = default_labels
     labels: dict[str, Query] = {}
@@ -182,17 +172,8 @@ def load_runs(path: str | Path, *, tasks: str | Path | None = None,
             where = f"{file}, {loc}"
             task_id, run = _record_keys(rec, file, loc)
             if "expected" in rec:
-                inline = query_from_record(
-                    {"id": task_id, "query": rec.get("query") or f"task {task_id}",
-                     "expected": rec["expected"]}, path=file, loc=loc, registry=registry)
-                known = labels.get(task_id)
-                if known is None:
-                    labels[task_id] = inline
-                    label_where[task_id] = where
-                elif set(known.expected) != set(inline.expected):
-                    raise DataError(f"expected {list(inline.expected)} disagrees with "
-                                    f"{list(known.expected)} given in {label_where[task_id]}",
-                                    path=file, location=loc, field="expected")
+                _inline_label(rec, task_id, labels, label_where, file=file, loc=loc,
+                              registry=registry)
             groups.setdefault((task_id, run), []).append((where, rec))
     runs = []
     for (task_id, run_label), records in groups.items():
@@ -206,6 +187,36 @@ def load_runs(path: str | Path, *, tasks: str | Path | None = None,
     runs.sort(key=lambda r: (r.task_id, r.mode != "eager", r.run))
     used = {r.task_id for r in runs}
     return RunSet(runs, {k: v for k, v in labels.items() if k in used})
+
+
+def _run_files(path: Path) -> tuple[list[Path], Path]:
+    """The transcript files of a file or folder, and where its label file would be."""
+    if path.is_dir():
+        files = sorted(p for p in path.glob("*.jsonl") if p.name != LABELS_FILE)
+        if not files:
+            raise DataError("no *.jsonl transcript files in the folder", path=path)
+        return files, path / LABELS_FILE
+    if path.exists():
+        return [path], path.parent / LABELS_FILE
+    raise DataError("file or folder not found", path=path)
+
+
+def _inline_label(rec: Mapping[str, Any], task_id: str, labels: dict[str, Query],
+                  label_where: dict[str, str], *, file: Path, loc: str,
+                  registry: Registry | None) -> None:
+    """A record's inline ``expected`` as its task's label; one disagreeing with a label
+    already given (label file or an earlier record) is refused."""
+    inline = query_from_record(
+        {"id": task_id, "query": rec.get("query") or f"task {task_id}",
+         "expected": rec["expected"]}, path=file, loc=loc, registry=registry)
+    known = labels.get(task_id)
+    if known is None:
+        labels[task_id] = inline
+        label_where[task_id] = f"{file}, {loc}"
+    elif set(known.expected) != set(inline.expected):
+        raise DataError(f"expected {list(inline.expected)} disagrees with "
+                        f"{list(known.expected)} given in {label_where[task_id]}",
+                        path=file, location=loc, field="expected")
 
 
 def _record_keys(rec: Any, file: Path, loc: str) -> tuple[str, str]:

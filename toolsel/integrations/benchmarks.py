@@ -284,20 +284,9 @@ def _bfcl_files(paths: list[Path]) -> _BfclFiles:
     return out
 
 
-def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
-              normalizer: SchemaNormalizer | None = None) -> BenchmarkImport:
-    """BFCL question and ``possible_answer`` files (any mix, any order) → tools and queries.
-
-    A file is an answer file when its records hold ``ground_truth``. Answers are matched to
-    questions by ``id``; an answer file beside a question file (``possible_answer/<name>``)
-    is read when not given. See the module docstring for the naming and the pooling rule.
-    """
-    from .importers import from_openai
-    own = normalizer is None
-    normalizer = normalizer if normalizer is not None else SchemaNormalizer(strict=strict)
-    files = _bfcl_files([Path(p) for p in paths])
-    questions, answer_files, read = files.questions, files.answers, files.read
-    skipped_questions, text_answers = files.skipped_ids, files.text_answers
+def _bfcl_answers(answer_files: list[tuple[Path, list[tuple[str, Any]]]]
+                  ) -> dict[str, tuple[list[str], Path, str]]:
+    """Each answered id → the function names of its ground truth, its file and line."""
     answers: dict[str, tuple[list[str], Path, str]] = {}
     for path, records in answer_files:
         for loc, rec in records:
@@ -309,76 +298,122 @@ def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
                                 location=loc, field="id")
             answers[qid] = (_answer_names(rec.get("ground_truth"), path=path,
                                           loc=f"{loc} (id {qid!r})"), path, loc)
+    return answers
+
+
+def _bfcl_tool(fn: Any, j: int, *, path: Path, where: str, strict: bool,
+               normalizer: SchemaNormalizer) -> Tool:
+    """One function doc of an entry as a tool, its BFCL name kept when it was renamed."""
+    from .importers import from_openai
+    fn = _mapping(fn, path=path, loc=where, what="a function doc")
+    doc = dict(fn)
+    if isinstance(doc.get("name"), str):
+        doc["name"] = bfcl_name(doc["name"])
+    try:
+        (tool,) = from_openai([doc], path=path, strict=strict, normalizer=normalizer)
+    except DataError as exc:  # name the entry's line, not "item 1"
+        name = f" {doc['name']!r}" if isinstance(doc.get("name"), str) else ""
+        raise DataError(exc.reason, path=path, location=f"{where}, function {j + 1}{name}",
+                        field=exc.field) from None
+    return Tool(tool.name, tool.description, tool.parameters,
+                {**tool.metadata, "bfcl_name": fn.get("name")}
+                if fn.get("name") != tool.name else tool.metadata)
+
+
+def _bfcl_entry_tools(rec: Mapping[str, Any], *, path: Path, where: str, strict: bool,
+                      normalizer: SchemaNormalizer) -> list[Tool]:
+    """An entry's ``function`` docs (one doc or a non-empty list) as tools."""
+    fns = rec.get("function")
+    if isinstance(fns, Mapping):
+        fns = [fns]
+    if not isinstance(fns, list) or not fns:
+        raise DataError("missing or empty; expected a list of function docs", path=path,
+                        location=where, field="function")
+    return [_bfcl_tool(fn, j, path=path, where=where, strict=strict, normalizer=normalizer)
+            for j, fn in enumerate(fns)]
+
+
+def _bfcl_query(rec: Mapping[str, Any], qid: str, entry_names: list[str],
+                answers: dict[str, tuple[list[str], Path, str]],
+                text_answers: dict[str, tuple[Path, str]], *, path: Path, loc: str,
+                where: str) -> dict[str, Any] | None:
+    """An entry's query record when it has an answer (``None`` when it has none); an answer
+    of call strings, or one calling a function the entry lacks, is refused."""
+    if qid in text_answers and qid not in answers:
+        apath, aloc = text_answers[qid]
+        raise DataError("holds call strings (BFCL's multi-turn answers) for an entry "
+                        "with a function list; only {function_name: {arg: [values]}} "
+                        "answers can be imported", path=apath,
+                        location=f"{aloc} (id {qid!r})", field="ground_truth")
+    if qid not in answers:
+        return None
+    names, apath, aloc = answers[qid]
+    missing = [n for n in names if n not in entry_names]
+    if missing:
+        raise DataError(f"the answer calls {missing[0]!r}, which is not among this "
+                        f"entry's functions ({', '.join(entry_names)})", path=apath,
+                        location=f"{aloc} (id {qid!r})", field="ground_truth")
+    texts = _user_texts(rec.get("question"), path=path, loc=where)
+    if not texts:
+        raise DataError("no user message with text", path=path, location=where,
+                        field="question")
+    return {"id": qid, "query": "\n".join(texts), "expected": names,
+            "category": bfcl_category(path), "_loc": f"{path}, {loc}"}
+
+
+def _bfcl_orphans(answers: dict[str, tuple[list[str], Path, str]], used: set[str],
+                  files: _BfclFiles) -> None:
+    """Refuse answers matching no question of the given files (when any were given)."""
+    orphans = sorted(set(answers) - used - set(files.skipped_ids))
+    if orphans and files.questions:
+        raise DataError(f"{len(orphans)} answer(s) match no question of the given files "
+                        f"(first: id {orphans[0]!r}); give the question file they belong to",
+                        path=answers[orphans[0]][1], location=answers[orphans[0]][2],
+                        field="id")
+
+
+def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
+              normalizer: SchemaNormalizer | None = None) -> BenchmarkImport:
+    """BFCL question and ``possible_answer`` files (any mix, any order) → tools and queries.
+
+    A file is an answer file when its records hold ``ground_truth``. Answers are matched to
+    questions by ``id``; an answer file beside a question file (``possible_answer/<name>``)
+    is read when not given. See the module docstring for the naming and the pooling rule.
+    """
+    own = normalizer is None
+    normalizer = normalizer if normalizer is not None else SchemaNormalizer(strict=strict)
+    files = _bfcl_files([Path(p) for p in paths])
+    read = files.read
+    answers = _bfcl_answers(files.answers)
     answer_lines = [(path, f"bfcl answers: {len(records)} answers")
-                    for path, records in answer_files]
+                    for path, records in files.answers]
     pool = _Pool()
     queries: list[dict[str, Any]] = []
     used: set[str] = set()
-    for path, records in questions:
-        category = bfcl_category(path)
+    for path, records in files.questions:
         n_q = 0
         n_fn = 0
         for loc, rec in records:
             rec = _mapping(rec, path=path, loc=loc, what="a BFCL entry")
             qid = id_field(rec, path=path, loc=loc)
             where = f"{loc} (id {qid!r})"
-            fns = rec.get("function")
-            if isinstance(fns, Mapping):
-                fns = [fns]
-            if not isinstance(fns, list) or not fns:
-                raise DataError("missing or empty; expected a list of function docs", path=path,
-                                location=where, field="function")
             entry_names = []
-            for j, fn in enumerate(fns):
-                fn = _mapping(fn, path=path, loc=where, what="a function doc")
-                doc = dict(fn)
-                if isinstance(doc.get("name"), str):
-                    doc["name"] = bfcl_name(doc["name"])
-                try:
-                    (tool,) = from_openai([doc], path=path, strict=strict,
-                                          normalizer=normalizer)
-                except DataError as exc:  # name the entry's line, not "item 1"
-                    name = f" {doc['name']!r}" if isinstance(doc.get("name"), str) else ""
-                    raise DataError(exc.reason, path=path,
-                                    location=f"{where}, function {j + 1}{name}",
-                                    field=exc.field) from None
-                tool = Tool(tool.name, tool.description, tool.parameters,
-                            {**tool.metadata, "bfcl_name": fn.get("name")}
-                            if fn.get("name") != tool.name else tool.metadata)
+            for tool in _bfcl_entry_tools(rec, path=path, where=where, strict=strict,
+                                          normalizer=normalizer):
                 pool.add(tool)
                 entry_names.append(tool.name)
                 n_fn += 1
-            if qid in text_answers and qid not in answers:
-                apath, aloc = text_answers[qid]
-                raise DataError("holds call strings (BFCL's multi-turn answers) for an entry "
-                                "with a function list; only {function_name: {arg: [values]}} "
-                                "answers can be imported", path=apath,
-                                location=f"{aloc} (id {qid!r})", field="ground_truth")
-            if qid not in answers:
+            query = _bfcl_query(rec, qid, entry_names, answers, files.text_answers,
+                                path=path, loc=loc, where=where)
+            if query is None:
                 continue
-            names, apath, aloc = answers[qid]
-            missing = [n for n in names if n not in entry_names]
-            if missing:
-                raise DataError(f"the answer calls {missing[0]!r}, which is not among this "
-                                f"entry's functions ({', '.join(entry_names)})", path=apath,
-                                location=f"{aloc} (id {qid!r})", field="ground_truth")
-            texts = _user_texts(rec.get("question"), path=path, loc=where)
-            if not texts:
-                raise DataError("no user message with text", path=path, location=where,
-                                field="question")
-            queries.append({"id": qid, "query": "\n".join(texts), "expected": names,
-                            "category": category, "_loc": f"{path}, {loc}"})
+            queries.append(query)
             used.add(qid)
             n_q += 1
         read.append((path, f"bfcl questions: {len(records)} entries, {n_fn} function docs, "
                            f"{n_q} with an answer"))
     read.extend(answer_lines)
-    orphans = sorted(set(answers) - used - set(skipped_questions))
-    if orphans and questions:
-        raise DataError(f"{len(orphans)} answer(s) match no question of the given files "
-                        f"(first: id {orphans[0]!r}); give the question file they belong to",
-                        path=answers[orphans[0]][1], location=answers[orphans[0]][2],
-                        field="id")
+    _bfcl_orphans(answers, used, files)
     _unique_ids(queries, path=None)
     tools, several = pool.tools()
     if own:
@@ -456,6 +491,49 @@ def _tb_params(api: Mapping[str, Any], *, path, loc) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required}
 
 
+def _tb_tool_record(api: Any, j: int, *, path: Path, where: str,
+                    normalizer: SchemaNormalizer) -> dict[str, Any]:
+    """One API of a query's ``api_list`` as a tool record named as ToolBench names it."""
+    api = _mapping(api, path=path, loc=where, what="an API object")
+    tool_name = _text(api, "tool_name", path=path, loc=f"{where}, api_list.{j}")
+    api_name = _text(api, "api_name", path=path, loc=f"{where}, api_list.{j}")
+    fname = toolbench_function_name(tool_name, api_name)
+    desc = api.get("api_description")
+    desc = desc.strip() if isinstance(desc, str) and desc.strip() else None
+    rec_tool: dict[str, Any] = {
+        "name": fname, "description": desc or f"{api_name} ({tool_name})",
+        "server": toolbench_standardize(tool_name),
+        "parameters": normalizer.schema(
+            _tb_params(api, path=path, loc=f"{where}, api_list.{j}"),
+            tool=fname, path=path, loc=where, field=f"api_list.{j}.parameters"),
+        "tool_name": tool_name, "api_name": api_name}
+    if isinstance(api.get("category_name"), str):
+        rec_tool["category"] = api["category_name"]
+    return rec_tool
+
+
+def _tb_expected(rec: Mapping[str, Any], by_pair: dict[tuple[str, str], str], *,
+                 path: Path, where: str) -> list[str]:
+    """A query's ``relevant APIs`` as function names, each once, in order."""
+    rel = rec.get("relevant APIs", rec.get("relevant_apis"))
+    if not isinstance(rel, list) or not rel:
+        raise DataError("missing or empty; expected a list of [tool, api] pairs", path=path,
+                        location=where, field="relevant APIs")
+    expected: list[str] = []
+    for pair in rel:
+        if (not isinstance(pair, list) or len(pair) != 2
+                or not all(isinstance(x, str) for x in pair)):
+            raise DataError(f"expected a [tool, api] pair of strings, got {pair!r}",
+                            path=path, location=where, field="relevant APIs")
+        name = by_pair.get((pair[0], pair[1]))
+        if name is None:
+            raise DataError(f"[{pair[0]!r}, {pair[1]!r}] is in no api_list of the given "
+                            "files", path=path, location=where, field="relevant APIs")
+        if name not in expected:
+            expected.append(name)
+    return expected
+
+
 def from_toolbench(paths: Sequence[str | Path], *, strict: bool = False,
                    normalizer: SchemaNormalizer | None = None) -> BenchmarkImport:
     """ToolBench/StableToolBench query files → every API of their API lists, and the queries."""
@@ -478,44 +556,17 @@ def from_toolbench(paths: Sequence[str | Path], *, strict: bool = False,
                 raise DataError("missing or empty; expected a list of APIs", path=path,
                                 location=where, field="api_list")
             for j, api in enumerate(apis):
-                api = _mapping(api, path=path, loc=where, what="an API object")
-                tool_name = _text(api, "tool_name", path=path, loc=f"{where}, api_list.{j}")
-                api_name = _text(api, "api_name", path=path, loc=f"{where}, api_list.{j}")
-                fname = toolbench_function_name(tool_name, api_name)
-                desc = api.get("api_description")
-                desc = desc.strip() if isinstance(desc, str) and desc.strip() else None
-                rec_tool: dict[str, Any] = {
-                    "name": fname, "description": desc or f"{api_name} ({tool_name})",
-                    "server": toolbench_standardize(tool_name),
-                    "parameters": normalizer.schema(
-                        _tb_params(api, path=path, loc=f"{where}, api_list.{j}"),
-                        tool=fname, path=path, loc=where, field=f"api_list.{j}.parameters"),
-                    "tool_name": tool_name, "api_name": api_name}
-                if isinstance(api.get("category_name"), str):
-                    rec_tool["category"] = api["category_name"]
+                rec_tool = _tb_tool_record(api, j, path=path, where=where,
+                                           normalizer=normalizer)
+                pair, fname = (rec_tool["tool_name"], rec_tool["api_name"]), rec_tool["name"]
                 pool.add(tool_from_record(rec_tool, path=path, loc=where))
-                by_pair[(tool_name, api_name)] = fname
+                by_pair[pair] = fname
                 n_api += 1
             pending.append((path, where, rec, qid))
         read.append((path, f"toolbench: {len(records)} queries, {n_api} API entries"))
     for path, where, rec, qid in pending:
         text = _text(rec, "query", path=path, loc=where)
-        rel = rec.get("relevant APIs", rec.get("relevant_apis"))
-        if not isinstance(rel, list) or not rel:
-            raise DataError("missing or empty; expected a list of [tool, api] pairs", path=path,
-                            location=where, field="relevant APIs")
-        expected: list[str] = []
-        for pair in rel:
-            if (not isinstance(pair, list) or len(pair) != 2
-                    or not all(isinstance(x, str) for x in pair)):
-                raise DataError(f"expected a [tool, api] pair of strings, got {pair!r}",
-                                path=path, location=where, field="relevant APIs")
-            name = by_pair.get((pair[0], pair[1]))
-            if name is None:
-                raise DataError(f"[{pair[0]!r}, {pair[1]!r}] is in no api_list of the given "
-                                "files", path=path, location=where, field="relevant APIs")
-            if name not in expected:
-                expected.append(name)
+        expected = _tb_expected(rec, by_pair, path=path, where=where)
         queries.append({"id": qid, "query": text, "expected": expected,
                         "category": path.stem, "_loc": f"{path}, {where}"})
     _unique_ids(queries, path=None)
@@ -562,6 +613,61 @@ def metatool_kind(path: Path, doc: Any = None) -> str | None:
     return None
 
 
+def _metatool_tools(doc: Mapping[str, str], names: set[str], *, path: Path) -> list[Tool]:
+    """A ``{tool name: description}`` file's tools; a name seen before is refused."""
+    tools: list[Tool] = []
+    for i, (name, desc) in enumerate(doc.items(), start=1):
+        tool = tool_from_record({"name": name.strip(), "description": desc},
+                                path=path, loc=f"entry {i}")
+        if tool.name in names:
+            raise DataError(f"duplicate tool name {tool.name!r}", path=path,
+                            location=f"entry {i}", field="name")
+        names.add(tool.name)
+        tools.append(tool)
+    return tools
+
+
+def _metatool_csv_queries(path: Path, names: set[str]) -> list[dict[str, Any]]:
+    """A CSV of ``Query,Tool`` rows: one single-tool query a row."""
+    queries: list[dict[str, Any]] = []
+    _, rows = _csv_rows(path)
+    for line, row in rows:
+        where = f"line {line}"
+        text = (row.get("Query") or "").strip()
+        tool = (row.get("Tool") or "").strip()
+        if not text:
+            raise DataError("is empty", path=path, location=where, field="Query")
+        _metatool_check(tool, names, path=path, loc=where, field="Tool")
+        queries.append({"id": f"{path.stem}-{line - 1}", "query": text,
+                        "expected": [tool], "category": "single",
+                        "_loc": f"{path}, {where}"})
+    return queries
+
+
+def _metatool_json_queries(path: Path, doc: list[Any], names: set[str]
+                           ) -> list[dict[str, Any]]:
+    """A JSON list of ``{query, tool: [...]}``: one query an item, tools each once."""
+    queries: list[dict[str, Any]] = []
+    for i, rec in enumerate(doc, start=1):
+        where = f"item {i}"
+        rec = _mapping(rec, path=path, loc=where, what="a {query, tool} object")
+        text = _text(rec, "query", path=path, loc=where)
+        expected = rec.get("tool")
+        expected = [expected] if isinstance(expected, str) else expected
+        if not isinstance(expected, list) or not expected:
+            raise DataError("expected a non-empty list of tool names", path=path,
+                            location=where, field="tool")
+        clean: list[str] = []
+        for name in expected:
+            _metatool_check(name, names, path=path, loc=where, field="tool")
+            if name.strip() not in clean:
+                clean.append(name.strip())
+        queries.append({"id": f"{path.stem}-{i}", "query": text, "expected": clean,
+                        "category": "multi" if len(clean) > 1 else "single",
+                        "_loc": f"{path}, {where}"})
+    return queries
+
+
 def from_metatool(paths: Sequence[str | Path]) -> BenchmarkImport:
     """MetaTool's tool descriptions (``{name: description}``) and its query files (CSV of
     ``Query,Tool`` rows, JSON list of ``{query, tool: [...]}``), any order."""
@@ -577,14 +683,7 @@ def from_metatool(paths: Sequence[str | Path]) -> BenchmarkImport:
                             "with Query and Tool columns, or a JSON list of {query, tool}",
                             path=path)
         if kind == "tools":
-            for i, (name, desc) in enumerate(doc.items(), start=1):
-                tool = tool_from_record({"name": name.strip(), "description": desc},
-                                        path=path, loc=f"entry {i}")
-                if tool.name in names:
-                    raise DataError(f"duplicate tool name {tool.name!r}", path=path,
-                                    location=f"entry {i}", field="name")
-                names.add(tool.name)
-                tools.append(tool)
+            tools.extend(_metatool_tools(doc, names, path=path))
             read.append((path, f"metatool tools: {len(doc)} descriptions"))
         else:
             query_files.append((path, kind, doc))
@@ -593,38 +692,10 @@ def from_metatool(paths: Sequence[str | Path]) -> BenchmarkImport:
                         "JSON) in the same import", path=query_files[0][0])
     queries: list[dict[str, Any]] = []
     for path, kind, doc in query_files:
-        before = len(queries)
-        if kind == "csv":
-            _, rows = _csv_rows(path)
-            for line, row in rows:
-                where = f"line {line}"
-                text = (row.get("Query") or "").strip()
-                tool = (row.get("Tool") or "").strip()
-                if not text:
-                    raise DataError("is empty", path=path, location=where, field="Query")
-                _metatool_check(tool, names, path=path, loc=where, field="Tool")
-                queries.append({"id": f"{path.stem}-{line - 1}", "query": text,
-                                "expected": [tool], "category": "single",
-                                "_loc": f"{path}, {where}"})
-        else:
-            for i, rec in enumerate(doc, start=1):
-                where = f"item {i}"
-                rec = _mapping(rec, path=path, loc=where, what="a {query, tool} object")
-                text = _text(rec, "query", path=path, loc=where)
-                expected = rec.get("tool")
-                expected = [expected] if isinstance(expected, str) else expected
-                if not isinstance(expected, list) or not expected:
-                    raise DataError("expected a non-empty list of tool names", path=path,
-                                    location=where, field="tool")
-                clean: list[str] = []
-                for name in expected:
-                    _metatool_check(name, names, path=path, loc=where, field="tool")
-                    if name.strip() not in clean:
-                        clean.append(name.strip())
-                queries.append({"id": f"{path.stem}-{i}", "query": text, "expected": clean,
-                                "category": "multi" if len(clean) > 1 else "single",
-                                "_loc": f"{path}, {where}"})
-        read.append((path, f"metatool queries ({kind}): {len(queries) - before} queries"))
+        found = (_metatool_csv_queries(path, names) if kind == "csv"
+                 else _metatool_json_queries(path, doc, names))
+        queries.extend(found)
+        read.append((path, f"metatool queries ({kind}): {len(found)} queries"))
     _unique_ids(queries, path=None)
     return BenchmarkImport(tools, queries, read)
 
@@ -643,9 +714,8 @@ def _metatool_check(name: Any, names: set[str], *, path, loc, field: str) -> Non
 # BEIR
 
 
-def from_beir(folder: str | Path) -> BenchmarkImport:
-    """A BEIR-style folder → one tool per corpus document, one query per judged query."""
-    folder = Path(folder)
+def _beir_layout(folder: Path) -> tuple[Path, Path, list[Path]]:
+    """A BEIR folder's corpus and queries files and its qrels splits, refused when missing."""
     corpus_path, queries_path = folder / "corpus.jsonl", folder / "queries.jsonl"
     qrels_dir = folder / "qrels"
     for p in (corpus_path, queries_path):
@@ -656,33 +726,51 @@ def from_beir(folder: str | Path) -> BenchmarkImport:
     if not splits:
         raise DataError("no qrels/<split>.tsv file; a BEIR folder holds corpus.jsonl, "
                         "queries.jsonl and qrels/<split>.tsv", path=folder)
+    return corpus_path, queries_path, splits
+
+
+def _beir_description(title: str, text: str, doc_id: str) -> str:
+    """``title: text``, or ``text`` alone when the title is empty, the id or its start."""
+    if not text:
+        return title
+    if title and title != doc_id and not text.startswith(title):
+        return f"{title}: {text}"
+    return text
+
+
+def _beir_tool(rec: Mapping[str, Any], doc_id: str, *, path: Path, loc: str) -> Tool:
+    """One corpus document as a tool, named by its ``_id``."""
+    title = rec.get("title") if isinstance(rec.get("title"), str) else ""
+    text = rec.get("text") if isinstance(rec.get("text"), str) else ""
+    title, text = title.strip(), text.strip()
+    if not text and not title:
+        raise DataError("both title and text are empty; a tool needs a description",
+                        path=path, location=f"{loc} (_id {doc_id!r})", field="text")
+    meta = {"title": title} if title else {}
+    if isinstance(rec.get("metadata"), Mapping) and rec["metadata"]:
+        meta["beir_metadata"] = rec["metadata"]
+    return tool_from_record({"name": doc_id, "description": _beir_description(title, text,
+                                                                              doc_id),
+                             **meta}, path=path, loc=loc)
+
+
+def _beir_corpus(corpus_path: Path) -> tuple[list[Tool], dict[str, str]]:
+    """The corpus's tools, and each document id's line."""
     tools: list[Tool] = []
     ids: dict[str, str] = {}
-    corpus = read_records(corpus_path)
-    for loc, rec in corpus:
+    for loc, rec in read_records(corpus_path):
         rec = _mapping(rec, path=corpus_path, loc=loc, what="a corpus document")
         doc_id = id_field(rec, "_id", path=corpus_path, loc=loc)
         if doc_id in ids:
             raise DataError(f"duplicate _id {doc_id!r} (first at {ids[doc_id]})",
                             path=corpus_path, location=loc, field="_id")
         ids[doc_id] = loc
-        title = rec.get("title") if isinstance(rec.get("title"), str) else ""
-        text = rec.get("text") if isinstance(rec.get("text"), str) else ""
-        title, text = title.strip(), text.strip()
-        if not text and not title:
-            raise DataError("both title and text are empty; a tool needs a description",
-                            path=corpus_path, location=f"{loc} (_id {doc_id!r})", field="text")
-        if not text:
-            desc = title
-        elif title and title != doc_id and not text.startswith(title):
-            desc = f"{title}: {text}"
-        else:
-            desc = text
-        meta = {"title": title} if title else {}
-        if isinstance(rec.get("metadata"), Mapping) and rec["metadata"]:
-            meta["beir_metadata"] = rec["metadata"]
-        tools.append(tool_from_record({"name": doc_id, "description": desc, **meta},
-                                      path=corpus_path, loc=loc))
+        tools.append(_beir_tool(rec, doc_id, path=corpus_path, loc=loc))
+    return tools, ids
+
+
+def _beir_query_texts(queries_path: Path) -> dict[str, str]:
+    """Each query id's text, in file order."""
     texts: dict[str, str] = {}
     for loc, rec in read_records(queries_path):
         rec = _mapping(rec, path=queries_path, loc=loc, what="a query object")
@@ -691,54 +779,72 @@ def from_beir(folder: str | Path) -> BenchmarkImport:
             raise DataError(f"duplicate _id {qid!r}", path=queries_path, location=loc,
                             field="_id")
         texts[qid] = _text(rec, "text", path=queries_path, loc=f"{loc} (_id {qid!r})")
-    judged: dict[str, dict[str, Any]] = {}
-    read = [(corpus_path, f"beir corpus: {len(tools)} documents"),
-            (queries_path, f"beir queries: {len(texts)} queries")]
-    for path in splits:
-        split = path.stem
-        zero = 0
-        rows = 0
-        lines = read_text(path).splitlines()
-        for lineno, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            parts = [p.strip() for p in line.split("\t")]
-            if lineno == 1 and "query" in parts[0].lower() and not _is_number(parts[-1]):
-                continue  # the header (query-id corpus-id score)
-            where = f"line {lineno}"
-            if len(parts) != 3:
-                raise DataError(f"expected 3 tab-separated columns (query-id, corpus-id, "
-                                f"score), got {len(parts)}", path=path, location=where)
-            qid, doc, score_text = parts
-            if not _is_number(score_text) or float(score_text) != int(float(score_text)):
-                raise DataError(f"expected an integer score, got {score_text!r}", path=path,
-                                location=where, field="score")
-            score = int(float(score_text))
-            if qid not in texts:
-                raise DataError(f"query {qid!r} is not in queries.jsonl", path=path,
-                                location=where, field="query-id")
-            if doc not in ids:
-                raise DataError(f"document {doc!r} is not in corpus.jsonl", path=path,
-                                location=where, field="corpus-id")
-            rows += 1
-            if score <= 0:
-                zero += 1
-                continue
-            q = judged.get(qid)
-            if q is None:
-                q = judged[qid] = {"id": qid, "query": texts[qid], "expected": [],
-                                   "grades": {}, "_split": split, "_loc": f"{path}, {where}"}
-            elif q["_split"] != split:
-                raise DataError(f"query {qid!r} is judged in qrels/{q['_split']}.tsv too; a "
-                                "query belongs to one split", path=path, location=where,
-                                field="query-id")
-            if doc in q["grades"]:
-                raise DataError(f"query {qid!r} judges {doc!r} twice", path=path,
-                                location=where, field="corpus-id")
-            q["expected"].append(doc)
-            q["grades"][doc] = score
-        read.append((path, f"beir qrels ({split}): {rows} judgements"
-                           + (f", {zero} scoring 0 dropped" if zero else "")))
+    return texts
+
+
+def _beir_qrels_row(parts: list[str], texts: dict[str, str], ids: dict[str, str], *,
+                    path: Path, where: str) -> tuple[str, str, int]:
+    """One qrels row checked: its query id, document id and integer score."""
+    if len(parts) != 3:
+        raise DataError(f"expected 3 tab-separated columns (query-id, corpus-id, "
+                        f"score), got {len(parts)}", path=path, location=where)
+    qid, doc, score_text = parts
+    if not _is_number(score_text) or float(score_text) != int(float(score_text)):
+        raise DataError(f"expected an integer score, got {score_text!r}", path=path,
+                        location=where, field="score")
+    score = int(float(score_text))
+    if qid not in texts:
+        raise DataError(f"query {qid!r} is not in queries.jsonl", path=path,
+                        location=where, field="query-id")
+    if doc not in ids:
+        raise DataError(f"document {doc!r} is not in corpus.jsonl", path=path,
+                        location=where, field="corpus-id")
+    return qid, doc, score
+
+
+def _beir_judge(judged: dict[str, dict[str, Any]], qid: str, doc: str, score: int,
+                text: str, *, split: str, path: Path, where: str) -> None:
+    """Record a positive judgement under its query (one split a query, one grade a doc)."""
+    q = judged.get(qid)
+    if q is None:
+        q = judged[qid] = {"id": qid, "query": text, "expected": [],
+                           "grades": {}, "_split": split, "_loc": f"{path}, {where}"}
+    elif q["_split"] != split:
+        raise DataError(f"query {qid!r} is judged in qrels/{q['_split']}.tsv too; a "
+                        "query belongs to one split", path=path, location=where,
+                        field="query-id")
+    if doc in q["grades"]:
+        raise DataError(f"query {qid!r} judges {doc!r} twice", path=path,
+                        location=where, field="corpus-id")
+    q["expected"].append(doc)
+    q["grades"][doc] = score
+
+
+def _beir_qrels(path: Path, texts: dict[str, str], ids: dict[str, str],
+                judged: dict[str, dict[str, Any]]) -> str:
+    """One ``qrels/<split>.tsv`` read into ``judged``; its line of what was read."""
+    split = path.stem
+    zero = 0
+    rows = 0
+    for lineno, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = [p.strip() for p in line.split("\t")]
+        if lineno == 1 and "query" in parts[0].lower() and not _is_number(parts[-1]):
+            continue  # the header (query-id corpus-id score)
+        where = f"line {lineno}"
+        qid, doc, score = _beir_qrels_row(parts, texts, ids, path=path, where=where)
+        rows += 1
+        if score <= 0:
+            zero += 1
+            continue
+        _beir_judge(judged, qid, doc, score, texts[qid], split=split, path=path, where=where)
+    return (f"beir qrels ({split}): {rows} judgements"
+            + (f", {zero} scoring 0 dropped" if zero else ""))
+
+
+def _beir_query_records(judged: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The judged queries as query records: a split or ``qrels`` name, grades when not all 1."""
     queries = []
     for q in judged.values():
         split = q.pop("_split")
@@ -749,6 +855,21 @@ def from_beir(folder: str | Path) -> BenchmarkImport:
         if all(g == 1 for g in q["grades"].values()):
             del q["grades"]
         queries.append(q)
+    return queries
+
+
+def from_beir(folder: str | Path) -> BenchmarkImport:
+    """A BEIR-style folder → one tool per corpus document, one query per judged query."""
+    folder = Path(folder)
+    corpus_path, queries_path, splits = _beir_layout(folder)
+    tools, ids = _beir_corpus(corpus_path)
+    texts = _beir_query_texts(queries_path)
+    judged: dict[str, dict[str, Any]] = {}
+    read = [(corpus_path, f"beir corpus: {len(tools)} documents"),
+            (queries_path, f"beir queries: {len(texts)} queries")]
+    for path in splits:
+        read.append((path, _beir_qrels(path, texts, ids, judged)))
+    queries = _beir_query_records(judged)
     _unique_ids(queries, path=None)
     unjudged = len(texts) - len(queries)
     notes = [f"{unjudged} queries of queries.jsonl have no relevant document in qrels: "

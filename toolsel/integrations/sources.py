@@ -110,27 +110,10 @@ def _group_name(fmt: str, path: Path) -> str:
     return path.name if fmt == "beir" else fmt
 
 
-def import_sources(paths: Sequence[str | Path], formats: Sequence[str] | str | None = None,
-                   *, servers: Sequence[str] | None = None,
-                   strict: bool = False) -> ImportResult:
-    """Read every input into one registry and its labeled queries (see the module docstring).
-
-    Parameters
-    ----------
-    paths : files (and BEIR folders), in the order the registry keeps
-    formats : one format for every input, one per input, or ``None``/``"auto"`` to detect
-        each (:func:`detect_format`); ``"auto"`` may also stand for one input in a list
-    servers : a server name per input (MCP, OpenAI and Anthropic inputs use it)
-    strict : refuse what is otherwise normalized with a warning (see
-        :class:`~toolsel.integrations.schemas.SchemaNormalizer`), MCP tools without a
-        description, and names the OpenAI or Anthropic APIs refuse
-
-    Every query record is validated against the merged registry
-    (:func:`~toolsel.data.query_from_record`) before anything is returned.
-    """
-    paths = [Path(p) for p in paths]
-    if not paths:
-        raise ValueError("no input files")
+def _input_formats(paths: list[Path], formats: Sequence[str] | str | None,
+                   servers: Sequence[str] | None) -> list[str]:
+    """Each input's format (given, or detected for ``auto``), after checking the counts of
+    formats and servers, the format names and that every input exists."""
     if formats is None or isinstance(formats, str):
         formats = [formats or "auto"] * len(paths)
     formats = list(formats)
@@ -149,11 +132,17 @@ def import_sources(paths: Sequence[str | Path], formats: Sequence[str] | str | N
     for path in paths:
         if not path.exists():
             raise DataError("file not found", path=path)
-    fmts = [detect_format(p) if f == "auto" else f for p, f in zip(paths, formats)]
-    normalizer = SchemaNormalizer(strict=strict)
+    return [detect_format(p) if f == "auto" else f for p, f in zip(paths, formats)]
+
+
+def _read_inputs(paths: list[Path], fmts: list[str], servers: Sequence[str] | None,
+                 out: ImportResult, *, strict: bool, normalizer: SchemaNormalizer
+                 ) -> tuple[dict[str, tuple[list[Tool], list[dict[str, Any]]]],
+                            dict[str, list[Path]]]:
+    """Tool files and BEIR folders read into their groups (in order); the files of each other
+    benchmark format collected, their group's place kept, to be read together."""
     # (group, tools, queries) in the order of first appearance
     groups: dict[str, tuple[list[Tool], list[dict[str, Any]]]] = {}
-    out = ImportResult(Registry([]), [])
     bench: dict[str, list[Path]] = {}
     for i, (path, fmt) in enumerate(zip(paths, fmts)):
         if fmt in FORMATS:
@@ -176,6 +165,14 @@ def import_sources(paths: Sequence[str | Path], formats: Sequence[str] | str | N
             if fmt not in bench:
                 groups[fmt] = ([], [])  # keeps the group's place in the order
             bench.setdefault(fmt, []).append(path)
+    return groups, bench
+
+
+def _read_benchmarks(bench: dict[str, list[Path]],
+                     groups: dict[str, tuple[list[Tool], list[dict[str, Any]]]],
+                     out: ImportResult, *, strict: bool,
+                     normalizer: SchemaNormalizer) -> None:
+    """Each benchmark format's files read together into its group, names then checked."""
     for fmt, files in bench.items():
         if fmt == "bfcl":
             got = from_bfcl(files, strict=strict, normalizer=normalizer)
@@ -190,6 +187,35 @@ def import_sources(paths: Sequence[str | Path], formats: Sequence[str] | str | N
     for fmt, files in bench.items():
         check_name_syntax([(f"tool {t.name!r}", t.name) for t in groups[fmt][0]],
                           path=", ".join(map(str, files)), strict=strict)
+
+
+def import_sources(paths: Sequence[str | Path], formats: Sequence[str] | str | None = None,
+                   *, servers: Sequence[str] | None = None,
+                   strict: bool = False) -> ImportResult:
+    """Read every input into one registry and its labeled queries (see the module docstring).
+
+    Parameters
+    ----------
+    paths : files (and BEIR folders), in the order the registry keeps
+    formats : one format for every input, one per input, or ``None``/``"auto"`` to detect
+        each (:func:`detect_format`); ``"auto"`` may also stand for one input in a list
+    servers : a server name per input (MCP, OpenAI and Anthropic inputs use it)
+    strict : refuse what is otherwise normalized with a warning (see
+        :class:`~toolsel.integrations.schemas.SchemaNormalizer`), MCP tools without a
+        description, and names the OpenAI or Anthropic APIs refuse
+
+    Every query record is validated against the merged registry
+    (:func:`~toolsel.data.query_from_record`) before anything is returned.
+    """
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise ValueError("no input files")
+    fmts = _input_formats(paths, formats, servers)
+    normalizer = SchemaNormalizer(strict=strict)
+    out = ImportResult(Registry([]), [])
+    groups, bench = _read_inputs(paths, fmts, servers, out, strict=strict,
+                                 normalizer=normalizer)
+    _read_benchmarks(bench, groups, out, strict=strict, normalizer=normalizer)
     normalizer.warn()
     out.normalized = normalizer.summary()
     out.registry, out.queries, out.renamed = _merge(groups, strict=strict)
