@@ -749,31 +749,45 @@ def compare(run: CheckRun, baseline: CheckRun | None = None,
         if old is None:
             result.notes.append(f"{label}: not in the baseline; nothing compared")
             continue
-        before = old.by_id()
-        now_ids = set()
-        for r in sr.requests:
-            now_ids.add(r.id)
-            b = before.get(r.id)
-            if b is None:
-                result.notes.append(f"{label}: {r.id} is new (not in the baseline)")
-                continue
-            if b.query != r.query:
-                result.notes.append(f"{label}: {r.id}: the request's text changed since the "
-                                    "baseline")
-            for tool in r.ranks:
-                if tool not in b.ranks:
-                    result.notes.append(f"{label}: {r.id}: {tool} is newly required (not in "
-                                        "the baseline)")
-                    continue
-                result.changes.extend(_changes(label, b, r, tool, reg if explain else None))
-            for tool in b.ranks:
-                if tool not in r.ranks:
-                    result.notes.append(f"{label}: {r.id}: {tool} is no longer required")
-        for qid in before:
-            if qid not in now_ids:
-                result.notes.append(f"{label}: {qid} is in the baseline but not in the "
-                                    "queries")
+        _compare_scorer(result, label, sr, old, reg if explain else None)
     return result
+
+
+def _compare_scorer(result: CheckResult, label: str, sr: ScorerRun, old: ScorerRun,
+                    reg: Registry | None) -> None:
+    """Add one scorer's changes and notes against its baseline run, request by request,
+    then the baseline's requests that are gone."""
+    before = old.by_id()
+    now_ids = set()
+    for r in sr.requests:
+        now_ids.add(r.id)
+        b = before.get(r.id)
+        if b is None:
+            result.notes.append(f"{label}: {r.id} is new (not in the baseline)")
+            continue
+        _compare_request(result, label, b, r, reg)
+    for qid in before:
+        if qid not in now_ids:
+            result.notes.append(f"{label}: {qid} is in the baseline but not in the "
+                                "queries")
+
+
+def _compare_request(result: CheckResult, label: str, b: RequestResult, r: RequestResult,
+                     reg: Registry | None) -> None:
+    """Add one request's changes and notes: its text, each required tool now, then each
+    required tool no longer required."""
+    if b.query != r.query:
+        result.notes.append(f"{label}: {r.id}: the request's text changed since the "
+                            "baseline")
+    for tool in r.ranks:
+        if tool not in b.ranks:
+            result.notes.append(f"{label}: {r.id}: {tool} is newly required (not in "
+                                "the baseline)")
+            continue
+        result.changes.extend(_changes(label, b, r, tool, reg))
+    for tool in b.ranks:
+        if tool not in r.ranks:
+            result.notes.append(f"{label}: {r.id}: {tool} is no longer required")
 
 
 def settings_mismatch(baseline: CheckRun, run: CheckRun) -> str:
