@@ -103,6 +103,62 @@ class Threshold:
 _MAX_K = 10**9
 
 
+_THRESHOLD_HINT = ("expected METRIC@K=VALUE or MRR=VALUE, K a cut-off or 'sent', VALUE "
+                   "between 0 and 1")
+
+
+def _threshold_metric(name: str, item: str) -> str:
+    """The metric ``name`` (any case, or an alias) stands for; unknown raises naming it."""
+    known = {n.lower(): n for n in cutoff_metrics()} | _METRICS
+    metric = known.get(name.lower())
+    if metric is None:
+        raise ValueError(f"--min: unknown metric {name!r} in {item!r}; known: "
+                         f"{', '.join(cutoff_metrics())}, MRR ({_THRESHOLD_HINT})")
+    return metric
+
+
+def _threshold_cutoff(metric: str, k: str | None, item: str) -> int | str | None:
+    """The cut-off of a threshold: ``None`` for MRR, ``"sent"``, or an int from 1 to
+    :data:`_MAX_K`."""
+    if metric == "MRR":
+        if k is not None:
+            raise ValueError(f"--min: MRR takes no cut-off, got {item!r}")
+        return None
+    if k is None:
+        raise ValueError(f"--min: {metric} needs a cut-off, e.g. {metric}@10, got "
+                         f"{item!r}")
+    if k.lower() == "sent":
+        if metric not in _SENT_METRICS:
+            raise ValueError(f"--min: {metric}@sent is not measured; @sent takes "
+                             f"{', '.join(_SENT_METRICS)}")
+        return "sent"
+    if k.isdigit() and 1 <= int(k) <= _MAX_K:
+        return int(k)
+    raise ValueError(f"--min: cut-off {k[:30]!r} in {item[:60]!r} is not an "
+                     f"integer >= 1 (at most {_MAX_K:,}) or 'sent'")
+
+
+def _threshold_minimum(value: str, item: str) -> float:
+    """A threshold's value: a number between 0 and 1."""
+    try:
+        minimum = float(value)
+    except ValueError:
+        raise ValueError(f"--min: value {value!r} in {item!r} is not a number") from None
+    if not 0.0 <= minimum <= 1.0:
+        raise ValueError(f"--min: value {value!r} in {item!r} is not between 0 and 1")
+    return minimum
+
+
+def _read_threshold(item: str) -> tuple[str, int | str | None, float]:
+    """One ``METRIC@K=VALUE`` part: (metric, cut-off, minimum), checked in that order."""
+    m = re.fullmatch(r"([A-Za-z]+)(?:@(\w+))?\s*(?:>=|=)\s*(\S+)", item)
+    if not m:
+        raise ValueError(f"--min: cannot read {item!r}: {_THRESHOLD_HINT}")
+    name, k, value = m.groups()
+    metric = _threshold_metric(name, item)
+    return metric, _threshold_cutoff(metric, k, item), _threshold_minimum(value, item)
+
+
 def parse_thresholds(text: str | Iterable[str]) -> list[Threshold]:
     """``"R@10=0.9,Complete@10=0.8,MRR=0.5"`` → thresholds (several strings are joined).
 
@@ -118,41 +174,7 @@ def parse_thresholds(text: str | Iterable[str]) -> list[Threshold]:
         raise ValueError("--min: no threshold given; expected e.g. R@10=0.9,Complete@10=0.8")
     out: list[Threshold] = []
     for item in items:
-        m = re.fullmatch(r"([A-Za-z]+)(?:@(\w+))?\s*(?:>=|=)\s*(\S+)", item)
-        hint = ("expected METRIC@K=VALUE or MRR=VALUE, K a cut-off or 'sent', VALUE "
-                "between 0 and 1")
-        if not m:
-            raise ValueError(f"--min: cannot read {item!r}: {hint}")
-        name, k, value = m.groups()
-        known = {n.lower(): n for n in cutoff_metrics()} | _METRICS
-        metric = known.get(name.lower())
-        if metric is None:
-            raise ValueError(f"--min: unknown metric {name!r} in {item!r}; known: "
-                             f"{', '.join(cutoff_metrics())}, MRR ({hint})")
-        if metric == "MRR":
-            if k is not None:
-                raise ValueError(f"--min: MRR takes no cut-off, got {item!r}")
-            kk: int | str | None = None
-        else:
-            if k is None:
-                raise ValueError(f"--min: {metric} needs a cut-off, e.g. {metric}@10, got "
-                                 f"{item!r}")
-            if k.lower() == "sent":
-                if metric not in _SENT_METRICS:
-                    raise ValueError(f"--min: {metric}@sent is not measured; @sent takes "
-                                     f"{', '.join(_SENT_METRICS)}")
-                kk = "sent"
-            elif k.isdigit() and 1 <= int(k) <= _MAX_K:
-                kk = int(k)
-            else:
-                raise ValueError(f"--min: cut-off {k[:30]!r} in {item[:60]!r} is not an "
-                                 f"integer >= 1 (at most {_MAX_K:,}) or 'sent'")
-        try:
-            minimum = float(value)
-        except ValueError:
-            raise ValueError(f"--min: value {value!r} in {item!r} is not a number") from None
-        if not 0.0 <= minimum <= 1.0:
-            raise ValueError(f"--min: value {value!r} in {item!r} is not between 0 and 1")
+        metric, kk, minimum = _read_threshold(item)
         t = Threshold(metric, kk, minimum)
         if any(o.name == t.name for o in out):
             raise ValueError(f"--min: {t.name} is given twice")
@@ -727,31 +749,45 @@ def compare(run: CheckRun, baseline: CheckRun | None = None,
         if old is None:
             result.notes.append(f"{label}: not in the baseline; nothing compared")
             continue
-        before = old.by_id()
-        now_ids = set()
-        for r in sr.requests:
-            now_ids.add(r.id)
-            b = before.get(r.id)
-            if b is None:
-                result.notes.append(f"{label}: {r.id} is new (not in the baseline)")
-                continue
-            if b.query != r.query:
-                result.notes.append(f"{label}: {r.id}: the request's text changed since the "
-                                    "baseline")
-            for tool in r.ranks:
-                if tool not in b.ranks:
-                    result.notes.append(f"{label}: {r.id}: {tool} is newly required (not in "
-                                        "the baseline)")
-                    continue
-                result.changes.extend(_changes(label, b, r, tool, reg if explain else None))
-            for tool in b.ranks:
-                if tool not in r.ranks:
-                    result.notes.append(f"{label}: {r.id}: {tool} is no longer required")
-        for qid in before:
-            if qid not in now_ids:
-                result.notes.append(f"{label}: {qid} is in the baseline but not in the "
-                                    "queries")
+        _compare_scorer(result, label, sr, old, reg if explain else None)
     return result
+
+
+def _compare_scorer(result: CheckResult, label: str, sr: ScorerRun, old: ScorerRun,
+                    reg: Registry | None) -> None:
+    """Add one scorer's changes and notes against its baseline run, request by request,
+    then the baseline's requests that are gone."""
+    before = old.by_id()
+    now_ids = set()
+    for r in sr.requests:
+        now_ids.add(r.id)
+        b = before.get(r.id)
+        if b is None:
+            result.notes.append(f"{label}: {r.id} is new (not in the baseline)")
+            continue
+        _compare_request(result, label, b, r, reg)
+    for qid in before:
+        if qid not in now_ids:
+            result.notes.append(f"{label}: {qid} is in the baseline but not in the "
+                                "queries")
+
+
+def _compare_request(result: CheckResult, label: str, b: RequestResult, r: RequestResult,
+                     reg: Registry | None) -> None:
+    """Add one request's changes and notes: its text, each required tool now, then each
+    required tool no longer required."""
+    if b.query != r.query:
+        result.notes.append(f"{label}: {r.id}: the request's text changed since the "
+                            "baseline")
+    for tool in r.ranks:
+        if tool not in b.ranks:
+            result.notes.append(f"{label}: {r.id}: {tool} is newly required (not in "
+                                "the baseline)")
+            continue
+        result.changes.extend(_changes(label, b, r, tool, reg))
+    for tool in b.ranks:
+        if tool not in r.ranks:
+            result.notes.append(f"{label}: {r.id}: {tool} is no longer required")
 
 
 def settings_mismatch(baseline: CheckRun, run: CheckRun) -> str:

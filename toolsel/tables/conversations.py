@@ -160,6 +160,116 @@ def _names_in_order(registry: Registry, names: Iterable[str]) -> tuple[str, ...]
     return tuple(n for n in registry.names if n in names)
 
 
+class _Replayer:
+    """The state of one replay (the session, the history, the requests so far) and its steps."""
+
+    def __init__(self, selector: Selector, strategy: str, policy: str, discover_limit: int,
+                 max_discover_calls: int) -> None:
+        self.selector = selector
+        self.strategy = strategy
+        self.policy = policy
+        self.discover_limit = discover_limit
+        self.max_discover_calls = max_discover_calls
+        self.reg = selector.registry
+        self.always = selector.always_include
+        self.session = selector.session()
+        self.loaded: list[str] = []       # deferred: definitions appended to the history
+        self.messages: list[str] = []
+        self.requests: list[ModelRequest] = []
+        self.previous: set[str] = set()   # filtered: tools visible on the previous turn
+        self.base: set[str] = set()       # filtered: this turn's selection (and carried tools)
+
+    def _dependent(self, turn) -> bool:
+        """Whether the context policy treats ``turn`` as referring back."""
+        if self.policy == "carry_if_dependent":
+            return looks_context_dependent(turn.user)
+        if self.policy == "carry_if_labeled":
+            return turn.context_dependent
+        return False
+
+    def start_turn(self, turn) -> bool:
+        """Select this turn's tools (``filtered``); whether the previous turn's were carried."""
+        if self.strategy != "filtered":
+            return False
+        carried = self._dependent(turn) and bool(self.previous)
+        self.base = set(self.session.select(turn.user)) | (self.previous if carried else set())
+        return carried
+
+    def visible(self) -> set[str]:
+        """The tools the model can call right now."""
+        if self.strategy == "eager":
+            return set(self.reg.names)
+        if self.strategy == "filtered":
+            return self.base | set(self.session.pinned)
+        return set(self.always) | set(self.loaded)
+
+    def tools_block(self) -> tuple[str, ...]:
+        """The request's tools block, in registry order."""
+        if self.strategy == "eager":
+            return tuple(self.reg.names)
+        if self.strategy == "filtered":
+            return _names_in_order(self.reg, self.visible()) + (DISCOVER_TOOL.name,)
+        return _names_in_order(self.reg, self.always) + (DISCOVER_TOOL.name,)
+
+    def request(self, turn_no: int, step: int) -> None:
+        """Record one request to the model, as it stands now."""
+        self.requests.append(ModelRequest(turn_no, step, self.tools_block(),
+                                          tuple(self.messages)))
+
+    def _pin(self, hits: list[str]) -> list[str]:
+        """``filtered``: pin a discover call's hits; the ones not visible before."""
+        new = [h for h in hits if h not in self.visible()]
+        for h in hits:
+            self.session.pin(h)
+        self.messages.append(json.dumps({"tool_result": {"found": hits}}) if hits
+                             else json.dumps({"tool_result": "no matching tool"}))
+        return new
+
+    def _load(self, hits: list[str]) -> list[str]:
+        """``deferred``: append the definitions of a discover call's new hits to the history."""
+        new = [h for h in hits if h not in self.always and h not in self.loaded]
+        self.loaded.extend(new)
+        self.messages.append(json.dumps(
+            {"tool_result": [json.loads(definition_json(self.reg.get(h))) for h in new]}
+            if new else {"tool_result": "no new tool"}))
+        return new
+
+    def discover(self, turn, turn_no: int, required: tuple[str, ...]) -> tuple[int, list[str]]:
+        """The turn's discover calls until its required tools are visible: (calls, found)."""
+        calls, found = 0, []
+        terms = list(turn.search_terms) or [turn.user]
+        if self.strategy == "eager":
+            return calls, found
+        for term in terms:
+            if all(t in self.visible() for t in required) or calls >= self.max_discover_calls:
+                break
+            calls += 1
+            hits = [t.name for t in self.selector.search(term, limit=self.discover_limit)]
+            self.messages.append(json.dumps({"tool_use": DISCOVER_TOOL.name,
+                                             "input": {"query": term}}))
+            new = self._pin(hits) if self.strategy == "filtered" else self._load(hits)
+            found.extend(h for h in new if h not in found)
+            self.request(turn_no, calls)
+        return calls, found
+
+    def play(self, turn_no: int, turn) -> TurnResult:
+        """Replay one turn: its first request, its discover calls, and the closing message."""
+        required = tuple(t for t in turn.expected if t not in self.always)
+        carried = self.start_turn(turn)
+        self.messages.append(turn.user)
+        self.request(turn_no, 0)
+        at_start = tuple(t for t in required if t in self.visible())
+        calls, found = self.discover(turn, turn_no, required)
+        vis = self.visible()
+        available = tuple(t for t in required if t in vis)
+        self.messages.append(f"Called {', '.join(turn.expected)}." if turn.expected else "OK.")
+        if self.strategy == "filtered":
+            self.previous = vis - set(self.always) - set(self.session.pinned)
+        pins = len(self.session.pinned) if self.strategy == "filtered" else len(self.loaded)
+        return TurnResult(turn_no, turn.user, turn.expected, required, turn.context_dependent,
+                          carried, at_start, calls, tuple(found), available, pins)
+
+
 def replay(conversation: Conversation, selector: Selector, strategy: str = "filtered", *,
            policy: str = "carry_if_dependent", discover_limit: int | None = None,
            max_discover_calls: int = 3) -> Replay:
@@ -185,78 +295,10 @@ def replay(conversation: Conversation, selector: Selector, strategy: str = "filt
         discover_limit = 5 if strategy == "deferred" else 1
     if discover_limit < 1:
         raise ValueError(f"discover_limit must be >= 1, got {discover_limit}")
-    reg = selector.registry
-    always = selector.always_include
-    session = selector.session()
-    loaded: list[str] = []           # deferred: definitions appended to the history
-    messages: list[str] = []
-    requests: list[ModelRequest] = []
-    results: list[TurnResult] = []
-    previous: set[str] = set()       # filtered: tools visible on the previous turn
-
-    for ti, turn in enumerate(conversation.turns, start=1):
-        required = tuple(t for t in turn.expected if t not in always)
-        carried = False
-        if strategy == "eager":
-            def visible() -> set[str]:
-                return set(reg.names)
-        elif strategy == "filtered":
-            dependent = (looks_context_dependent(turn.user) if policy == "carry_if_dependent"
-                         else turn.context_dependent if policy == "carry_if_labeled" else False)
-            carried = dependent and bool(previous)
-            base = set(session.select(turn.user)) | (previous if carried else set())
-
-            def visible() -> set[str]:
-                return base | set(session.pinned)
-        else:
-            def visible() -> set[str]:
-                return set(always) | set(loaded)
-
-        def tools_block() -> tuple[str, ...]:
-            if strategy == "eager":
-                return tuple(reg.names)
-            if strategy == "filtered":
-                return _names_in_order(reg, visible()) + (DISCOVER_TOOL.name,)
-            return _names_in_order(reg, always) + (DISCOVER_TOOL.name,)
-
-        messages.append(turn.user)
-        requests.append(ModelRequest(ti, 0, tools_block(), tuple(messages)))
-        at_start = tuple(t for t in required if t in visible())
-        calls, found = 0, []
-        terms = list(turn.search_terms) or [turn.user]
-        if strategy != "eager":
-            for term in terms:
-                if all(t in visible() for t in required) or calls >= max_discover_calls:
-                    break
-                calls += 1
-                hits = [t.name for t in selector.search(term, limit=discover_limit)]
-                messages.append(json.dumps({"tool_use": DISCOVER_TOOL.name,
-                                            "input": {"query": term}}))
-                if strategy == "filtered":
-                    new = [h for h in hits if h not in visible()]
-                    for h in hits:
-                        session.pin(h)
-                    messages.append(json.dumps({"tool_result": {"found": hits}}) if hits
-                                    else json.dumps({"tool_result": "no matching tool"}))
-                else:
-                    new = [h for h in hits if h not in always and h not in loaded]
-                    loaded.extend(new)
-                    messages.append(json.dumps(
-                        {"tool_result": [json.loads(definition_json(reg.get(h))) for h in new]}
-                        if new else {"tool_result": "no new tool"}))
-                found.extend(h for h in new if h not in found)
-                requests.append(ModelRequest(ti, calls, tools_block(), tuple(messages)))
-        vis = visible()
-        available = tuple(t for t in required if t in vis)
-        messages.append(f"Called {', '.join(turn.expected)}." if turn.expected else "OK.")
-        if strategy == "filtered":
-            previous = vis - set(always) - set(session.pinned)
-        pins = len(session.pinned) if strategy == "filtered" else len(loaded)
-        results.append(TurnResult(ti, turn.user, turn.expected, required,
-                                  turn.context_dependent, carried, at_start, calls,
-                                  tuple(found), available, pins))
-    return Replay(conversation, strategy, policy if strategy == "filtered" else None, reg,
-                  requests, results)
+    replayer = _Replayer(selector, strategy, policy, discover_limit, max_discover_calls)
+    results = [replayer.play(ti, turn) for ti, turn in enumerate(conversation.turns, start=1)]
+    return Replay(conversation, strategy, policy if strategy == "filtered" else None,
+                  replayer.reg, replayer.requests, results)
 
 
 def replay_table(replays: Sequence[Replay], *, encoding: str = "cl100k_base") -> pd.DataFrame:

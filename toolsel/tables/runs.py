@@ -107,11 +107,19 @@ def _join(names: Iterable[str]) -> str:
     return ";".join(names)
 
 
-def _evaluate_run(run: Run, label: Query) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    required = list(label.expected)
+def _split_required(run: Run,
+                    required: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """The required tools sent visible, sent deferred, and not in the request's tools."""
     visible_req = [n for n in required if n in run.visible]
     deferred_req = [n for n in required if n in run.deferred]
     undefined = [n for n in required if n not in run.visible and n not in run.deferred]
+    return visible_req, deferred_req, undefined
+
+
+def _search_rows(run: Run, required: list[str],
+                 deferred_req: list[str]) -> tuple[list[dict[str, Any]], dict[str, Search]]:
+    """One row per search call of ``run``, and the search that first returned each deferred
+    required tool."""
     discovered: dict[str, Search] = {}
     search_rows = []
     for n, s in enumerate(run.searches, start=1):
@@ -129,6 +137,90 @@ def _evaluate_run(run: Run, label: Query) -> tuple[dict[str, Any], list[dict[str
         })
         for t in new:
             discovered.setdefault(t, s)
+    return search_rows, discovered
+
+
+def _discovery_miss_evidence(run: Run, missing: list[str], undefined: list[str],
+                             search_rows: list[dict[str, Any]]) -> str:
+    """Why each missing required tool never became available, and what the searches got."""
+    parts = []
+    for t in missing:
+        if t in undefined:
+            parts.append(f"{t} not in the request's tools")
+        else:
+            parts.append(f"{t} never returned by {len(run.searches)} search(es)")
+    tried = [f"'{r['query']}' -> [{r['references'].replace(';', ', ')}]"
+             for r in search_rows]
+    return "; ".join(parts) + (f"; searches: {' | '.join(tried)}" if tried else "")
+
+
+def _selection_miss_evidence(wrong: list[Call], not_called: list[str],
+                             discovered: dict[str, Search]) -> str:
+    """The calls outside the label, then the required tools never called."""
+    parts = []
+    for c in wrong:
+        parts.append(f"called {c.name}({json.dumps(dict(c.input), sort_keys=True)}) "
+                     "outside the label")
+    for t in not_called:
+        how = (f"loaded by search '{discovered[t].query}'" if t in discovered
+               else "visible")
+        parts.append(f"never called {t} ({how})")
+    return "; ".join(parts)
+
+
+def _ok_evidence(found: list[str], visible_req: list[str], discovered: dict[str, Search],
+                 called: list[str]) -> str:
+    """How each required tool became available, and what was called."""
+    how = [f"{t} via '{discovered[t].query}'" for t in found]
+    how += [f"{t} visible" for t in visible_req]
+    return "available: " + ", ".join(how) + f"; called {', '.join(called)}"
+
+
+def _empty_miss_note(n_empty_miss: int) -> str:
+    """The note added to any diagnosis when searches came back empty too early."""
+    if n_empty_miss:
+        return f"; {n_empty_miss} empty search(es) while a required tool was undiscovered"
+    return ""
+
+
+def _recall(found: list[str], deferred_req: list[str]) -> float:
+    """Share of the deferred required tools discovered (NaN when none was deferred)."""
+    return len(found) / len(deferred_req) if deferred_req else float("nan")
+
+
+def _usage_columns(run: Run) -> dict[str, Any]:
+    """The token columns of a task's row, summed over its requests, and its last stop reason."""
+    usage = run.usage()
+    return {
+        "input_uncached": usage["input_tokens"], "cache_write":
+            usage["cache_creation_input_tokens"], "cache_read": usage["cache_read_input_tokens"],
+        "input_total": usage["input_tokens"] + usage["cache_creation_input_tokens"]
+            + usage["cache_read_input_tokens"],
+        "output_tokens": usage["output_tokens"],
+        "stop_reason": str(run.exchanges[-1].response.get("stop_reason") or ""),
+    }
+
+
+def _search_columns(run: Run, search_rows: list[dict[str, Any]], n_empty_miss: int,
+                    required: list[str]) -> dict[str, Any]:
+    """The search and loading counts of a task's row."""
+    loaded = run.loaded
+    return {
+        "searches": len(run.searches),
+        "server_searches": sum(s.kind == "server" for s in run.searches),
+        "client_searches": sum(s.kind == "client" for s in run.searches),
+        "empty_searches": sum(r["empty"] for r in search_rows),
+        "empty_search_misses": n_empty_miss,
+        "references_loaded": sum(len(s.references or ()) for s in run.searches),
+        "distinct_loaded": len(loaded),
+        "loaded_noise": sum(t not in required for t in loaded),
+    }
+
+
+def _evaluate_run(run: Run, label: Query) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    required = list(label.expected)
+    visible_req, deferred_req, undefined = _split_required(run, required)
+    search_rows, discovered = _search_rows(run, required, deferred_req)
     found = [t for t in deferred_req if t in discovered]
     missing = [t for t in deferred_req if t not in discovered] + undefined
     calls = run.calls
@@ -137,62 +229,30 @@ def _evaluate_run(run: Run, label: Query) -> tuple[dict[str, Any], list[dict[str
     not_called = [t for t in required if t not in called]
     selection_correct = not wrong and not not_called
     all_available = not missing
-    loaded = run.loaded
-    usage = run.usage()
     n_empty_miss = sum(r["empty_miss"] for r in search_rows)
     if not all_available:
         diagnosis = "discovery miss"
-        parts = []
-        for t in missing:
-            if t in undefined:
-                parts.append(f"{t} not in the request's tools")
-            else:
-                parts.append(f"{t} never returned by {len(run.searches)} search(es)")
-        tried = [f"'{r['query']}' -> [{r['references'].replace(';', ', ')}]"
-                 for r in search_rows]
-        evidence = "; ".join(parts) + (f"; searches: {' | '.join(tried)}" if tried else "")
+        evidence = _discovery_miss_evidence(run, missing, undefined, search_rows)
     elif not selection_correct:
         diagnosis = "selection miss"
-        parts = []
-        for c in wrong:
-            parts.append(f"called {c.name}({json.dumps(dict(c.input), sort_keys=True)}) "
-                         "outside the label")
-        for t in not_called:
-            how = (f"loaded by search '{discovered[t].query}'" if t in discovered
-                   else "visible")
-            parts.append(f"never called {t} ({how})")
-        evidence = "; ".join(parts)
+        evidence = _selection_miss_evidence(wrong, not_called, discovered)
     else:
         diagnosis = "ok"
-        how = [f"{t} via '{discovered[t].query}'" for t in found]
-        how += [f"{t} visible" for t in visible_req]
-        evidence = "available: " + ", ".join(how) + f"; called {', '.join(called)}"
-    if n_empty_miss:
-        evidence += f"; {n_empty_miss} empty search(es) while a required tool was undiscovered"
+        evidence = _ok_evidence(found, visible_req, discovered, called)
+    evidence += _empty_miss_note(n_empty_miss)
     row = {
         "task_id": run.task_id, "run": run.run, "mode": run.mode,
         "n_requests": len(run.exchanges), "required": _join(required),
         "visible_required": _join(visible_req), "deferred_required": _join(deferred_req),
         "discovered_required": _join(found), "undiscovered": _join(missing),
         "n_deferred_required": len(deferred_req), "n_discovered_required": len(found),
-        "discovery_recall": len(found) / len(deferred_req) if deferred_req else float("nan"),
-        "all_available": all_available, "searches": len(run.searches),
-        "server_searches": sum(s.kind == "server" for s in run.searches),
-        "client_searches": sum(s.kind == "client" for s in run.searches),
-        "empty_searches": sum(r["empty"] for r in search_rows),
-        "empty_search_misses": n_empty_miss,
-        "references_loaded": sum(len(s.references or ()) for s in run.searches),
-        "distinct_loaded": len(loaded),
-        "loaded_noise": sum(t not in required for t in loaded),
+        "discovery_recall": _recall(found, deferred_req),
+        "all_available": all_available,
+        **_search_columns(run, search_rows, n_empty_miss, required),
         "client_calls": len(calls), "called": _join(called),
         "right_calls": len(calls) - len(wrong), "wrong_calls": len(wrong),
         "selection_correct": selection_correct, "success": selection_correct and all_available,
-        "input_uncached": usage["input_tokens"], "cache_write":
-            usage["cache_creation_input_tokens"], "cache_read": usage["cache_read_input_tokens"],
-        "input_total": usage["input_tokens"] + usage["cache_creation_input_tokens"]
-            + usage["cache_read_input_tokens"],
-        "output_tokens": usage["output_tokens"],
-        "stop_reason": str(run.exchanges[-1].response.get("stop_reason") or ""),
+        **_usage_columns(run),
         "diagnosis": diagnosis, "evidence": evidence,
     }
     return row, search_rows

@@ -23,7 +23,7 @@ ceiling for one call.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -188,6 +188,114 @@ def _mean_valid(values: np.ndarray) -> float:
     return float(values[valid].mean()) if valid.any() else float("nan")
 
 
+def _per_variant(make):
+    return {v: make() for v in DISCOVER_VARIANTS}
+
+
+@dataclass
+class _HatchTally:
+    """The running counts of one scorer's pass over the queries (per variant where keyed)."""
+
+    base: int = 0                 # payload chars without the hatch
+    n_miss_q: int = 0
+    n_miss: int = 0
+    recovered: dict[str, int] = field(default_factory=lambda: _per_variant(int))
+    rank_lists: list[list] = field(default_factory=list)   # per query, its required ranks
+    n_required: list[int] = field(default_factory=list)
+    found_after: dict[str, list[int]] = field(default_factory=lambda: _per_variant(list))
+    payload: dict[str, int] = field(default_factory=lambda: _per_variant(int))
+    calls: dict[str, int] = field(default_factory=lambda: _per_variant(int))
+
+
+def _discover_hits(selector: Selector, q: Query, sent_mask: np.ndarray,
+                   everything: np.ndarray) -> dict[str, int | None]:
+    """The tool each way of calling ``discover`` finds for ``q`` (``None``: nothing)."""
+    return {"literal": _best(selector, q.query, everything),
+            "literal_unseen": _best(selector, q.query, ~sent_mask),
+            "search_term": (_best(selector, q.search_term, everything)
+                            if q.search_term else None)}
+
+
+def _count_discover_calls(tally: _HatchTally, reg: Registry, q: Query, required: list[int],
+                          hits: dict[str, int | None], names: dict[str, str],
+                          sent_mask: np.ndarray, request_chars: int) -> None:
+    """Per variant: the required tools sent or found, the extra call and its payload."""
+    for v, i in hits.items():
+        tally.found_after[v].append(sum(bool(sent_mask[j]) or reg[j].name == names[v]
+                                        for j in required))
+        if v == "search_term" and not q.search_term:
+            continue
+        tally.calls[v] += 1
+        extra = 0 if i is None or sent_mask[i] else payload_chars([reg[i]])
+        tally.payload[v] += request_chars + extra
+
+
+def _miss_rows(tally: _HatchTally, reg: Registry, label: str, top_k: int, q: Query,
+               missed: list[str], rank_of: dict[int, int],
+               names: dict[str, str]) -> list[dict]:
+    """One row per required tool of ``q`` not sent, with what each variant found."""
+    rows = []
+    for t in missed:
+        rank = rank_of[reg.index(t)]
+        tally.n_miss += 1
+        row = {"scorer": label, "top_k": top_k, "query_id": q.id, "query": q.query,
+               "expected": t, "rank": int(rank), "search_term": q.search_term or ""}
+        for v in DISCOVER_VARIANTS:
+            tally.recovered[v] += names[v] == t
+            row[f"{v}_hit"] = names[v]
+            row[f"{v}_recovered"] = names[v] == t
+        rows.append(row)
+    return rows
+
+
+def _hatch_query(tally: _HatchTally, selector: Selector, label: str, top_k: int, q: Query,
+                 always_mask: np.ndarray, d_chars: int) -> list[dict]:
+    """Select for ``q``, count its payload and ranks, and call ``discover`` on a miss."""
+    reg = selector.registry
+    sent = selector.select(q.query)
+    sent_mask = np.zeros(len(reg), dtype=bool)
+    sent_mask[[reg.index(x) for x in sent]] = True
+    sent_chars = payload_chars(reg[i] for i in np.flatnonzero(sent_mask))
+    tally.base += sent_chars
+    for v in DISCOVER_VARIANTS:
+        tally.payload[v] += sent_chars + d_chars
+    required = [reg.index(t) for t in q.expected if not always_mask[reg.index(t)]]
+    scores = selector.scores(q.query)
+    ranks = ranks_of(scores, required, ~always_mask)
+    tally.rank_lists.append(ranks)
+    tally.n_required.append(len(required))
+    missed = [t for t in q.expected if not sent_mask[reg.index(t)]]
+    if not missed:
+        for v in DISCOVER_VARIANTS:
+            tally.found_after[v].append(len(required))
+        return []
+    tally.n_miss_q += 1
+    hits = _discover_hits(selector, q, sent_mask, np.ones(len(reg), dtype=bool))
+    names = {v: ("" if i is None else reg[i].name) for v, i in hits.items()}
+    _count_discover_calls(tally, reg, q, required, hits, names, sent_mask,
+                          sent_chars + d_chars)
+    return _miss_rows(tally, reg, label, top_k, q, missed, dict(zip(required, ranks)), names)
+
+
+def _hatch_summary(tally: _HatchTally, label: str, top_k: int, n: int, d_chars: int,
+                   unfiltered: int) -> dict:
+    """One scorer's summary row from its tally over ``n`` queries."""
+    before = mean_metrics(evaluate(tally.rank_lists, [top_k]), k_index=0)
+    summary = {"scorer": label, "top_k": top_k, "n_queries": before["n_queries"],
+               "queries_with_miss": tally.n_miss_q, "misses": tally.n_miss,
+               "discover_tool_chars": d_chars, "Complete@k": before["Complete@k"],
+               "payload_chars": tally.base / n,
+               "payload_reduction": payload_reduction(tally.base / n, unfiltered)}
+    for v in DISCOVER_VARIANTS:
+        summary[f"recovered_{v}"] = tally.recovered[v]
+        summary[f"Complete_after_{v}"] = _mean_valid(
+            evaluate_sent(tally.found_after[v], tally.n_required)["Complete@sent"])
+        summary[f"extra_calls_{v}"] = tally.calls[v]
+        summary[f"payload_chars_{v}"] = tally.payload[v] / n
+        summary[f"payload_reduction_{v}"] = payload_reduction(tally.payload[v] / n, unfiltered)
+    return summary
+
+
 def escape_hatch(registry: Sequence[Tool], queries: Sequence[Query],
                  scorers: Sequence[str | Scorer] = ("jaccard",), top_k: int = 10, *,
                  always_include: Iterable[str] = (),
@@ -224,77 +332,16 @@ def escape_hatch(registry: Sequence[Tool], queries: Sequence[Query],
     always_mask[[reg.index(n) for n in always]] = True
     if isinstance(scorers, (str, Scorer)):
         scorers = [scorers]
-    everything = np.ones(len(reg), dtype=bool)
     miss_rows, summary_rows = [], []
     for sc in scorers:
         selector = Selector(reg, sc, top_k=top_k, always_include=always)
         label = sc if isinstance(sc, str) else selector.scorer.name
-        n = len(queries)
-        n_miss_q = n_miss = 0
-        base = 0
-        recovered = dict.fromkeys(DISCOVER_VARIANTS, 0)
-        rank_lists = []  # per query, its required (non-always-include) tools' ranks
-        n_required = []
-        found_after = {v: [] for v in DISCOVER_VARIANTS}  # required tools sent or found
-        payload = dict.fromkeys(DISCOVER_VARIANTS, 0)
-        calls = dict.fromkeys(DISCOVER_VARIANTS, 0)
+        tally = _HatchTally()
         for q in queries:
-            sent = selector.select(q.query)
-            sent_mask = np.zeros(len(reg), dtype=bool)
-            sent_mask[[reg.index(x) for x in sent]] = True
-            sent_chars = payload_chars(reg[i] for i in np.flatnonzero(sent_mask))
-            base += sent_chars
-            for v in DISCOVER_VARIANTS:
-                payload[v] += sent_chars + d_chars
-            required = [reg.index(t) for t in q.expected if not always_mask[reg.index(t)]]
-            scores = selector.scores(q.query)
-            ranks = ranks_of(scores, required, ~always_mask)
-            rank_lists.append(ranks)
-            n_required.append(len(required))
-            missed = [t for t in q.expected if not sent_mask[reg.index(t)]]
-            if not missed:
-                for v in DISCOVER_VARIANTS:
-                    found_after[v].append(len(required))
-                continue
-            n_miss_q += 1
-            hits = {"literal": _best(selector, q.query, everything),
-                    "literal_unseen": _best(selector, q.query, ~sent_mask),
-                    "search_term": (_best(selector, q.search_term, everything)
-                                    if q.search_term else None)}
-            names = {v: ("" if i is None else reg[i].name) for v, i in hits.items()}
-            for v, i in hits.items():
-                found_after[v].append(sum(bool(sent_mask[j]) or reg[j].name == names[v]
-                                          for j in required))
-                if v == "search_term" and not q.search_term:
-                    continue
-                calls[v] += 1
-                extra = 0 if i is None or sent_mask[i] else payload_chars([reg[i]])
-                payload[v] += sent_chars + d_chars + extra
-            rank_of = dict(zip(required, ranks))
-            for t in missed:
-                rank = rank_of[reg.index(t)]
-                n_miss += 1
-                row = {"scorer": label, "top_k": top_k, "query_id": q.id, "query": q.query,
-                       "expected": t, "rank": int(rank), "search_term": q.search_term or ""}
-                for v in DISCOVER_VARIANTS:
-                    recovered[v] += names[v] == t
-                    row[f"{v}_hit"] = names[v]
-                    row[f"{v}_recovered"] = names[v] == t
-                miss_rows.append(row)
-        before = mean_metrics(evaluate(rank_lists, [top_k]), k_index=0)
-        summary = {"scorer": label, "top_k": top_k, "n_queries": before["n_queries"],
-                   "queries_with_miss": n_miss_q, "misses": n_miss,
-                   "discover_tool_chars": d_chars, "Complete@k": before["Complete@k"],
-                   "payload_chars": base / n,
-                   "payload_reduction": payload_reduction(base / n, unfiltered)}
-        for v in DISCOVER_VARIANTS:
-            summary[f"recovered_{v}"] = recovered[v]
-            summary[f"Complete_after_{v}"] = _mean_valid(
-                evaluate_sent(found_after[v], n_required)["Complete@sent"])
-            summary[f"extra_calls_{v}"] = calls[v]
-            summary[f"payload_chars_{v}"] = payload[v] / n
-            summary[f"payload_reduction_{v}"] = payload_reduction(payload[v] / n, unfiltered)
-        summary_rows.append(summary)
+            miss_rows.extend(_hatch_query(tally, selector, label, top_k, q, always_mask,
+                                          d_chars))
+        summary_rows.append(_hatch_summary(tally, label, top_k, len(queries), d_chars,
+                                           unfiltered))
     miss_cols = ["scorer", "top_k", "query_id", "query", "expected", "rank", "search_term"]
     miss_cols += [f"{v}_{c}" for v in DISCOVER_VARIANTS for c in ("hit", "recovered")]
     return EscapeHatch(pd.DataFrame(miss_rows, columns=miss_cols),
