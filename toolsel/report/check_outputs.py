@@ -84,24 +84,48 @@ def markdown_summary(result: CheckResult, *, registry: str = "", queries: str = 
     ``registry``, ``queries``, ``baseline`` name the inputs; ``command`` is shown as the way
     to accept the changes (re-record the baseline).
     """
-    run = result.run
-    verdict_text = verdict(result)
-    out = [f"## toolsel check: {escape(verdict_text)}", ""]
+    out = [f"## toolsel check: {escape(verdict(result))}", ""]
+    out += [_inputs_line(result.run, registry, queries, baseline), ""]
+    if not result.compared and result.baseline is not None:
+        out += ["The baseline's settings differ from this run's: nothing was compared.", ""]
+    out += _summary_table(result)
+    if result.compared:
+        out += ["Metric changes are against the baseline. A required tool the baseline sent "
+                "and this run does not is a regression (fails the check); one sent only now "
+                "is an improvement; a rank change of a tool sent both times is a move "
+                "(tolerated).", ""]
+    out += _thresholds_table(result)
+    out += _section("Regressions", result.regressions)
+    out += _section("Improvements", result.improvements)
+    out += _section("Rank moves inside the selection (tolerated)", result.moves, details=True)
+    out += _notes_section(result.notes)
+    if command and (result.regressions or result.improvements):
+        out += ["To accept these changes, re-record the baseline and commit its diff:", "",
+                f"    {command}", ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _inputs_line(run, registry: str, queries: str, baseline: str | None) -> str:
+    """The inputs of the check in one sentence: registry, requests, selection,
+    always-include tools and baseline (those named)."""
     n_req = len(next(iter(run.runs.values())).requests) if run.runs else 0
     inputs = [f"registry {code(registry)} ({run.n_tools:,} tools)" if registry else None,
               f"requests {code(queries)} ({n_req:,})" if queries else None,
               f"selection {code(run.selection_spec)}",
               "always-include " + (", ".join(code(a) for a in run.always_include) or "none"),
               f"baseline {code(baseline)}" if baseline else "no baseline"]
-    out += ["; ".join(p for p in inputs if p) + ".", ""]
-    if not result.compared and result.baseline is not None:
-        out += ["The baseline's settings differ from this run's: nothing was compared.", ""]
-    # summary table: one row per scorer
+    return "; ".join(p for p in inputs if p) + "."
+
+
+def _summary_table(result: CheckResult) -> list[str]:
+    """The summary table: one row per scorer, its metrics against the baseline's and the
+    counts of its changes."""
+    run = result.run
     keys = [k for k in next(iter(run.runs.values())).summary if k != "n_queries"] \
         if run.runs else []
     head = ["scorer", *keys, "requests", "regressions", "improvements", "moves"]
-    out += ["| " + " | ".join(escape(h) for h in head) + " |",
-            "|" + "|".join([" --- "] + [" ---: "] * (len(head) - 1)) + "|"]
+    out = ["| " + " | ".join(escape(h) for h in head) + " |",
+           "|" + "|".join([" --- "] + [" ---: "] * (len(head) - 1)) + "|"]
     for label, sr in run.runs.items():
         old = result.baseline.runs.get(label) if result.baseline and result.compared else None
         cells = [code(label)]
@@ -112,32 +136,33 @@ def markdown_summary(result: CheckResult, *, registry: str = "", queries: str = 
         cells += [str(sr.summary.get("n_queries", "")), *counts]
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
-    if result.compared:
-        out += ["Metric changes are against the baseline. A required tool the baseline sent "
-                "and this run does not is a regression (fails the check); one sent only now "
-                "is an improvement; a rank change of a tool sent both times is a move "
-                "(tolerated).", ""]
-    if result.thresholds:
-        out += ["### Thresholds", "", "| scorer | metric | value | minimum | result |",
-                "| --- | --- | ---: | ---: | --- |"]
-        for t in result.thresholds:
-            out.append(f"| {code(t.scorer)} | {escape(t.threshold.name)} | {_num(t.value)} | "
-                       f"{t.threshold.minimum:g} | {'ok' if t.passed else '**missed**'} |")
-        out.append("")
-    out += _section("Regressions", result.regressions)
-    out += _section("Improvements", result.improvements)
-    out += _section("Rank moves inside the selection (tolerated)", result.moves, details=True)
-    if result.notes:
-        shown = result.notes[:MAX_ROWS]
-        out += ["<details><summary>" + escape(f"Notes ({len(result.notes)})") + "</summary>",
-                "", *[f"- {escape(one_line(n))}" for n in shown]]
-        if len(result.notes) > len(shown):
-            out.append(f"- … and {len(result.notes) - len(shown)} more")
-        out += ["", "</details>", ""]
-    if command and (result.regressions or result.improvements):
-        out += ["To accept these changes, re-record the baseline and commit its diff:", "",
-                f"    {command}", ""]
-    return "\n".join(out).rstrip("\n") + "\n"
+    return out
+
+
+def _thresholds_table(result: CheckResult) -> list[str]:
+    """The thresholds section (none without thresholds)."""
+    if not result.thresholds:
+        return []
+    out = ["### Thresholds", "", "| scorer | metric | value | minimum | result |",
+           "| --- | --- | ---: | ---: | --- |"]
+    for t in result.thresholds:
+        out.append(f"| {code(t.scorer)} | {escape(t.threshold.name)} | {_num(t.value)} | "
+                   f"{t.threshold.minimum:g} | {'ok' if t.passed else '**missed**'} |")
+    out.append("")
+    return out
+
+
+def _notes_section(notes: Sequence[str]) -> list[str]:
+    """The notes in a collapsed list (cut at MAX_ROWS; none without notes)."""
+    if not notes:
+        return []
+    shown = notes[:MAX_ROWS]
+    out = ["<details><summary>" + escape(f"Notes ({len(notes)})") + "</summary>",
+           "", *[f"- {escape(one_line(n))}" for n in shown]]
+    if len(notes) > len(shown):
+        out.append(f"- … and {len(notes) - len(shown)} more")
+    out += ["", "</details>", ""]
+    return out
 
 
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -159,60 +184,7 @@ def junit_xml(result: CheckResult, *, seconds: dict[str, float] | None = None) -
     root = ET.Element("testsuites", name="toolsel check")
     total = {"tests": 0, "failures": 0}
     for label, sr in run.runs.items():
-        suite = ET.SubElement(root, "testsuite", name=_x(f"toolsel check {label}"))
-        props = ET.SubElement(suite, "properties")
-        for k, v in (("scorer", label), ("selection", run.selection_spec),
-                     ("always_include", ",".join(run.always_include)),
-                     ("compared_with_baseline", str(result.compared).lower())):
-            ET.SubElement(props, "property", name=k, value=_x(v))
-        tests = failures = 0
-        old = result.baseline.runs.get(label) if result.baseline and result.compared else None
-        before = old.by_id() if old else {}
-        for r in sr.requests:
-            case = ET.SubElement(suite, "testcase", classname=_x(f"toolsel.check.{label}"),
-                                 name=_x(f"{r.id} {one_line(r.query, 120)}"), time="0")
-            tests += 1
-            changes = result.request_changes(label, r.id)
-            lost = [c for c in changes if c.kind == "lost"]
-            if lost:
-                failures += 1
-                fail = ET.SubElement(case, "failure", type="regression",
-                                     message=_x(lost[0].line()))
-                body = []
-                for c in lost:
-                    body.append(c.line())
-                    if c.explanation is not None:
-                        body.append("  " + c.explain_line())
-                fail.text = _x("\n".join(body))
-            b = before.get(r.id)
-            status = []
-            for tool, rank in r.ranks.items():
-                was = ""
-                if b is not None and tool in b.ranks:
-                    was = f", baseline {b.ranks[tool]} ({'sent' if b.sent(tool) else 'missed'})"
-                status.append(f"{tool}: rank {rank} ({'sent' if r.sent(tool) else 'missed'})"
-                              f"{was}")
-            if not r.ranks:
-                status.append("every required tool is always-include (not ranked)")
-            status += [c.line() for c in changes if c.kind != "lost"]
-            ET.SubElement(case, "system-out").text = _x("\n".join(status))
-        for t in result.thresholds:
-            if t.scorer != label:
-                continue
-            case = ET.SubElement(suite, "testcase",
-                                 classname=_x(f"toolsel.check.{label}.thresholds"),
-                                 name=_x(f"{t.threshold.name} >= {t.threshold.minimum:g}"),
-                                 time="0")
-            tests += 1
-            if not t.passed:
-                failures += 1
-                ET.SubElement(case, "failure", type="threshold", message=_x(t.line()))
-        secs = (seconds or {}).get(label, 0.0)
-        suite.set("tests", str(tests))
-        suite.set("failures", str(failures))
-        suite.set("errors", "0")
-        suite.set("skipped", "0")
-        suite.set("time", f"{secs:.3f}")
+        tests, failures = _junit_suite(root, result, label, sr, (seconds or {}).get(label, 0.0))
         total["tests"] += tests
         total["failures"] += failures
     root.set("tests", str(total["tests"]))
@@ -221,3 +193,69 @@ def junit_xml(result: CheckResult, *, seconds: dict[str, float] | None = None) -
     root.set("time", f"{sum((seconds or {}).values()):.3f}")
     ET.indent(root, space="  ")
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def _junit_suite(root: ET.Element, result: CheckResult, label: str, sr,
+                 secs: float) -> tuple[int, int]:
+    """One scorer's ``testsuite`` under ``root``; returns its (tests, failures)."""
+    run = result.run
+    suite = ET.SubElement(root, "testsuite", name=_x(f"toolsel check {label}"))
+    props = ET.SubElement(suite, "properties")
+    for k, v in (("scorer", label), ("selection", run.selection_spec),
+                 ("always_include", ",".join(run.always_include)),
+                 ("compared_with_baseline", str(result.compared).lower())):
+        ET.SubElement(props, "property", name=k, value=_x(v))
+    tests = failures = 0
+    old = result.baseline.runs.get(label) if result.baseline and result.compared else None
+    before = old.by_id() if old else {}
+    for r in sr.requests:
+        tests += 1
+        failures += _junit_request(suite, result, label, r, before.get(r.id))
+    for t in result.thresholds:
+        if t.scorer != label:
+            continue
+        case = ET.SubElement(suite, "testcase",
+                             classname=_x(f"toolsel.check.{label}.thresholds"),
+                             name=_x(f"{t.threshold.name} >= {t.threshold.minimum:g}"),
+                             time="0")
+        tests += 1
+        if not t.passed:
+            failures += 1
+            ET.SubElement(case, "failure", type="threshold", message=_x(t.line()))
+    suite.set("tests", str(tests))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    suite.set("skipped", "0")
+    suite.set("time", f"{secs:.3f}")
+    return tests, failures
+
+
+def _junit_request(suite: ET.Element, result: CheckResult, label: str, r, b) -> int:
+    """One request's ``testcase`` under ``suite`` (``b``: its baseline result or None);
+    returns 1 when it failed (lost a required tool), else 0."""
+    case = ET.SubElement(suite, "testcase", classname=_x(f"toolsel.check.{label}"),
+                         name=_x(f"{r.id} {one_line(r.query, 120)}"), time="0")
+    changes = result.request_changes(label, r.id)
+    lost = [c for c in changes if c.kind == "lost"]
+    if lost:
+        fail = ET.SubElement(case, "failure", type="regression", message=_x(lost[0].line()))
+        body = []
+        for c in lost:
+            body.append(c.line())
+            if c.explanation is not None:
+                body.append("  " + c.explain_line())
+        fail.text = _x("\n".join(body))
+    status = [_rank_status(r, b, tool, rank) for tool, rank in r.ranks.items()]
+    if not r.ranks:
+        status.append("every required tool is always-include (not ranked)")
+    status += [c.line() for c in changes if c.kind != "lost"]
+    ET.SubElement(case, "system-out").text = _x("\n".join(status))
+    return 1 if lost else 0
+
+
+def _rank_status(r, b, tool: str, rank: int) -> str:
+    """A required tool's rank now (sent or missed), and in the baseline ``b`` if it ranked."""
+    was = ""
+    if b is not None and tool in b.ranks:
+        was = f", baseline {b.ranks[tool]} ({'sent' if b.sent(tool) else 'missed'})"
+    return f"{tool}: rank {rank} ({'sent' if r.sent(tool) else 'missed'}){was}"

@@ -81,37 +81,19 @@ def _base_mode(n_shared: int, n_words: int, *, short_max_terms: int = 2,
     return OTHER
 
 
-def explorer_data(registry: Sequence[Tool], queries: Sequence[Query],
-                  scorers: Iterable = ("jaccard", "bm25", "tfidf", "embedding", "default"), *,
-                  depth: int = DEFAULT_DEPTH, always_include: Iterable[str] | None = None,
-                  title: str = "", source: dict | None = None,
-                  batch_size: int = 64) -> dict:
-    """Everything ``explorer.html`` shows, as a JSON-ready dict (see the module docstring).
-
-    ``always_include=None`` takes the tools the registry marks ``always_include`` (as
-    :class:`~toolsel.selection.Selector` does); pass ``()`` for none. ``source``: file names
-    shown on the page (no paths needed).
-    """
-    reg = as_registry(registry)
+def _check_inputs(reg, queries: Sequence[Query], depth) -> None:
+    """Refuse an empty registry, no queries, or a depth that is not an integer >= 1."""
     if not len(reg):
         raise ValueError("the registry has no tools")
     if not queries:
         raise ValueError("no labeled queries to explore")
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
-    if always_include is None:
-        always_include = [t.name for t in reg if t.always_include]
-    cands = Candidates.of(reg, always_include)
-    always_idx = [int(i) for i in np.flatnonzero(cands.always)]
-    cand_idx = cands.index
-    m = len(cand_idx)
-    d = min(depth, m)
-    pos = cands.position
-    costs = tool_costs(reg)
-    domains = [tool_domain(t) for t in reg]
-    dom_code = {name: i for i, name in enumerate(dict.fromkeys(domains))}
-    cand_dom = np.asarray([dom_code[domains[i]] for i in cand_idx], dtype=np.int64)
 
+
+def _required_terms(reg, queries: Sequence[Query]) -> tuple[list[list[int]], list[list[list]]]:
+    """Per query: the indices of its required tools, and per required tool [number of shared
+    content terms, index of the base failure mode, the missing terms joined by spaces]."""
     q_required: list[list[int]] = []
     q_terms: list[list[list]] = []
     term_cache: dict[int, frozenset[str]] = {}
@@ -130,40 +112,88 @@ def explorer_data(registry: Sequence[Tool], queries: Sequence[Query],
             rows.append([len(shared), MODES.index(_base_mode(len(shared), n_words)),
                          " ".join(missing)])
         q_terms.append(rows)
+    return q_required, q_terms
+
+
+def _scale(batch, b: int, cand_idx) -> list:
+    """The threshold policy's relative scale (toolsel.policies.Threshold.relative): the mean
+    of the candidates' finite scores and the best one, unrounded."""
+    cs = np.asarray(batch.scores[b, cand_idx], dtype=np.float64)
+    cs = cs[np.isfinite(cs)]
+    return [float(cs.mean()), float(cs.max())] if cs.size else [None, None]
+
+
+def _required_info(batch, b: int, required: Sequence[int], cands, head, cand_dom) -> list[list]:
+    """[rank, score, best rank of a same-domain sibling] of each required tool of a query
+    ([0, score, 0] for an always-include tool)."""
+    info = []
+    for ti in required:
+        score = _sig(float(batch.scores[b, ti]))
+        if cands.always[ti]:
+            info.append([0, score, 0])
+            continue
+        p = cands.position[ti]
+        rank = int(batch.ranks[b, p])
+        # best rank of another tool of the same domain (0: none within depth)
+        same = (cand_dom[head] == cand_dom[p]) & (head != p)
+        sib = int(np.argmax(same)) + 1 if same.any() else 0
+        info.append([rank, score, sib])
+    return info
+
+
+def _scorer_entry(label: str, sc, texts: Sequence[str], cands, q_required, cand_dom, d: int,
+                  batch_size: int) -> dict:
+    """One fitted scorer's part of the data: top ``d`` tools and scores, scale and required
+    tools' ranks per query."""
+    cand_idx = cands.index
+    top: list[list[int]] = []
+    top_scores: list[list] = []
+    scales: list[list] = []
+    req_info: list[list[list]] = []
+    for batch in rank_batches(sc, texts, cands, batch_size=batch_size):
+        for b, qi in enumerate(range(batch.start, batch.stop)):
+            order = batch.order[b]  # candidate positions, best first
+            head = order[:d]
+            top.append([int(cand_idx[p]) for p in head])
+            top_scores.append([_sig(float(batch.scores[b, cand_idx[p]])) for p in head])
+            scales.append(_scale(batch, b, cand_idx))
+            req_info.append(_required_info(batch, b, q_required[qi], cands, head, cand_dom))
+    return {"name": label, "fields": scorer_fields(sc), "top": top,
+            "scores": top_scores, "scale": scales, "required": req_info}
+
+
+def explorer_data(registry: Sequence[Tool], queries: Sequence[Query],
+                  scorers: Iterable = ("jaccard", "bm25", "tfidf", "embedding", "default"), *,
+                  depth: int = DEFAULT_DEPTH, always_include: Iterable[str] | None = None,
+                  title: str = "", source: dict | None = None,
+                  batch_size: int = 64) -> dict:
+    """Everything ``explorer.html`` shows, as a JSON-ready dict (see the module docstring).
+
+    ``always_include=None`` takes the tools the registry marks ``always_include`` (as
+    :class:`~toolsel.selection.Selector` does); pass ``()`` for none. ``source``: file names
+    shown on the page (no paths needed).
+    """
+    reg = as_registry(registry)
+    _check_inputs(reg, queries, depth)
+    if always_include is None:
+        always_include = [t.name for t in reg if t.always_include]
+    cands = Candidates.of(reg, always_include)
+    always_idx = [int(i) for i in np.flatnonzero(cands.always)]
+    cand_idx = cands.index
+    m = len(cand_idx)
+    d = min(depth, m)
+    costs = tool_costs(reg)
+    domains = [tool_domain(t) for t in reg]
+    dom_code = {name: i for i, name in enumerate(dict.fromkeys(domains))}
+    cand_dom = np.asarray([dom_code[domains[i]] for i in cand_idx], dtype=np.int64)
+
+    q_required, q_terms = _required_terms(reg, queries)
 
     texts = [q.query for q in queries]
     out_scorers = []
     for label, sc in fit_scorers(reg, scorers):
-        top: list[list[int]] = []
-        top_scores: list[list] = []
-        scales: list[list] = []
-        req_info: list[list[list]] = []
-        for batch in rank_batches(sc, texts, cands, batch_size=batch_size):
-            for b, qi in enumerate(range(batch.start, batch.stop)):
-                order = batch.order[b]  # candidate positions, best first
-                head = order[:d]
-                top.append([int(cand_idx[p]) for p in head])
-                top_scores.append([_sig(float(batch.scores[b, cand_idx[p]])) for p in head])
-                # the threshold policy's relative scale (toolsel.policies.Threshold.relative):
-                # the mean of the candidates' finite scores and the best one, unrounded
-                cs = np.asarray(batch.scores[b, cand_idx], dtype=np.float64)
-                cs = cs[np.isfinite(cs)]
-                scales.append([float(cs.mean()), float(cs.max())] if cs.size else [None, None])
-                info = []
-                for ti in q_required[qi]:
-                    score = _sig(float(batch.scores[b, ti]))
-                    if cands.always[ti]:
-                        info.append([0, score, 0])
-                        continue
-                    p = pos[ti]
-                    rank = int(batch.ranks[b, p])
-                    # best rank of another tool of the same domain (0: none within depth)
-                    same = (cand_dom[head] == cand_dom[p]) & (head != p)
-                    sib = int(np.argmax(same)) + 1 if same.any() else 0
-                    info.append([rank, score, sib])
-                req_info.append(info)
-        out_scorers.append({"name": label, "fields": scorer_fields(sc), "top": top,
-                            "scores": top_scores, "scale": scales, "required": req_info})
+        out_scorers.append(_scorer_entry(label, sc, texts, cands, q_required, cand_dom, d,
+                                         batch_size))
         del sc
 
     return {

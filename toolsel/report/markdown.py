@@ -249,34 +249,54 @@ def table(df: pd.DataFrame, formats: Mapping[str, Format] | None = None, *,
     unknown = (code_cols | raw_cols) - {str(c) for c in df.columns}
     if unknown:
         raise KeyError(f"table: no column(s) {sorted(unknown)} in the frame")
+    df = _flat_frame(df, index)
+    n = len(df)
+    shown = df if max_rows is None or n <= max_rows else df.head(max_rows)
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(escape(c) for c in cols) + " |",
+             "| " + " | ".join(_separators(df, cols, align)) + " |"]
+    for row in shown.itertuples(index=False):
+        cells = [_table_cell(v, c, formats, code_cols, raw_cols) for c, v in zip(cols, row)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + _table_footer(len(shown), n, link)
+
+
+def _flat_frame(df: pd.DataFrame, index: bool) -> pd.DataFrame:
+    """``df`` with its index as columns (when ``index``) and multi-level column names joined
+    by spaces."""
     if index:
         df = df.reset_index()
     if isinstance(df.columns, pd.MultiIndex):
         df = df.copy()
         df.columns = [" ".join(str(p) for p in col if str(p)) for col in df.columns]
-    n = len(df)
-    shown = df if max_rows is None or n <= max_rows else df.head(max_rows)
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(escape(c) for c in cols) + " |"]
+    return df
+
+
+def _separators(df: pd.DataFrame, cols: list[str], align: Mapping[str, str]) -> list[str]:
+    """The alignment row's cells: ``align``'s side, else numbers right and the rest left."""
     seps = []
     for c, orig in zip(cols, df.columns):
         side = align.get(c) or ("right" if pd.api.types.is_numeric_dtype(df[orig])
                                 and not pd.api.types.is_bool_dtype(df[orig]) else "left")
         seps.append("---:" if side == "right" else ":---")
-    lines.append("| " + " | ".join(seps) + " |")
-    for row in shown.itertuples(index=False):
-        cells = []
-        for c, v in zip(cols, row):
-            if c in raw_cols:
-                cells.append(re.sub(r"\s*[\r\n]+\s*", " ", str(v)))
-            elif c in code_cols and not (isinstance(v, float) and math.isnan(v)):
-                cells.append(_inline_code(v))
-            else:
-                cells.append(_cell(v, formats.get(c)))
-        lines.append("| " + " | ".join(cells) + " |")
-    text = "\n".join(lines)
-    if len(shown) < n:
-        text += f"\n\nThe first {len(shown)} of {n:,} rows"
+    return seps
+
+
+def _table_cell(v: object, c: str, formats: Mapping[str, Format], code_cols: set,
+                raw_cols: set) -> str:
+    """One cell of column ``c``: raw Markdown on one line, inline code, or formatted text."""
+    if c in raw_cols:
+        return re.sub(r"\s*[\r\n]+\s*", " ", str(v))
+    if c in code_cols and not (isinstance(v, float) and math.isnan(v)):
+        return _inline_code(v)
+    return _cell(v, formats.get(c))
+
+
+def _table_footer(n_shown: int, n: int, link: str | None) -> str:
+    """What follows the table: how many rows were cut and where they all are, or the link."""
+    text = ""
+    if n_shown < n:
+        text += f"\n\nThe first {n_shown} of {n:,} rows"
         text += f"; all of them in [{escape(link.rsplit('/', 1)[-1])}]({link})." if link else "."
     elif link:
         kind = {"csv": "As CSV", "json": "As JSON", "jsonl": "As JSON Lines"}.get(

@@ -177,37 +177,52 @@ def render_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],
     if head is not None:
         table, src = head
         out += ["## Headline", "", f"Recall against payload (from {src}).", "", table, ""]
-    gaps_csv = rep / "00_overview" / "scorer_gaps.csv"
-    if gaps_csv.exists():  # the overview's single-scorer warning, when it gave one
-        from .claims import scorer_gap_card
-        card = scorer_gap_card(pd.read_csv(gaps_csv))
-        if card is not None:
-            out += [f"**{card.text}** See [the overview](00_overview.html) and its "
-                    "[`scorer_gaps.csv`](00_overview/scorer_gaps.csv).", ""]
+    out += _scorer_gap_lines(rep)
     ran = [r for r in runs if r.skipped is None]
     skipped = [r for r in runs if r.skipped is not None]
     out += ["## Notebooks run", ""]
     for r in ran:
-        stem = r.source.stem
-        links = []
-        if (rep / f"{stem}.html").exists():
-            links.append(f"[report (HTML)]({stem}.html)")
-        if (rep / f"{stem}.ipynb").exists():
-            links.append(f"[executed notebook]({stem}.ipynb)")
-        status = f" — FAILED: {md.escape(r.error)}" if r.error else ""
-        out.append(f"- **{stem}** {notebook_title(r.source)}{status}: "
-                   + (" · ".join(links) or "no output"))
-        art = rep / stem
-        if art.is_dir():
-            files = sorted(p for p in art.rglob("*") if p.suffix in (".csv", ".png"))
-            if files:
-                out.append("  - " + _links(files, rep))
+        out += _ran_lines(rep, r)
     if not ran:
         out.append("- none")
     out += ["", "## Notebooks skipped", ""]
     out += [f"- {r.source.stem}: skipped, {md.escape(r.skipped)}" for r in skipped] or ["- none"]
     out += _skipped_sections(rep, [r.source.stem for r in ran])
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _scorer_gap_lines(rep: Path) -> list[str]:
+    """The overview's single-scorer warning, when it gave one (else nothing)."""
+    gaps_csv = rep / "00_overview" / "scorer_gaps.csv"
+    if not gaps_csv.exists():
+        return []
+    from .claims import scorer_gap_card
+    card = scorer_gap_card(pd.read_csv(gaps_csv))
+    if card is None:
+        return []
+    return [f"**{card.text}** See [the overview](00_overview.html) and its "
+            "[`scorer_gaps.csv`](00_overview/scorer_gaps.csv).", ""]
+
+
+def _ran_lines(rep: Path, r: NotebookRun) -> list[str]:
+    """A notebook that ran: its title, failure if any, links to its outputs, and a line of
+    links to its figures and tables."""
+    from . import markdown as md
+    stem = r.source.stem
+    links = []
+    if (rep / f"{stem}.html").exists():
+        links.append(f"[report (HTML)]({stem}.html)")
+    if (rep / f"{stem}.ipynb").exists():
+        links.append(f"[executed notebook]({stem}.ipynb)")
+    status = f" — FAILED: {md.escape(r.error)}" if r.error else ""
+    out = [f"- **{stem}** {notebook_title(r.source)}{status}: "
+           + (" · ".join(links) or "no output")]
+    art = rep / stem
+    if art.is_dir():
+        files = sorted(p for p in art.rglob("*") if p.suffix in (".csv", ".png"))
+        if files:
+            out.append("  - " + _links(files, rep))
+    return out
 
 
 def _skipped_sections(rep: Path, stems: Sequence[str]) -> list[str]:

@@ -228,68 +228,16 @@ def render_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
            "<body>", f"<h1>{escape(title)}</h1>", f'<p class="intro">{escape(intro)}</p>']
     from .explorer_page import explorer_links
     out += explorer_links(rep, "html")
-    head = headline_parts(rep)
-    if head is not None:
-        header, rows, src, n = head
-        out += ["<h2>Headline</h2>",
-                f'<p class="source">From <a href="{escape(src)}">{escape(src)}</a>, {n} '
-                "queries: share of required tools sent (R@k) and of queries with every "
-                "required tool sent (Complete@k), with 95% intervals where computed (as the "
-                "report's intervals.csv says: a bootstrap over queries, Wilson's for "
-                "Complete@k); MRR; NDCG@k (graded where the labels carry grades); payload = "
-                "name + description characters sent per query, reduction against sending "
-                "every tool.</p>", "<table><thead><tr>"
-                + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr></thead><tbody>"]
-        for row in rows:
-            out.append("<tr>" + f"<td>{escape(row[0])}</td>"
-                       + "".join(f'<td class="num">{escape(c)}</td>' for c in row[1:])
-                       + "</tr>")
-        out.append("</tbody></table>")
-    figs = [(sorted(rep.glob("01_*/recall_vs_payload.png")),
-             "R@k against payload reduction, one curve per scorer (notebook 01)"),
-            (sorted(rep.glob("06_*/style_comparison.png")),
-             "Each scorer per registry style (notebook 06)")]
-    figs = [(found[0], caption) for found, caption in figs if found]
-    if figs:
-        out.append('<h2>Figures</h2><div class="figs">')
-        for path, caption in figs:
-            rel = path.relative_to(rep).as_posix()
-            out.append(f'<figure><a href="{escape(rel)}"><img src="{escape(rel)}" '
-                       f'alt="{escape(caption)}"/></a><figcaption>{escape(caption)}'
-                       "</figcaption></figure>")
-        out.append("</div>")
+    out += _index_headline(rep)
+    out += _index_figures(rep)
     out.append('<h2>Reports</h2><div class="cards">')
     skipped = []
     for nb in notebooks:
-        stem = nb.stem
-        run = by_stem.get(stem)
+        run = by_stem.get(nb.stem)
         if run is not None and run.skipped is not None:
-            skipped.append((stem, page_title(nb), run.skipped))
+            skipped.append((nb.stem, page_title(nb), run.skipped))
             continue
-        links = []
-        if (rep / f"{stem}.html").exists():
-            links.append(f'<a href="{escape(stem)}.html">report</a>')
-        if (rep / f"{stem}.ipynb").exists():
-            links.append(f'<a href="{escape(stem)}.ipynb">executed notebook</a>')
-        art = rep / stem
-        if art.is_dir():
-            n_csv = sum(1 for _ in art.rglob("*.csv"))
-            if n_csv:
-                links.append(f'<a href="{escape(stem)}/">{n_csv} table'
-                             f'{"s" if n_csv != 1 else ""} (CSV)</a>')
-        failed = run is not None and run.error
-        full = page_title(nb)  # "Topic: what it shows": the card shows the topic
-        heading = escape(f"{stem[:2]} · {full.split(':', 1)[0].strip() or full}")
-        if (rep / f"{stem}.html").exists():
-            heading = f'<a href="{escape(stem)}.html">{heading}</a>'
-        card = [f'<div class="card{"" if links else " missing"}"><h3>{heading}</h3>',
-                f"<p>{escape(_card_summary(rep / stem, nb))}</p>"]
-        if failed:
-            card.append(f'<p class="failed">This run failed: {escape(run.error)} (the '
-                        "previous outputs, if any, are kept).</p>")
-        card.append('<div class="links">' + (" · ".join(links) or "not generated yet")
-                    + "</div></div>")
-        out.append("".join(card))
+        out.append(_index_card(rep, nb, run))
     out.append("</div>")
     if skipped:
         out.append("<h2>Skipped on this data</h2><ul class=\"skipped\">")
@@ -302,6 +250,88 @@ def render_index(reports_dir: str | Path, notebooks: Sequence[Path], *,
                    "with every figure and table listed.</p>")
     out += ["</body>", "</html>"]
     return "\n".join(out) + "\n"
+
+
+def _index_headline(rep: Path) -> list[str]:
+    """The index's headline table (as in the README); none when the report has none."""
+    from html import escape
+    head = headline_parts(rep)
+    if head is None:
+        return []
+    header, rows, src, n = head
+    out = ["<h2>Headline</h2>",
+           f'<p class="source">From <a href="{escape(src)}">{escape(src)}</a>, {n} '
+           "queries: share of required tools sent (R@k) and of queries with every "
+           "required tool sent (Complete@k), with 95% intervals where computed (as the "
+           "report's intervals.csv says: a bootstrap over queries, Wilson's for "
+           "Complete@k); MRR; NDCG@k (graded where the labels carry grades); payload = "
+           "name + description characters sent per query, reduction against sending "
+           "every tool.</p>", "<table><thead><tr>"
+           + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr></thead><tbody>"]
+    for row in rows:
+        out.append("<tr>" + f"<td>{escape(row[0])}</td>"
+                   + "".join(f'<td class="num">{escape(c)}</td>' for c in row[1:])
+                   + "</tr>")
+    out.append("</tbody></table>")
+    return out
+
+
+def _index_figures(rep: Path) -> list[str]:
+    """The index's figures: recall vs payload (01) and per style (06), those present."""
+    from html import escape
+    figs = [(sorted(rep.glob("01_*/recall_vs_payload.png")),
+             "R@k against payload reduction, one curve per scorer (notebook 01)"),
+            (sorted(rep.glob("06_*/style_comparison.png")),
+             "Each scorer per registry style (notebook 06)")]
+    figs = [(found[0], caption) for found, caption in figs if found]
+    if not figs:
+        return []
+    out = ['<h2>Figures</h2><div class="figs">']
+    for path, caption in figs:
+        rel = path.relative_to(rep).as_posix()
+        out.append(f'<figure><a href="{escape(rel)}"><img src="{escape(rel)}" '
+                   f'alt="{escape(caption)}"/></a><figcaption>{escape(caption)}'
+                   "</figcaption></figure>")
+    out.append("</div>")
+    return out
+
+
+def _card_links(rep: Path, stem: str) -> list[str]:
+    """Links of a notebook's card: its HTML page, executed notebook and table folder, those
+    that exist."""
+    from html import escape
+    links = []
+    if (rep / f"{stem}.html").exists():
+        links.append(f'<a href="{escape(stem)}.html">report</a>')
+    if (rep / f"{stem}.ipynb").exists():
+        links.append(f'<a href="{escape(stem)}.ipynb">executed notebook</a>')
+    art = rep / stem
+    if art.is_dir():
+        n_csv = sum(1 for _ in art.rglob("*.csv"))
+        if n_csv:
+            links.append(f'<a href="{escape(stem)}/">{n_csv} table'
+                         f'{"s" if n_csv != 1 else ""} (CSV)</a>')
+    return links
+
+
+def _index_card(rep: Path, nb: Path, run: NotebookRun | None) -> str:
+    """A notebook's card on the index: topic, summary, failure if its run failed, links."""
+    from html import escape
+    stem = nb.stem
+    links = _card_links(rep, stem)
+    failed = run is not None and run.error
+    full = page_title(nb)  # "Topic: what it shows": the card shows the topic
+    heading = escape(f"{stem[:2]} · {full.split(':', 1)[0].strip() or full}")
+    if (rep / f"{stem}.html").exists():
+        heading = f'<a href="{escape(stem)}.html">{heading}</a>'
+    card = [f'<div class="card{"" if links else " missing"}"><h3>{heading}</h3>',
+            f"<p>{escape(_card_summary(rep / stem, nb))}</p>"]
+    if failed:
+        card.append(f'<p class="failed">This run failed: {escape(run.error)} (the '
+                    "previous outputs, if any, are kept).</p>")
+    card.append('<div class="links">' + (" · ".join(links) or "not generated yet")
+                + "</div></div>")
+    return "".join(card)
 
 
 def _card_summary(page_dir: Path, nb: Path) -> str:
