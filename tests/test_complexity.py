@@ -11,7 +11,8 @@ each a step), ``cli/importers.py _import`` (31 → 11), ``report/plan.py check_u
 (24 → 2) and ``tables/labeling.py read_requests`` (22 → 5, one function per format);
 ``report/runner.py _write`` (44 → 11) and ``report/output.py _load_manifest`` (23 → 3),
 split into named steps of the report's write and the manifest's checks;
-``eval/sweep.py sweep`` (37 → 11, each batch's rows a step).
+``eval/sweep.py sweep`` (37 → 11, each batch's rows a step); ``data.py _check_subschema``
+(32 → 4, one check per keyword) and ``read_records`` (21 → 6, JSON document or JSONL lines).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ CEILINGS = {
     ("report/explorer_data.py", "explorer_data"): 40,
     ("tables/scenario.py", "escape_hatch"): 35,
     ("integrations/benchmarks.py", "from_bfcl"): 33,
-    ("data.py", "_check_subschema"): 32,
     ("report/check_outputs.py", "markdown_summary"): 32,
     ("report/site.py", "render_index"): 31,
     ("integrations/sources.py", "import_sources"): 30,
@@ -48,7 +48,6 @@ CEILINGS = {
     ("report/readme.py", "render_user_readme"): 24,
     ("integrations/benchmarks.py", "from_toolbench"): 23,
     ("integrations/benchmarks.py", "from_metatool"): 23,
-    ("data.py", "read_records"): 21,
     ("integrations/anthropic_runs.py", "load_runs"): 21,
     ("tables/check.py", "parse_thresholds"): 21,
     ("tables/check.py", "compare"): 21,
