@@ -1,8 +1,6 @@
 """The complexity gate: no function in ``toolsel/`` above cyclomatic complexity 20 (radon's
-measure; the goal for every function), except the functions listed below, each held at or
-under the complexity it had when the gate was added, so none can grow. A listed function
-brought to 20 or below must leave the list (the gate then holds it at 20). Refactored to get
-here: ``tables/check.py parse_baseline`` (45 → 4, a reader class of small checks),
+measure). Refactored to get here: ``tables/check.py parse_baseline`` (45 → 4, a reader
+class of small checks),
 ``report/claims.py leader`` (26 → 19), ``mode_summary`` (21 → 14) and
 ``report/plan.py notebook_plan`` (22 → 9), ``integrations/importers.py import_files``
 (22 → 10) and ``integrations/sources.py detect_format`` (25 → 17), both reading the table of
@@ -35,6 +33,12 @@ and notes sections) and ``junit_xml`` (25 → 4: a suite, a request's testcase, 
 ``report/site.py render_index`` (31 → 11: headline, figures, a card and its links).
 ``report/markdown.py table`` (28 → 11: flattened frame, alignment row, a cell, the footer).
 ``report/readme.py render_user_readme`` (24 → 14: the scorer-gap warning, a notebook run).
+``eval/sweep.py sweep`` (37 → 11, each batch's rows a step); ``data.py _check_subschema``
+(32 → 4, one check per keyword) and ``read_records`` (21 → 6, JSON document or JSONL lines);
+``scorers/fusion.py FusionScorer._fit`` (30 → 3: parameter checks, lexical, semantic signals);
+``report/which_scorer.py which_scorer_markdown`` (30 → 15, one style's rows a step) and
+``which_embedding_markdown`` (28 → 10, one model's finding a step); ``eval/policies.py
+evaluate_policies`` (26 → 10: fitting the policies, a selection's cost, the table).
 """
 
 from __future__ import annotations
@@ -47,19 +51,8 @@ radon = pytest.importorskip("radon.complexity")
 from radon.visitors import Function  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The goal for every function of the package.
+#: The most any function of the package may reach.
 LIMIT = 20
-#: Functions above the goal today, with the most each may reach (path relative to toolsel/,
-#: then the function's qualified name).
-CEILINGS = {
-    ("eval/sweep.py", "sweep"): 37,
-    ("data.py", "_check_subschema"): 32,
-    ("report/which_scorer.py", "which_scorer_markdown"): 30,
-    ("scorers/fusion.py", "FusionScorer._fit"): 30,
-    ("report/which_scorer.py", "which_embedding_markdown"): 28,
-    ("eval/policies.py", "evaluate_policies"): 26,
-    ("data.py", "read_records"): 21,
-}
 
 
 def complexities(package: Path = ROOT / "toolsel") -> dict[tuple[str, str], int]:
@@ -75,19 +68,12 @@ def complexities(package: Path = ROOT / "toolsel") -> dict[tuple[str, str], int]
     return out
 
 
-def test_no_function_above_the_limit_or_its_ceiling():
+def test_no_function_above_the_limit():
     found = complexities()
-    over = [f"toolsel/{path} {name}: {cc} (limit {CEILINGS.get((path, name), LIMIT)})"
-            for (path, name), cc in sorted(found.items())
-            if cc > CEILINGS.get((path, name), LIMIT)]
+    assert len(found) > 1000  # the whole package was read
+    over = [f"toolsel/{path} {name}: {cc} (limit {LIMIT})"
+            for (path, name), cc in sorted(found.items()) if cc > LIMIT]
     assert not over, "split these functions:\n" + "\n".join(over)
-
-
-def test_the_ceilings_only_list_functions_still_above_the_limit():
-    found = complexities()
-    stale = [f"toolsel/{p} {n}: {found.get((p, n), 'gone')}" for p, n in CEILINGS
-             if found.get((p, n), 0) <= LIMIT]
-    assert not stale, "remove from CEILINGS (now held at the limit):\n" + "\n".join(stale)
 
 
 def test_the_gate_sees_a_complex_function(tmp_path):

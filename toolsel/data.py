@@ -390,6 +390,22 @@ def read_records(path: str | Path) -> list[tuple[str, Any]]:
         raise DataError("file is empty", path=path)
     # lone surrogates can only come from \uD800-style escapes: check strings only then
     surrogates = bool(_SURROGATE_ESCAPE.search(text))
+    data = _json_document(text, stripped, path)
+    if data is not None:
+        if not isinstance(data, list):
+            raise DataError("expected a JSON array of records (or JSONL, one object a line)",
+                            path=path)
+        out = [(f"item {i}", rec) for i, rec in enumerate(data, start=1)]
+    else:
+        out = _jsonl_records(text, path)
+    for loc, rec in out:
+        _check_value(rec, path=path, loc=loc, surrogates=surrogates)
+    return out
+
+
+def _json_document(text: str, stripped: str, path: Path) -> Any:
+    """The records of ``text`` read as one JSON document (an array, or the ``tools`` array of
+    an object), or ``None`` when it is to be read as JSONL."""
     data: Any = None
     if stripped[0] == "[" or (stripped[0] == "{" and path.suffix.lower() not in (".jsonl",
                                                                                   ".ndjson")):
@@ -411,27 +427,24 @@ def read_records(path: str | Path) -> list[tuple[str, Any]]:
             data = inner["tools"]
         else:  # a one-record JSONL file: read it as lines, for line numbers
             data = None
-    if data is not None:
-        if not isinstance(data, list):
-            raise DataError("expected a JSON array of records (or JSONL, one object a line)",
-                            path=path)
-        out = [(f"item {i}", rec) for i, rec in enumerate(data, start=1)]
-    else:
-        out = []
-        from .jsonl import jsonl_lines
-        for lineno, line in jsonl_lines(text):
-            if not line.strip() or line.lstrip().startswith("//"):
-                continue
-            try:
-                out.append((f"line {lineno}", loads_json(line)))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
-                                location=f"line {lineno}") from None
-            except (ValueError, RecursionError) as exc:
-                raise DataError(_json_problem(exc), path=path,
-                                location=f"line {lineno}") from None
-    for loc, rec in out:
-        _check_value(rec, path=path, loc=loc, surrogates=surrogates)
+    return data
+
+
+def _jsonl_records(text: str, path: Path) -> list[tuple[str, Any]]:
+    """``("line N", record)`` for every non-blank, non-``//`` line of a JSONL ``text``."""
+    out = []
+    from .jsonl import jsonl_lines
+    for lineno, line in jsonl_lines(text):
+        if not line.strip() or line.lstrip().startswith("//"):
+            continue
+        try:
+            out.append((f"line {lineno}", loads_json(line)))
+        except json.JSONDecodeError as exc:
+            raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
+                            location=f"line {lineno}") from None
+        except (ValueError, RecursionError) as exc:
+            raise DataError(_json_problem(exc), path=path,
+                            location=f"line {lineno}") from None
     return out
 
 
@@ -533,6 +546,17 @@ def _check_schema(schema: Any, *, path, loc, field: str) -> None:
 def _check_subschema(schema: Mapping[str, Any], *, path, loc, field: str, depth: int) -> None:
     """Check the structure JSON Schema gives ``type``, ``properties``, ``required``,
     ``items`` and the combinators, at every nesting level."""
+    _check_schema_type(schema, path=path, loc=loc, field=field)
+    props = _checked_properties(schema, path=path, loc=loc, field=field)
+    _check_required(schema, props, path=path, loc=loc, field=field, depth=depth)
+    for key, value in schema.items():
+        for where, node in _subschemas(key, value, path=path, loc=loc, field=field):
+            if isinstance(node, Mapping):
+                _check_subschema(node, path=path, loc=loc, field=where, depth=depth + 1)
+
+
+def _check_schema_type(schema: Mapping[str, Any], *, path, loc, field: str) -> None:
+    """Every name under ``type`` is a JSON Schema type."""
     if "type" in schema:
         kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         for kind in kinds:
@@ -541,6 +565,10 @@ def _check_subschema(schema: Mapping[str, Any], *, path, loc, field: str, depth:
                                 f"{', '.join(JSON_SCHEMA_TYPES)}); `toolsel import` maps Python "
                                 "type names such as 'dict', 'float' and 'tuple'", path=path,
                                 location=loc, field=f"{field}.type")
+
+
+def _checked_properties(schema: Mapping[str, Any], *, path, loc, field: str):
+    """``properties``: an object of schema objects (empty if absent)."""
     props = schema.get("properties", {})
     if not isinstance(props, Mapping):
         raise DataError(f"'properties' must be an object, got {type(props).__name__}",
@@ -550,6 +578,12 @@ def _check_subschema(schema: Mapping[str, Any], *, path, loc, field: str, depth:
             raise DataError(f"property {pname!r} must be a schema object, got "
                             f"{type(pschema).__name__}", path=path, location=loc,
                             field=f"{field}.properties.{pname}")
+    return props
+
+
+def _check_required(schema: Mapping[str, Any], props, *, path, loc, field: str,
+                    depth: int) -> None:
+    """``required``: a list of names of ``props`` (draft-3 booleans tolerated below the top)."""
     required = schema.get("required", [])
     if isinstance(required, bool) and depth > 0:
         required = []  # draft-3 style "required": true on a property: not our business
@@ -560,23 +594,24 @@ def _check_subschema(schema: Mapping[str, Any], *, path, loc, field: str, depth:
     if missing and (depth == 0 or props):
         raise DataError(f"'required' names {missing[0]!r}, which is not in 'properties'",
                         path=path, location=loc, field=f"{field}.required")
-    for key, value in schema.items():
-        sub: list[tuple[str, Any]] = []
-        if key in _SUB_ONE and isinstance(value, Mapping):
-            sub = [(f"{field}.{key}", value)]
-        elif key in ("items", *_SUB_MANY):
-            if not isinstance(value, (list, Mapping)) and not (key in _SUB_ONE
-                                                              and isinstance(value, bool)):
-                raise DataError(f"'{key}' must be a schema object or a list of them, got "
-                                f"{type(value).__name__}", path=path, location=loc,
-                                field=f"{field}.{key}")
-            if isinstance(value, list):
-                sub = [(f"{field}.{key}.{i}", v) for i, v in enumerate(value)]
-        elif key in _SUB_NAMED and isinstance(value, Mapping):
-            sub = [(f"{field}.{key}.{k}", v) for k, v in value.items()]
-        for where, node in sub:
-            if isinstance(node, Mapping):
-                _check_subschema(node, path=path, loc=loc, field=where, depth=depth + 1)
+
+
+def _subschemas(key: str, value: Any, *, path, loc, field: str) -> list[tuple[str, Any]]:
+    """The nested schemas under ``key`` of a schema, each with its field path."""
+    if key in _SUB_ONE and isinstance(value, Mapping):
+        return [(f"{field}.{key}", value)]
+    if key in ("items", *_SUB_MANY):
+        if not isinstance(value, (list, Mapping)) and not (key in _SUB_ONE
+                                                          and isinstance(value, bool)):
+            raise DataError(f"'{key}' must be a schema object or a list of them, got "
+                            f"{type(value).__name__}", path=path, location=loc,
+                            field=f"{field}.{key}")
+        if isinstance(value, list):
+            return [(f"{field}.{key}.{i}", v) for i, v in enumerate(value)]
+        return []
+    if key in _SUB_NAMED and isinstance(value, Mapping):
+        return [(f"{field}.{key}.{k}", v) for k, v in value.items()]
+    return []
 
 
 def load_registry(path: str | Path, *, strict: bool = False) -> Registry:

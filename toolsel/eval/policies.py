@@ -79,13 +79,7 @@ def evaluate_policies(registry: Sequence[Tool], queries: Sequence[Query], scorer
     if not queries:
         raise ValueError("no queries to evaluate")
     costs = tool_costs(reg, encoding=encoding).json_tokens
-    fitted = [get_policy(p).clone().fit(reg, costs=costs) for p in policies]
-    if not fitted:
-        raise ValueError("no policies to evaluate")
-    configs = [repr(p) for p in fitted]
-    if len(set(configs)) != len(configs):
-        raise ValueError("a policy is listed twice: " + ", ".join(
-            c for c in configs if configs.count(c) > 1))
+    fitted, configs = _fitted_policies(policies, reg, costs)
     total = float(costs.sum())
     always_tokens = float(costs[cands.always].sum())
     candidates = ~cands.always
@@ -108,15 +102,41 @@ def evaluate_policies(registry: Sequence[Tool], queries: Sequence[Query], scorer
                     k = min(policy.cutoff(ranked_scores, order), len(order))
                     found, tokens = int((ranks <= k).sum()), spent[k]
                 else:
-                    sent = policy.select(batch.scores[b], candidates)
-                    k = len(sent)
-                    req = cands.index[required[qi]]
-                    at = np.searchsorted(sent, req).clip(max=max(k - 1, 0))
-                    found = int((sent[at] == req).sum()) if k else 0
-                    tokens = float(costs[sent].sum())
+                    found, k, tokens = _selected(policy, batch.scores[b], candidates,
+                                                 cands.index[required[qi]], costs)
                 for c, v in (("config_i", i), ("query_i", qi), ("found", found),
                              ("n_sent", k), ("tokens", tokens)):
                     cols[c].append(v)
+    return _per_query_table(cols, fitted, configs, queries, required, always_tokens, total)
+
+
+def _fitted_policies(policies, reg, costs) -> tuple[list, list[str]]:
+    """Each policy fitted (as a clone) on the registry, and its repr; refuses none and a
+    policy listed twice."""
+    fitted = [get_policy(p).clone().fit(reg, costs=costs) for p in policies]
+    if not fitted:
+        raise ValueError("no policies to evaluate")
+    configs = [repr(p) for p in fitted]
+    if len(set(configs)) != len(configs):
+        raise ValueError("a policy is listed twice: " + ", ".join(
+            c for c in configs if configs.count(c) > 1))
+    return fitted, configs
+
+
+def _selected(policy, scores, candidates, req, costs) -> tuple[int, int, float]:
+    """What a non-prefix policy sends for one query: required tools found (``req``, registry
+    indices), tools sent, their tokens."""
+    sent = policy.select(scores, candidates)
+    k = len(sent)
+    at = np.searchsorted(sent, req).clip(max=max(k - 1, 0))
+    found = int((sent[at] == req).sum()) if k else 0
+    tokens = float(costs[sent].sum())
+    return found, k, tokens
+
+
+def _per_query_table(cols, fitted, configs, queries, required, always_tokens,
+                     total) -> pd.DataFrame:
+    """The per policy × query table of :func:`evaluate_policies` from its collected columns."""
     ci = np.asarray(cols["config_i"])
     qi = np.asarray(cols["query_i"])
     n_req = np.asarray([len(r) for r in required])[qi]

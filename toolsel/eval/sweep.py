@@ -212,22 +212,15 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     names = reg.names
     always_mask = cands.always
     cand_idx = cands.index
-    cand_pos = cands.position
     m = len(cand_idx)
     ks, dropped = effective_top_k(top_k, m)
-    notes = []
-    if dropped:
-        notes.append(f"top_k {', '.join(map(str, dropped))} dropped: at or above the "
-                     f"{m} candidate tools every tool is sent, as at top_k={ks[-1]}")
+    notes = _dropped_notes(dropped, ks, m)
 
     costs = tool_costs(reg, encoding=encoding)
     unfiltered = costs.total()
-    fixed = costs.total(always_mask)
-    cost_kinds = ("chars", "tokens", "json_chars", "json_tokens")
-    cand_costs = {c: getattr(costs, c)[cand_idx] for c in cost_kinds}
     texts = [q.query for q in queries]
-    n_required = [len(r) for r in required]
-    gains = [[q.gain(reg[i].name) for i in r] for q, r in zip(queries, required)]
+    ctx = _SweepContext(reg, queries, cands, required, ks, m, costs.total(always_mask),
+                        {c: getattr(costs, c)[cand_idx] for c in _COST_KINDS})
 
     always_names = [names[i] for i in np.flatnonzero(always_mask)]
     qm_parts: list[pd.DataFrame] = []
@@ -252,45 +245,7 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
             timer = {"fit_s": time.perf_counter() - t0, "score_s": 0.0}
             for batch in rank_batches(scorer, texts, cands, batch_size=batch_size,
                                       timer=timer):
-                qs = range(batch.start, batch.stop)
-                req_ranks = [batch.ranks_of(b, cand_pos[required[qi]])
-                             for b, qi in enumerate(qs)]
-                per_q = evaluate(req_ranks, ks, [n_required[qi] for qi in qs],
-                                 [gains[qi] for qi in qs])
-                # payload of the top kk candidates of every query, for every cut-off
-                kks = np.asarray([min(k, m) for k in ks])
-                # only the top max(k) columns: four (batch x registry) arrays at 44k tools
-                # were the sweep's largest transient
-                top = batch.order[:, :int(kks.max())] if len(kks) else batch.order[:, :0]
-                cum = {c: np.cumsum(cand_costs[c][top], axis=1) for c in cost_kinds}
-                sent = {c: fixed[c] + (cum[c][:, kks - 1] if m else
-                                       np.zeros((batch.stop - batch.start, len(ks)), int))
-                        for c in cost_kinds}
-                qm_parts.append(_query_metric_rows(label, ks, [queries[qi] for qi in qs],
-                                                   [n_required[qi] for qi in qs],
-                                                   [len(queries[qi].expected) for qi in qs],
-                                                   per_q, sent))
-                for b, qi in enumerate(qs):
-                    q = queries[qi]
-                    for t in q.expected:
-                        ti = reg.index(t)
-                        rank = None if always_mask[ti] else int(batch.ranks[b, cand_pos[ti]])
-                        row = {"scorer": label, "query_id": q.id, "query": q.query, "tool": t,
-                               "always_include": bool(always_mask[ti]), "rank": rank}
-                        for k in ks:
-                            row[f"hit@{k}"] = None if rank is None else int(rank <= k)
-                        pq_rows.append(row)
-                    for j, k in enumerate(ks):
-                        kk = kks[j]
-                        missed = [(t, r) for t, r in zip(required[qi], req_ranks[b]) if r > kk]
-                        if not missed:
-                            continue
-                        sent_names = ";".join(names[cand_idx[i]] for i in batch.order[b, :kk])
-                        for t, r in missed:
-                            miss_rows.append({
-                                "scorer": label, "top_k": k, "query_id": q.id,
-                                "query": q.query, "expected": names[t], "rank": int(r),
-                                "sent_instead": sent_names})
+                qm_parts.append(ctx.batch_rows(label, batch, pq_rows, miss_rows))
                 bar.update(1)
             if policy_list:
                 # the fitted scorer is passed on: evaluate_policies reuses it (same registry)
@@ -310,12 +265,96 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     per_query = pd.DataFrame(pq_rows)
     misses = pd.DataFrame(miss_rows, columns=["scorer", "top_k", "query_id", "query",
                                               "expected", "rank", "sent_instead"])
-    policy_table = None
-    if policy_list:
-        policy_table = frontier(pd.concat(policy_parts, ignore_index=True),
-                                by="scorer").rename(columns=_POLICY_RENAME)[POLICY_COLUMNS]
+    policy_table = _policy_table(policy_parts) if policy_list else None
     return SweepResult(summary, query_metrics, per_query, misses, unfiltered, timings, notes,
                        policy_table)
+
+
+_COST_KINDS = ("chars", "tokens", "json_chars", "json_tokens")
+
+
+def _dropped_notes(dropped, ks, m) -> list[str]:
+    """The note naming the cut-offs dropped as sending every candidate (none if none)."""
+    notes = []
+    if dropped:
+        notes.append(f"top_k {', '.join(map(str, dropped))} dropped: at or above the "
+                     f"{m} candidate tools every tool is sent, as at top_k={ks[-1]}")
+    return notes
+
+
+def _policy_table(policy_parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Every scorer's policy summary, on its frontier, in :data:`POLICY_COLUMNS`."""
+    return frontier(pd.concat(policy_parts, ignore_index=True),
+                    by="scorer").rename(columns=_POLICY_RENAME)[POLICY_COLUMNS]
+
+
+class _SweepContext:
+    """What every batch of a sweep reads: queries, candidates, their required tools and costs."""
+
+    def __init__(self, reg, queries, cands, required, ks, m, fixed, cand_costs):
+        self.reg, self.queries, self.cands, self.required = reg, queries, cands, required
+        self.ks, self.m, self.fixed, self.cand_costs = ks, m, fixed, cand_costs
+        self.names = reg.names
+        self.n_required = [len(r) for r in required]
+        self.gains = [[q.gain(reg[i].name) for i in r] for q, r in zip(queries, required)]
+
+    def batch_rows(self, label, batch, pq_rows: list[dict], miss_rows: list[dict]):
+        """Evaluate one batch: append its per-query and miss rows, return its query metrics."""
+        ks, m, cand_pos = self.ks, self.m, self.cands.position
+        qs = range(batch.start, batch.stop)
+        req_ranks = [batch.ranks_of(b, cand_pos[self.required[qi]])
+                     for b, qi in enumerate(qs)]
+        per_q = evaluate(req_ranks, ks, [self.n_required[qi] for qi in qs],
+                         [self.gains[qi] for qi in qs])
+        # payload of the top kk candidates of every query, for every cut-off
+        kks = np.asarray([min(k, m) for k in ks])
+        sent = self._sent(batch, kks)
+        part = _query_metric_rows(label, ks, [self.queries[qi] for qi in qs],
+                                  [self.n_required[qi] for qi in qs],
+                                  [len(self.queries[qi].expected) for qi in qs],
+                                  per_q, sent)
+        for b, qi in enumerate(qs):
+            self._hit_rows(label, batch, b, self.queries[qi], pq_rows)
+            self._miss_rows(label, batch, b, qi, req_ranks[b], kks, miss_rows)
+        return part
+
+    def _sent(self, batch, kks):
+        """Payload sent per query and cut-off, for every cost kind."""
+        m, fixed = self.m, self.fixed
+        # only the top max(k) columns: four (batch x registry) arrays at 44k tools
+        # were the sweep's largest transient
+        top = batch.order[:, :int(kks.max())] if len(kks) else batch.order[:, :0]
+        cum = {c: np.cumsum(self.cand_costs[c][top], axis=1) for c in _COST_KINDS}
+        return {c: fixed[c] + (cum[c][:, kks - 1] if m else
+                               np.zeros((batch.stop - batch.start, len(self.ks)), int))
+                for c in _COST_KINDS}
+
+    def _hit_rows(self, label, batch, b, q, pq_rows: list[dict]) -> None:
+        """One ``per_query`` row per expected tool of query ``q`` (row ``b`` of the batch)."""
+        always_mask, cand_pos = self.cands.always, self.cands.position
+        for t in q.expected:
+            ti = self.reg.index(t)
+            rank = None if always_mask[ti] else int(batch.ranks[b, cand_pos[ti]])
+            row = {"scorer": label, "query_id": q.id, "query": q.query, "tool": t,
+                   "always_include": bool(always_mask[ti]), "rank": rank}
+            for k in self.ks:
+                row[f"hit@{k}"] = None if rank is None else int(rank <= k)
+            pq_rows.append(row)
+
+    def _miss_rows(self, label, batch, b, qi, ranks, kks, miss_rows: list[dict]) -> None:
+        """One ``misses`` row per required tool of query ``qi`` ranked below each cut-off."""
+        q, names, cand_idx = self.queries[qi], self.names, self.cands.index
+        for j, k in enumerate(self.ks):
+            kk = kks[j]
+            missed = [(t, r) for t, r in zip(self.required[qi], ranks) if r > kk]
+            if not missed:
+                continue
+            sent_names = ";".join(names[cand_idx[i]] for i in batch.order[b, :kk])
+            for t, r in missed:
+                miss_rows.append({
+                    "scorer": label, "top_k": k, "query_id": q.id,
+                    "query": q.query, "expected": names[t], "rank": int(r),
+                    "sent_instead": sent_names})
 
 
 def _query_metric_rows(label, ks, queries, n_required, n_expected, per_q, sent) -> pd.DataFrame:

@@ -79,32 +79,14 @@ def which_scorer_markdown(table: pd.DataFrame, versus: pd.DataFrame, *,
     """
     paths = dict(paths or {})
     metrics = [m for m in METRICS if m in table.columns]
-    f2 = "{:.2f}".format
     lines = [f"| style ({'tools, ' if n_tools else ''}test requests) | scorer | "
              + " | ".join(metrics) + " |",
              "| --- | --- | " + " | ".join("---" for _ in metrics) + " |"]
     for style, g in table.groupby("style", sort=False):
         g = g.set_index("scorer")
-        best = {}
-        for m in metrics:
-            rounded = g[m].round(2)
-            top = rounded.max()
-            best[m] = rounded.idxmax() if (rounded == top).sum() == 1 else None
         size = (f"{n_tools[style]:,}, " if n_tools and style in n_tools else "")
         head = f"{style} ({size}{int(g['n_queries'].iloc[0])})"
-        lex = [s for s in lexical if s in g.index]
-        rows = []
-        if lex:
-            cells = [" / ".join(f"**{f2(g.loc[s, m])}**" if best[m] == s else f2(g.loc[s, m])
-                                for s in lex) for m in metrics]
-            rows.append((" / ".join(lex), cells))
-        for s in [s for s in g.index if s not in lex]:
-            cells = []
-            for m in metrics:
-                mean = f"**{f2(g.loc[s, m])}**" if best[m] == s else f2(g.loc[s, m])
-                cells.append(f"{mean} [{f2(g.loc[s, m + '_low'])}, {f2(g.loc[s, m + '_high'])}]"
-                             if f"{m}_low" in g.columns else mean)
-            rows.append((f"**{s}**" if s == candidate else s, cells))
+        rows = _style_rows(g, metrics, lexical, candidate)
         for i, (name, cells) in enumerate(rows):
             lines.append(f"| {head if i == 0 else ''} | {name} | " + " | ".join(cells) + " |")
     text = ["\n".join(lines), ""]
@@ -124,6 +106,38 @@ def which_scorer_markdown(table: pd.DataFrame, versus: pd.DataFrame, *,
     verdict = [c.text for c in found]
     text.append(" ".join(verdict))
     return "\n".join(text)
+
+
+def _best_by_metric(g: pd.DataFrame, metrics: list[str]) -> dict:
+    """Per metric, the scorer whose mean rounds (2 decimals) above every other, else ``None``."""
+    best = {}
+    for m in metrics:
+        rounded = g[m].round(2)
+        top = rounded.max()
+        best[m] = rounded.idxmax() if (rounded == top).sum() == 1 else None
+    return best
+
+
+def _style_rows(g: pd.DataFrame, metrics: list[str], lexical: Sequence[str],
+                candidate: str) -> list[tuple[str, list[str]]]:
+    """The rows of one style (``g`` indexed by scorer): the lexical scorers' compact row of
+    means, then one row per other scorer with its intervals; the best mean bold."""
+    f2 = "{:.2f}".format
+    best = _best_by_metric(g, metrics)
+    lex = [s for s in lexical if s in g.index]
+    rows = []
+    if lex:
+        cells = [" / ".join(f"**{f2(g.loc[s, m])}**" if best[m] == s else f2(g.loc[s, m])
+                            for s in lex) for m in metrics]
+        rows.append((" / ".join(lex), cells))
+    for s in [s for s in g.index if s not in lex]:
+        cells = []
+        for m in metrics:
+            mean = f"**{f2(g.loc[s, m])}**" if best[m] == s else f2(g.loc[s, m])
+            cells.append(f"{mean} [{f2(g.loc[s, m + '_low'])}, {f2(g.loc[s, m + '_high'])}]"
+                         if f"{m}_low" in g.columns else mean)
+        rows.append((f"**{s}**" if s == candidate else s, cells))
+    return rows
 
 
 def which_scorer_claims(root: str | Path = ".") -> tuple[str, list]:
@@ -237,7 +251,7 @@ def which_embedding_markdown(tables: Mapping[str, pd.DataFrame], reference: str 
     p50/p95 on long requests where the table has them). Rows without quality numbers (a
     model whose package is missing) are left out.
     """
-    from .claims import Ref, _and, _Builder
+    from .claims import _Builder
     if reference is None:
         from ..scorers.embedding import DEFAULT_MODEL as reference
     b = _Builder()
@@ -251,69 +265,95 @@ def which_embedding_markdown(tables: Mapping[str, pd.DataFrame], reference: str 
         for model in dict.fromkeys(table["model"]):
             if model == reference:
                 continue
-            ahead, level, behind = [], [], []
-            for scorer in dict.fromkeys(table.loc[table["model"] == model, "scorer"]):
-                mine = table[(table["model"] == model) & (table["scorer"] == scorer)]
-                ref = table[(table["model"] == reference) & (table["scorer"] == scorer)]
-                if len(mine) != 1 or len(ref) != 1:
-                    continue
-                for c in cols:
-                    d = round(float(mine[c].iloc[0]) - float(ref[c].iloc[0]), 6)
-                    cell = (scorer, c, float(mine[c].iloc[0]), float(ref[c].iloc[0]), d)
-                    (ahead if d > 0 else behind if d < 0 else level).append(cell)
-
-            def val(scorer, col, m):
-                return b.num(table.loc[(table["model"] == m) & (table["scorer"] == scorer),
-                                       col].iloc[0],
-                             Ref(source, col, {"model": m, "scorer": scorer}), "dec", 3)
-
-            def cell_text(c, sep=" ("):
-                scorer, col, *_ = c
-                return (f"{b.code(scorer)} {b.lit(col)}{sep}{val(scorer, col, model)} vs "
-                        f"{val(scorer, col, reference)}" + (")" if sep == " (" else ""))
-
-            package = table.loc[table["model"] == model, "package"].iloc[0]
-            text = f"- {b.code(model)} ({b.code(package)}, {link}): "
-            if ahead:
-                text += (f"ahead of {b.code(reference)} on {_and([cell_text(c) for c in ahead])}"
-                         f"; {'level or behind' if level else 'behind'} on every other dev "
-                         "cell")
-            elif behind:
-                text += (f"{'level with or behind' if level else 'behind'} {b.code(reference)} "
-                         "on every dev cell")
-            else:
-                text += f"level with {b.code(reference)} on every dev cell"
-            if behind:
-                worst = min(behind, key=lambda c: c[4])
-                scorer, col = worst[0], worst[1]
-                where_m, where_r = ({"model": model, "scorer": scorer},
-                                    {"model": reference, "scorer": scorer})
-                by = b.num(-worst[4], Ref(source, col, where_r, minus=Ref(source, col, where_m)),
-                           "dec", 3)
-                text += f", by up to {by} on {cell_text(worst, ': ')}"
-            text += "."
-            if "ms_per_query_4000" in table.columns:
-                def ms(m, col="ms_per_query_4000"):
-                    return b.num(table.loc[(table["model"] == m) & (table["scorer"] == "default"),
-                                           col].iloc[0],
-                                 Ref(source, col, {"model": m, "scorer": "default"}), "dec", 2)
-                if {"default"} <= set(table.loc[table["model"] == model, "scorer"]):
-                    text += (f" {b.code('default')} with it: {ms(model)} ms per request at "
-                             f"{b.param('4,000')} tools, against {ms(reference)}")
-                    long_cols = ("long_p50_ms_4000", "long_p95_ms_4000")
-                    mrow = table[(table["model"] == model) & (table["scorer"] == "default")]
-                    rrow = table[(table["model"] == reference) & (table["scorer"] == "default")]
-                    if all(c in table.columns for c in long_cols) and not (
-                            mrow[list(long_cols)].isna().any(axis=None)
-                            or rrow[list(long_cols)].isna().any(axis=None)):
-                        text += (f"; on requests of three to five sentences p50 / p95 "
-                                 f"{ms(model, long_cols[0])} / {ms(model, long_cols[1])} ms "
-                                 f"against {ms(reference, long_cols[0])} / "
-                                 f"{ms(reference, long_cols[1])}")
-                    text += "."
-            lines.append(text)
+            lines.append(_embedding_model_line(b, table, source, link, model, reference, cols))
     claim = b.claim("\n".join(lines))
     return claim.text, [claim] if lines else []
+
+
+def _dev_cells(table: pd.DataFrame, cols: list[str], model: str, reference: str):
+    """The dev cells (scorer, column, model's value, reference's value, difference) where
+    ``model`` is ahead of, level with and behind ``reference``."""
+    ahead, level, behind = [], [], []
+    for scorer in dict.fromkeys(table.loc[table["model"] == model, "scorer"]):
+        mine = table[(table["model"] == model) & (table["scorer"] == scorer)]
+        ref = table[(table["model"] == reference) & (table["scorer"] == scorer)]
+        if len(mine) != 1 or len(ref) != 1:
+            continue
+        for c in cols:
+            d = round(float(mine[c].iloc[0]) - float(ref[c].iloc[0]), 6)
+            cell = (scorer, c, float(mine[c].iloc[0]), float(ref[c].iloc[0]), d)
+            (ahead if d > 0 else behind if d < 0 else level).append(cell)
+    return ahead, level, behind
+
+
+def _embedding_model_line(b, table: pd.DataFrame, source: str, link: str, model: str,
+                          reference: str, cols: list[str]) -> str:
+    """The finding of one model of one table: where it stands against ``reference`` on the
+    dev cells, its largest deficit, and ``default``'s speed with it."""
+    from .claims import Ref, _and
+    ahead, level, behind = _dev_cells(table, cols, model, reference)
+
+    def val(scorer, col, m):
+        return b.num(table.loc[(table["model"] == m) & (table["scorer"] == scorer),
+                               col].iloc[0],
+                     Ref(source, col, {"model": m, "scorer": scorer}), "dec", 3)
+
+    def cell_text(c, sep=" ("):
+        scorer, col, *_ = c
+        return (f"{b.code(scorer)} {b.lit(col)}{sep}{val(scorer, col, model)} vs "
+                f"{val(scorer, col, reference)}" + (")" if sep == " (" else ""))
+
+    package = table.loc[table["model"] == model, "package"].iloc[0]
+    text = f"- {b.code(model)} ({b.code(package)}, {link}): "
+    if ahead:
+        text += (f"ahead of {b.code(reference)} on {_and([cell_text(c) for c in ahead])}"
+                 f"; {'level or behind' if level else 'behind'} on every other dev "
+                 "cell")
+    elif behind:
+        text += (f"{'level with or behind' if level else 'behind'} {b.code(reference)} "
+                 "on every dev cell")
+    else:
+        text += f"level with {b.code(reference)} on every dev cell"
+    if behind:
+        worst = min(behind, key=lambda c: c[4])
+        scorer, col = worst[0], worst[1]
+        where_m, where_r = ({"model": model, "scorer": scorer},
+                            {"model": reference, "scorer": scorer})
+        by = b.num(-worst[4], Ref(source, col, where_r, minus=Ref(source, col, where_m)),
+                   "dec", 3)
+        text += f", by up to {by} on {cell_text(worst, ': ')}"
+    text += "."
+    if "ms_per_query_4000" in table.columns:
+        text += _embedding_speed(b, table, source, model, reference)
+    return text
+
+
+def _embedding_speed(b, table: pd.DataFrame, source: str, model: str, reference: str) -> str:
+    """``default``'s milliseconds per request with ``model`` against ``reference`` at 4,000
+    tools (and the long-request p50 / p95 where both rows have them); empty without a
+    ``default`` row of the model."""
+    from .claims import Ref
+
+    def ms(m, col="ms_per_query_4000"):
+        return b.num(table.loc[(table["model"] == m) & (table["scorer"] == "default"),
+                               col].iloc[0],
+                     Ref(source, col, {"model": m, "scorer": "default"}), "dec", 2)
+    text = ""
+    if {"default"} <= set(table.loc[table["model"] == model, "scorer"]):
+        text += (f" {b.code('default')} with it: {ms(model)} ms per request at "
+                 f"{b.param('4,000')} tools, against {ms(reference)}")
+        long_cols = ("long_p50_ms_4000", "long_p95_ms_4000")
+        mrow = table[(table["model"] == model) & (table["scorer"] == "default")]
+        rrow = table[(table["model"] == reference) & (table["scorer"] == "default")]
+        if all(c in table.columns for c in long_cols) and not (
+                mrow[list(long_cols)].isna().any(axis=None)
+                or rrow[list(long_cols)].isna().any(axis=None)):
+            text += (f"; on requests of three to five sentences p50 / p95 "
+                     f"{ms(model, long_cols[0])} / {ms(model, long_cols[1])} ms "
+                     f"against {ms(reference, long_cols[0])} / "
+                     f"{ms(reference, long_cols[1])}")
+        text += "."
+    return text
 
 
 def which_embedding_from_reports(root: str | Path = ".") -> tuple[str, list]:

@@ -321,6 +321,15 @@ class FusionScorer(Scorer):
         return mode
 
     def _fit(self, tools) -> None:
+        self._check_fusion_params()
+        self.signals_: list[tuple[str, Scorer]] = []
+        if self.lexical is not None:
+            self._fit_lexical(tools)
+        if self.semantic is not None:
+            self._fit_semantic(tools)
+
+    def _check_fusion_params(self) -> None:
+        """Refuse bad parameters before any model is loaded."""
         self._stop_mode()  # a bad value fails before any model is loaded
         if self.lexical is None and self.semantic is None:
             raise ValueError("FusionScorer needs at least one of lexical and semantic")
@@ -335,51 +344,60 @@ class FusionScorer(Scorer):
             if len(w) != 2 or min(w) < 0 or sum(w) <= 0:
                 raise ValueError(f"weights must be 'auto' or two non-negative floats, got "
                                  f"{self.weights!r}")
-        self.signals_: list[tuple[str, Scorer]] = []
-        if self.lexical is not None:
-            fields = self.lexical_fields if self.fields is None else self.fields
-            lex = get_scorer(self.lexical, fields=fields)
-            # the lexical scorer tokenizes (stop words, stemming, name splitting); another
-            # kind of scorer gets the request with stop words dropped (_lexical_text)
-            self._prefilter_ = False
-            if isinstance(lex, LexicalScorer):
-                params = dict(fields=fields, stop_words=self._stop_mode(), stem=self.stem)
-                if self.tokenizer is not None:
-                    params["tokenizer"] = self.tokenizer
-                if self.idf is not None and "idf" in type(lex)._param_names():
-                    params["idf"] = self.idf
-                if self.stem_weight is not None and "stem_weight" in type(lex)._param_names():
-                    params["stem_weight"] = self.stem_weight
-                if "backoff" in type(lex)._param_names():
-                    params["backoff"] = self.backoff
-                lex = get_scorer(self.lexical, **params)
+
+    def _fit_lexical(self, tools) -> None:
+        """Fit the lexical signal and append it to ``signals_``."""
+        fields = self.lexical_fields if self.fields is None else self.fields
+        lex = get_scorer(self.lexical, fields=fields)
+        # the lexical scorer tokenizes (stop words, stemming, name splitting); another
+        # kind of scorer gets the request with stop words dropped (_lexical_text)
+        self._prefilter_ = False
+        if isinstance(lex, LexicalScorer):
+            lex = get_scorer(self.lexical, **self._lexical_params(type(lex), fields))
+        else:
+            if self.stem is not None:
+                raise ValueError(f"{type(self).__name__}: stem applies to a lexical "
+                                 f"scorer; {self.lexical!r} is not one")
+            self._prefilter_ = self._stop_mode() is not None
+        self.signals_.append(("lexical", lex.fit(tools)))
+
+    def _lexical_params(self, lex_type, fields) -> dict[str, Any]:
+        """The parameters passed on to a lexical scorer of class ``lex_type``."""
+        params = dict(fields=fields, stop_words=self._stop_mode(), stem=self.stem)
+        if self.tokenizer is not None:
+            params["tokenizer"] = self.tokenizer
+        if self.idf is not None and "idf" in lex_type._param_names():
+            params["idf"] = self.idf
+        if self.stem_weight is not None and "stem_weight" in lex_type._param_names():
+            params["stem_weight"] = self.stem_weight
+        if "backoff" in lex_type._param_names():
+            params["backoff"] = self.backoff
+        return params
+
+    def _fit_semantic(self, tools) -> None:
+        """Fit the semantic signal of every model and append each to ``signals_`` (a missing
+        model is skipped with a warning when a lexical fallback is allowed)."""
+        for model in self._models():
+            params: dict[str, Any] = {"fields": self.semantic_fields if self.fields is None
+                                      else self.fields}
+            if model is not None:
+                params["model"] = model
+            if self.windows is not None:  # long tool texts as several vectors
+                params.update(windows=self.windows, window_pooling=self.window_pooling)
+            try:
+                semantic = get_scorer(self.semantic, **params).fit(tools)
+            except (ImportError, OSError) as exc:  # model packages or files missing
+                if not self._lexical_fallback or not self.signals_:
+                    raise
+                rest = f"{self.lexical!r} alone" if len(self.signals_) == 1 else \
+                    f"the other {len(self.signals_)} signals"
+                # stacklevel 4: this method, _fit, fit, then the caller of fit
+                warnings.warn(f"{type(self).__name__}: the {self.semantic!r} signal"
+                              f"{'' if model is None else f' of model {model!r}'} is "
+                              f"unavailable ({exc}); scoring with {rest}",
+                              RuntimeWarning, stacklevel=4)
             else:
-                if self.stem is not None:
-                    raise ValueError(f"{type(self).__name__}: stem applies to a lexical "
-                                     f"scorer; {self.lexical!r} is not one")
-                self._prefilter_ = self._stop_mode() is not None
-            self.signals_.append(("lexical", lex.fit(tools)))
-        if self.semantic is not None:
-            for model in self._models():
-                params: dict[str, Any] = {"fields": self.semantic_fields if self.fields is None
-                                          else self.fields}
-                if model is not None:
-                    params["model"] = model
-                if self.windows is not None:  # long tool texts as several vectors
-                    params.update(windows=self.windows, window_pooling=self.window_pooling)
-                try:
-                    semantic = get_scorer(self.semantic, **params).fit(tools)
-                except (ImportError, OSError) as exc:  # model packages or files missing
-                    if not self._lexical_fallback or not self.signals_:
-                        raise
-                    rest = f"{self.lexical!r} alone" if len(self.signals_) == 1 else \
-                        f"the other {len(self.signals_)} signals"
-                    warnings.warn(f"{type(self).__name__}: the {self.semantic!r} signal"
-                                  f"{'' if model is None else f' of model {model!r}'} is "
-                                  f"unavailable ({exc}); scoring with {rest}",
-                                  RuntimeWarning, stacklevel=3)
-                else:
-                    self.signals_.append(("semantic", semantic))
+                self.signals_.append(("semantic", semantic))
 
     def _models(self) -> list[str | None]:
         """The encoders of the semantic signal: ``[None]`` (the scorer's own default), one
