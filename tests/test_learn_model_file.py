@@ -83,6 +83,18 @@ def test_bad_model_files_name_the_file_and_field(fitted, tmp_path, registry, edi
     with pytest.raises(DataError) as err:
         read_model(bad)
     assert err.value.field == field and str(bad) in str(err.value)
+    assert str(err.value).count(str(bad)) == 1  # named once, not wrapped twice
+
+
+def test_a_missing_setting_is_named_once(fitted, tmp_path):
+    rec = json.loads(fitted.read_text())
+    del rec["settings"]["setting"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(rec))
+    with pytest.raises(DataError) as err:
+        read_model(bad)
+    assert err.value.field == "settings.setting"
+    assert str(err.value).count(str(bad)) == 1 and "missing; expected dict" in str(err.value)
 
 
 def test_fit_never_overwrites_a_file_it_did_not_write(fitted, tmp_path, capsys):

@@ -179,8 +179,9 @@ def _check_header(rec: dict, path: Path) -> None:
 def _check_settings(rec: dict, path: Path) -> None:
     """``settings``: a valid setting, ``max_per_tool`` and ``always_include``."""
     settings = _need(rec, "settings", dict, path)
+    setting = _need(settings, "setting", dict, path, "settings")  # its own error, not wrapped
     try:
-        Setting.from_json(_need(settings, "setting", dict, path, "settings"))
+        Setting.from_json(setting)
     except ValueError as exc:
         raise DataError(str(exc), path=path, field="settings.setting") from None
     mpt = settings.get("max_per_tool")
