@@ -38,6 +38,10 @@ def pytest_configure(config):
                     shutil.rmtree(Path(_CACHE_TMP) / "embeddings" / model.name,
                                   ignore_errors=True)
     os.environ["TOOLSEL_CACHE"] = _CACHE_TMP
+    # tests that import onnxruntime themselves (pytest.importorskip) bypass toolsel's own
+    # import, which turns its telemetry store off: without this, the suite writes a device id
+    # under ~/.cache/Microsoft (seen in a fresh HOME after `make test`)
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 
 def pytest_unconfigure(config):
