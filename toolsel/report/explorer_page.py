@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..io import write_text
 from .explorer_data import DEFAULT_DEPTH, explorer_data
+from .plan import find_notebooks
 
 __all__ = ["render_explorer", "write_explorer", "write_report_explorer", "embed_json",
            "explorer_links",
@@ -227,7 +228,6 @@ def report_explorer_inputs(notebooks_dir: str | Path, data=None
                 list(data.scorers or DEFAULT_SCORERS), list(data.top_k or DEFAULT_TOP_K))
     import papermill as pm
 
-    from .runner import find_notebooks
     nb_dir = Path(notebooks_dir)
     for nb in find_notebooks(nb_dir):
         params = pm.inspect_notebook(str(nb))

@@ -14,13 +14,28 @@ from pathlib import Path
 
 from .cutoffs import headline_k
 
-__all__ = ["NOTEBOOK_GLOB", "DATA_PARAMS", "DEFAULT_NEEDS", "find_notebooks", "notebook_title",
+__all__ = ["NotebookRun", "NOTEBOOK_GLOB", "DATA_PARAMS", "DEFAULT_NEEDS", "find_notebooks", "notebook_title",
            "same_path", "report_link",
            "notebook_needs", "notebook_parameters", "UserData", "check_user_data",
            "PlannedNotebook", "notebook_plan"]
 
 NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+@dataclass
+class NotebookRun:
+    """What happened to one notebook: its executed copy, HTML, seconds taken, error if any.
+
+    ``skipped``: why it did not run on the user's data (``executed`` then does not exist).
+    """
+
+    source: Path
+    executed: Path
+    html: Path | None
+    seconds: float
+    error: str | None = None
+    skipped: str | None = None
 
 
 def find_notebooks(notebooks_dir: str | Path, only: Iterable[str] | None = None) -> list[Path]:

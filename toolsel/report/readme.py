@@ -13,7 +13,7 @@ from ..io import write_text
 from .plan import UserData, notebook_title
 
 if TYPE_CHECKING:
-    from .runner import NotebookRun
+    from .plan import NotebookRun
 
 __all__ = ["headline_table", "render_readme", "write_readme", "render_user_readme",
            "write_user_readme"]

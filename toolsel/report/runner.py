@@ -63,7 +63,6 @@ import secrets
 import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import (BUILD_PREFIX, OutputError, folder_lock, is_private_dir, link_tree,
@@ -72,28 +71,14 @@ from .execute import execute_notebook, export_html
 from .stable import keep_equal_files
 from .output import (MANIFEST, Ownership, check_out_dir, check_ownership, manifest_shared,
                      manifest_text, owned_files, report_entries)
-from .plan import PlannedNotebook, UserData, check_user_data, find_notebooks, notebook_plan
+from .plan import (NotebookRun, PlannedNotebook, UserData, check_user_data, find_notebooks,
+                   notebook_plan)
 from .explorer_page import EXPLORER_PAGE, write_report_explorer
 from .readme import write_readme, write_user_readme
 from .site import write_index
 
 __all__ = ["NotebookRun", "generate_reports", "check_report_out", "report_lock", "other_writes",
            "add_to_manifest"]
-
-
-@dataclass
-class NotebookRun:
-    """What happened to one notebook: its executed copy, HTML, seconds taken, error if any.
-
-    ``skipped``: why it did not run on the user's data (``executed`` then does not exist).
-    """
-
-    source: Path
-    executed: Path
-    html: Path | None
-    seconds: float
-    error: str | None = None
-    skipped: str | None = None
 
 
 # --------------------------------------------------------------------------------------------

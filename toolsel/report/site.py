@@ -13,7 +13,7 @@ from .plan import _HEADING, _read_nb, notebook_title
 from .readme import headline_parts
 
 if TYPE_CHECKING:
-    from .runner import NotebookRun
+    from .plan import NotebookRun
 
 __all__ = ["page_title", "notebook_summary", "page_headings", "link_pages", "render_index",
            "write_index"]
