@@ -53,7 +53,7 @@ from .failure_modes import classify_miss, content_terms, tool_terms
 from ..eval.metrics import METRICS, evaluate, evaluate_sent, metric_aliases
 from ..scorers.embedding import persist_request_vectors
 
-__all__ = ["registry_fingerprint", "incomparable", "FORMAT", "DEFAULT_TOP_K", "MAX_PASSED_BY",
+__all__ = ["tool_names_fingerprint", "incomparable", "FORMAT", "DEFAULT_TOP_K", "MAX_PASSED_BY",
            "Threshold", "parse_thresholds",
            "selection_policy", "RequestResult", "ScorerRun", "CheckRun", "run_check",
            "baseline_text", "load_baseline", "parse_baseline", "Change", "Explanation",
@@ -264,7 +264,7 @@ class CheckRun:
     runs: dict[str, ScorerRun]
     n_tools: int = 0
     registry: str | None = None
-    """:func:`registry_fingerprint` of the registry it ran on (``None``: a baseline recorded
+    """:func:`tool_names_fingerprint` of the registry it ran on (``None``: a baseline recorded
     before fingerprints)."""
 
     @property
@@ -372,10 +372,10 @@ def run_check(registry: Sequence[Tool], queries: Sequence[Query], scorers="defau
                         tuple(names_arr[order[:depth]].tolist()), terms))
             runs[label] = ScorerRun(label, results, summary_metrics(results, k_label),
                                     t1 - t0, time.perf_counter() - t1)
-    return CheckRun(selection, tuple(always), runs, len(reg), registry_fingerprint(reg))
+    return CheckRun(selection, tuple(always), runs, len(reg), tool_names_fingerprint(reg))
 
 
-def registry_fingerprint(registry: Sequence[Tool]) -> str:
+def tool_names_fingerprint(registry: Sequence[Tool]) -> str:
     """The sha256 of a registry's tool names (sorted, one a line): which registry a baseline
     was recorded on. Names, not texts: editing descriptions is what a check is for."""
     names = sorted(t.name for t in registry)
@@ -396,7 +396,7 @@ def incomparable(baseline: CheckRun, queries: Sequence[Query],
     if not any(base[q.id].query == q.query for q in common):
         return (f"the {len(common)} request ids it shares with this run all hold other "
                 "requests: recorded on another query set")
-    if baseline.registry is not None and baseline.registry != registry_fingerprint(registry):
+    if baseline.registry is not None and baseline.registry != tool_names_fingerprint(registry):
         names = {t.name for t in registry}
         needed = {t for r in base.values() for t in r.ranks}
         if needed and not needed & names:
