@@ -407,3 +407,14 @@ def test_cli_from_input_ending_says_what_is_left(files, tmp_path, capsys, monkey
     out = capsys.readouterr().out
     assert "1 of 3 requests appended" in out and "the last 2 not labeled" in out
     assert len(path.read_text().splitlines()) == len(LINES) + 1
+
+
+def test_a_plain_request_list_splits_at_newlines_only(tmp_path):
+    """A request holding U+2028 or U+0085 (pasted from a web page) stays one request, and each
+    request's line number is the one an editor shows."""
+    from toolsel.tables.labeling import read_requests
+    todo = tmp_path / "todo.txt"
+    todo.write_text("send alice a dm\u2028on slack\n\nfile a bug\u0085now\r\n", encoding="utf-8")
+    got = read_requests(todo, TOOLS)
+    assert [(r.query, r.location) for r in got] == [
+        ("send alice a dm\u2028on slack", "line 1"), ("file a bug\u0085now", "line 3")]

@@ -40,8 +40,8 @@ from ..scorers.base import compared_scorers
 from ..data import (DataError, Query, Registry, Tool, check_tool_names, query_from_record,
                     read_records, read_text)
 from ..datasets import assign_splits, read_labeled
-from ..io import (OutputError, folder_lock, jsonl_line, refuse_never_write, write_bytes,
-                  write_target)
+from ..io import (OutputError, folder_lock, jsonl_line, jsonl_lines, refuse_never_write,
+                  write_bytes, write_target)
 from ..ranking import rank_order, ranks_of
 from ..scorers.base import Scorer, get_scorer
 from ..text import tokenize
@@ -413,9 +413,10 @@ def read_requests(path: str | Path, registry: Sequence[Tool]) -> list[LabelReque
 
 
 def _plain_requests(text: str) -> list[LabelRequest]:
-    """The requests of a plain-text file: one per non-blank line, stripped."""
+    """The requests of a plain-text file: one per non-blank line, stripped (split at ``\n``
+    only, as every file toolsel reads: a U+2028 inside a request stays in it)."""
     return [LabelRequest(line.strip(), location=f"line {n}")
-            for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+            for n, line in jsonl_lines(text) if line.strip()]
 
 
 def _json_request(rec: Any, path: Path, loc: str, reg: Registry) -> LabelRequest:
