@@ -51,14 +51,16 @@ def test_the_embedding_model_leaves_home_clean_and_names_onnxruntime_files_when_
     assert _files(home) == []  # onnxruntime's device id and SQLite store avoided
     assert _files(cache)  # the embedding cache, where TOOLSEL_CACHE says
     assert "onnxruntime" not in done.stdout
-    # a caller who turns its telemetry on gets the files, and the report's list names them
+    # a caller who turns its telemetry on may get onnxruntime's files (whether it writes them
+    # depends on the machine: one CI machine wrote none), only in the folder the report's list
+    # names
     done = subprocess.run([sys.executable, "-c", _ENCODE], cwd=tmp_path, capture_output=True,
                           text=True, env=fresh_home_env(home, TOOLSEL_CACHE=str(cache),
                                                         ORT_DISABLE_TELEMETRY="0"))
     assert done.returncode == 0, done.stderr
     onnx = home / ".cache" / "Microsoft" / "DeveloperTools" / ".onnxruntime"
-    assert _files(home) and all(f.startswith(".cache/Microsoft/DeveloperTools/.onnxruntime/")
-                                for f in _files(home))
+    assert all(f.startswith(".cache/Microsoft/DeveloperTools/.onnxruntime/")
+               for f in _files(home))
     assert f"onnxruntime's device id and telemetry store = {onnx}" in done.stdout
 
 
