@@ -63,7 +63,7 @@ from toolsel import load_queries, load_registry
 from toolsel.io import write_table
 from toolsel.report import claims
 from toolsel.report import markdown as md
-from toolsel.report.labels import (DEV_RULE, FILES, MODEL_FILE, label_sentences, label_tables,
+from toolsel.pages.labels import (DEV_RULE, FILES, MODEL_FILE, label_sentences, label_tables,
                                    model_sentence, model_table, skip_reason)
 from toolsel.report.notebook_setup import setup
 

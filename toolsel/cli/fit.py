@@ -74,7 +74,7 @@ def _fit(args: argparse.Namespace) -> int:
 def _print_cross_fit(reg, queries, scorer, always) -> None:
     from ..eval.stats import paired_comparison
     from ..eval.crossfit import can_cross_fit, cross_fit, learned_label, prepare
-    from ..report.labels import tool_tables
+    from ..pages.labels import tool_tables
     reason = can_cross_fit(queries)
     if reason:
         print(f"cross-fit: skipped: {reason}")

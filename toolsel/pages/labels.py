@@ -21,7 +21,7 @@ from ..eval.crossfit import (CURVE_CAPS, can_cross_fit, cross_fit, learned_label
                              learning_curve, prepare)
 from ..eval.stats import paired_comparison
 from ..learn.rule import RULE, required_ranks
-from . import claims
+from ..report import claims
 
 __all__ = ["LabelTables", "label_tables", "label_sentences", "skip_reason", "METRICS",
            "FILES", "tool_tables", "model_table", "model_sentence", "MODEL_FILE"]
