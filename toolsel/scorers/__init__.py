@@ -1,11 +1,10 @@
 """Scorers: one protocol (:class:`Scorer`), one module per family, selectable by name."""
 
-from .base import (LexicalScorer, NotFittedError, Scorer, available_scorers, get_scorer,
+from .base import (HookScorer, LexicalScorer, NotFittedError, Scorer, available_scorers, get_scorer,
                    register_scorer)
 from .bm25 import Bm25Scorer
 from .embedding import EmbeddingScorer
 from .fusion import DefaultScorer, FusionScorer
-from .hook import HookScorer
 from .jaccard import JaccardScorer
 from .tfidf import TfidfScorer
 

@@ -26,10 +26,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..data import Tool, suggest_names
-from ..text import SPLITTERS, Tokenizer, check_fields, split_identifier, tokenize, tool_text
+from ..text import SPLITTERS, Tokenizer, check_fields, split_identifier, token_set, tokenize, tool_text
 
 __all__ = ["Scorer", "LexicalScorer", "NotFittedError", "register_scorer", "get_scorer",
-           "available_scorers", "compared_scorers", "scorer_class", "scorer_summary", "check_params", "registry_fingerprint",
+           "available_scorers", "compared_scorers", "HookScorer", "scorer_class", "scorer_summary", "check_params", "registry_fingerprint",
            "TOKENIZERS"]
 
 _SCORERS: dict[str, type[Scorer]] = {}
@@ -53,7 +53,10 @@ def register_scorer(name: str, *, compare: int | None = None, fused: bool = Fals
     the reports, labeling, the explorer: :func:`compared_scorers`); ``None`` for a scorer
     used only by name (a variant such as ``bm25-okapi``). ``fused``: it combines other
     scorers (left out of :func:`compared_scorers` ``(single=True)``). Adding a scorer is its
-    module with this decorator, plus its tests.
+    module with this decorator, plus its tests; a built-in one is imported by
+    ``toolsel/scorers/__init__.py``, which Python runs before any module of the package, so
+    the table is full whatever module a caller imports (this module imports no family: no
+    import circle).
     """
     def deco(cls: type[Scorer]) -> type[Scorer]:
         cls.name = name
@@ -66,7 +69,6 @@ def register_scorer(name: str, *, compare: int | None = None, fused: bool = Fals
 
 def available_scorers() -> list[str]:
     """Names :func:`get_scorer` accepts."""
-    _load_builtin()
     return list(_SCORERS)
 
 
@@ -74,23 +76,12 @@ def compared_scorers(*, single: bool = False) -> tuple[str, ...]:
     """The scorers every comparison runs unless told otherwise, in their registered order
     (``jaccard, bm25, tfidf, embedding, default``); ``single``: only those that are one
     scorer (not a fusion of others)."""
-    _load_builtin()
     return tuple(n for n, (_, fused) in sorted(_COMPARED.items(), key=lambda kv: kv[1][0])
                  if not (single and fused))
 
 
-def _load_builtin() -> None:
-    # importing the modules registers them; kept here so base.py has no upward imports
-    from . import bm25, embedding, jaccard, tfidf  # noqa: F401
-    try:
-        from . import fusion  # noqa: F401
-    except ImportError:  # fusion lands with the default-scorer work
-        pass
-
-
 def scorer_class(name: str) -> type[Scorer]:
     """The scorer class registered as ``name``; a clear error naming the known ones."""
-    _load_builtin()
     try:
         return _SCORERS[name]
     except KeyError:
@@ -101,7 +92,6 @@ def scorer_class(name: str) -> type[Scorer]:
 def scorer_summary(name: str) -> str:
     """What the scorer registered as ``name`` is, in one paragraph (its docstring's first),
     as Markdown: for a report that names a scorer it must also define."""
-    import inspect
     doc = inspect.getdoc(scorer_class(name)) or name
     return " ".join(doc.split("\n\n")[0].split()).replace("``", "`")
 
@@ -132,7 +122,7 @@ def get_scorer(scorer: str | Scorer | Callable[..., float], **params: Any) -> Sc
     ``params`` go to the named scorer's constructor, checked by name first: a misspelt one
     (``topk``) is a :class:`TypeError` with a did-you-mean. A plain callable
     ``(tool, query_tokens) -> float`` (the article's hook) is wrapped in a
-    :class:`~toolsel.scorers.hook.HookScorer`.
+    :class:`HookScorer`.
     """
     if isinstance(scorer, Scorer):
         if params:
@@ -143,7 +133,6 @@ def get_scorer(scorer: str | Scorer | Callable[..., float], **params: Any) -> Sc
         check_params(cls, params)
         return cls(**params)
     if callable(scorer):
-        from .hook import HookScorer
         check_params(HookScorer, params)
         return HookScorer(scorer, **params)
     raise TypeError(f"expected a scorer name, Scorer or callable, got {type(scorer).__name__}")
@@ -325,6 +314,35 @@ class Scorer:
     def _match_many(self, queries: list[str], scores: np.ndarray) -> np.ndarray:
         # the article's rule: a tool matches when it scores above zero
         return scores > 0
+
+
+class HookScorer(Scorer):
+    """Call ``fn(tool, query_tokens)`` for every tool; ``query_tokens`` is the query's token set.
+
+    This is the article's extension point; it loops in Python, so it suits small registries
+    and prototypes. For speed, write a :class:`Scorer`.
+    """
+
+    name = "hook"
+
+    def __init__(self, fn: Callable[[Tool, set[str]], float]):
+        super().__init__()
+        self.fn = fn
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        return ["fn"]
+
+    def _fit(self, tools) -> None:
+        self.tools_ = list(tools)
+
+    def _score_many(self, queries: list[str]) -> np.ndarray:
+        out = np.empty((len(queries), self.n_tools_))
+        for i, q in enumerate(queries):
+            tokens = token_set(q)
+            for j, tool in enumerate(self.tools_):
+                out[i, j] = float(self.fn(tool, set(tokens)))
+        return out
 
 
 class LexicalScorer(Scorer):
