@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from toolsel import Tool, get_scorer
-from toolsel.scorers.embedding import (EmbeddingScorer, _counting_tokenizer, load_encoder,
+from toolsel.scorers.embedding import (EmbeddingScorer, counting_tokenizer, load_encoder,
                                        text_windows)
 from toolsel.scorers.fusion import FusionScorer
 
@@ -22,7 +22,7 @@ REG = [LONG, *OTHERS]
 
 @pytest.fixture(scope="module")
 def tok():
-    return _counting_tokenizer(load_encoder())
+    return counting_tokenizer(load_encoder())
 
 
 def test_windows_cover_the_text_in_order_within_the_budget(tok):
@@ -110,8 +110,8 @@ def test_fusion_passes_windows_to_its_semantic_signal():
     segs = [fused.segments(multi)]
     assert len(segs[0]) == 3
     (_, _, raw), = [s for s in fused._signal_scores(segs) if s[0] == "semantic"]
-    from toolsel.scorers.fusion import _locate
-    vecs = sem.encode_in_context([multi], [_locate(multi, segs[0][1:])])[0]
+    from toolsel.scorers.fusion import locate_clauses
+    vecs = sem.encode_in_context([multi], [locate_clauses(multi, segs[0][1:])])[0]
     np.testing.assert_allclose(raw, sem.tool_cosines(vecs), atol=1e-6)
     assert get_scorer("default", windows=64).windows == 64
 

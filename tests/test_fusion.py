@@ -207,14 +207,14 @@ def test_in_context_clauses_change_only_the_clause_rows(api):
 
 
 def test_clauses_not_found_verbatim_fall_back_to_their_own_vectors():
-    from toolsel.scorers.fusion import _locate
+    from toolsel.scorers.fusion import locate_clauses
     q = "Hi!\n\nFind flights to Rome, and book a hotel near the Colosseum"
     clauses = split_clauses(q)
     assert clauses[0].startswith("Hi! Find")  # joined with a space, not "\n\n"
-    spans = _locate(q, clauses)
+    spans = locate_clauses(q, clauses)
     assert [q[a:b].split() for a, b in spans] == [c.split() for c in clauses]
-    assert _locate(q, ["no such clause here"]) is None
-    assert _locate(q, []) is None
+    assert locate_clauses(q, ["no such clause here"]) is None
+    assert locate_clauses(q, []) is None
     tools = [Tool("search_flights", "find flights between two cities"),
              Tool("book_hotel", "book a hotel room in a city"),
              Tool("get_weather", "weather forecast for a city")]

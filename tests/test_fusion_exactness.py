@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from toolsel import load_queries, load_registry
 from toolsel.ranking import top_k_indices
 from toolsel.scorers.embedding import cosines
-from toolsel.scorers.fusion import (DefaultScorer, _find_words, _locate, _weighted_normalized,
+from toolsel.scorers.fusion import (DefaultScorer, _find_words, locate_clauses, _weighted_normalized,
                                     normalize_scores, split_clauses)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -70,8 +70,8 @@ def test_locate_finds_the_regex_spans_on_every_bundled_request():
     for q in texts:
         for text in (q, q.replace(" ", " \n\t"), f"{q}  {q}"):
             clauses = split_clauses(text)
-            assert _locate(text, clauses) == _regex_locate(text, clauses), text
-            assert _locate(text, clauses[::-1]) == _regex_locate(text, clauses[::-1]), text
+            assert locate_clauses(text, clauses) == _regex_locate(text, clauses), text
+            assert locate_clauses(text, clauses[::-1]) == _regex_locate(text, clauses[::-1]), text
 
 
 def test_weighted_normalized_is_weight_times_normalize_scores_bit_for_bit():
@@ -109,7 +109,7 @@ def _plain_default(scorer: DefaultScorer, query: str) -> np.ndarray:
     (_, lex), (_, sem) = scorer.signals_
     segs = scorer.segments(query)
     lexical = lex.score_many([scorer._lexical_text(s) for s in segs])
-    spans = _locate(query, segs[1:])
+    spans = locate_clauses(query, segs[1:])
     vecs = (sem.encode_queries(segs) if spans is None
             else sem.encode_in_context([query], [spans])[0])
     semantic = vecs.astype(np.float64) @ sem.vectors_.astype(np.float64).T

@@ -121,8 +121,8 @@ def _webbrowser_finds_one() -> bool:
          "the project and open it in JupyterLab", _args)
 def _explore(args: argparse.Namespace) -> int:
     from ..report.explore_notebook import write_explore_notebook
-    from .report import _default_notebooks
-    notebooks = args.notebooks if args.notebooks is not None else _default_notebooks()
+    from .report import default_notebooks
+    notebooks = args.notebooks if args.notebooks is not None else default_notebooks()
     path = write_explore_notebook(notebooks, args.registry, args.out, queries=args.queries,
                                   scorers=args.scorers, top_k=args.top_k)
     print(f"wrote {path} (tables go to {path.with_suffix('')}/)", flush=True)

@@ -61,7 +61,8 @@ def _short(names: list[str], n: int = 10) -> str:
          _import_args)
 def _import(args: argparse.Namespace) -> int:
     from ..integrations.sources import import_sources
-    from ..io import _dumps, jsonl_text
+    from ..io import jsonl_text
+    from ..jsonl import dumps
     _check_outputs(args.out, args.queries_out)
     result = import_sources(args.files, args.fmt or None, servers=args.server or None,
                             strict=args.strict)
@@ -72,7 +73,7 @@ def _import(args: argparse.Namespace) -> int:
         raise ValueError(f"no tools in the {len(args.files)} input(s): each was skipped (see "
                          "above); nothing written")
     # serialize both before writing either, so a value JSON cannot hold fails before any write
-    reg_text = _dumps([t.to_record() for t in registry], indent=2) + "\n"
+    reg_text = dumps([t.to_record() for t in registry], indent=2) + "\n"
     q_text = jsonl_text(queries)
     servers = sorted({t.metadata["server"] for t in registry if "server" in t.metadata})
     _write_pair(args.out, reg_text, args.queries_out if queries else None, q_text)

@@ -17,7 +17,7 @@ from pathlib import Path
 from .common import command, csv_list, int_list
 
 
-def _default_notebooks() -> Path:
+def default_notebooks() -> Path:
     """``notebooks/`` of the current folder if there is one, else the one beside the package."""
     here = Path("notebooks")
     if here.is_dir():
@@ -104,7 +104,7 @@ def _report(args: argparse.Namespace) -> int:
                                  other_writes, report_lock)
     from ..report.site import write_index
     data = _user_data(args)
-    notebooks = args.notebooks if args.notebooks is not None else _default_notebooks()
+    notebooks = args.notebooks if args.notebooks is not None else default_notebooks()
     out = args.out if args.out is not None else Path("reports")
     if args.readme_only:
         # only in a report folder (the files it rewrites are the report's)

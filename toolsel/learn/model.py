@@ -213,7 +213,7 @@ class LearnedScorer(Scorer):
     def _request_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of ``texts``, read the way the base scorer reads them (a fusion base's
         whole-request vector comes from its in-context pass, so it is computed once)."""
-        from ..scorers.fusion import FusionScorer, _locate
+        from ..scorers.fusion import FusionScorer, locate_clauses
         texts = list(texts)
         if not texts:
             return np.zeros((0, 0))
@@ -224,7 +224,7 @@ class LearnedScorer(Scorer):
                 hasattr(emb, "encode_in_context"):
             for i, t in enumerate(texts):
                 segs = base.segments(t)
-                spans[i] = _locate(segs[0], segs[1:]) if len(segs) > 1 else None
+                spans[i] = locate_clauses(segs[0], segs[1:]) if len(segs) > 1 else None
         out = np.zeros((len(texts), 0))
         single = [i for i, s in enumerate(spans) if s is None]
         multi = [i for i, s in enumerate(spans) if s is not None]

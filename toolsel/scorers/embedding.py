@@ -543,7 +543,7 @@ def check_windows(windows, owner: str) -> int | None:
     return windows
 
 
-def _counting_tokenizer(encoder):
+def counting_tokenizer(encoder):
     """A tokenizer counting word pieces for window cuts: the encoder's own when it has one
     (MiniLM-L6 and -L3), else MiniLM's (a core dependency), untruncated and unpadded."""
     from tokenizers import Tokenizer
@@ -712,7 +712,7 @@ class EmbeddingScorer(Scorer):
         self.window_counts_ = np.zeros(0, dtype=np.int64)
         if windows is None:
             return
-        counter = _counting_tokenizer(self.encoder_)
+        counter = counting_tokenizer(self.encoder_)
         per_tool = text_windows(self.texts_, [field_text(t, "name_words") for t in tools],
                                 counter, windows)
         owners = [i for i, ws in enumerate(per_tool) for _ in ws]

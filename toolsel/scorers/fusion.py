@@ -112,7 +112,7 @@ def split_clauses(query: str, *, min_content: int = _MIN_CONTENT,
     return out or [query]
 
 
-def _locate(query: str, clauses: Sequence[str]) -> list[tuple[int, int]] | None:
+def locate_clauses(query: str, clauses: Sequence[str]) -> list[tuple[int, int]] | None:
     """Character spans of ``clauses`` in ``query``, in order; ``None`` when there are none or
     one cannot be found (whitespace may differ: :func:`split_clauses` joins with a space)."""
     if not clauses:
@@ -442,7 +442,7 @@ class FusionScorer(Scorer):
 
     def _in_context_scores(self, scorer, segs: list[list[str]]) -> np.ndarray:
         # whole requests in one encoder pass each, their clauses pooled from it
-        spans = [_locate(ss[0], ss[1:]) for ss in segs]
+        spans = [locate_clauses(ss[0], ss[1:]) for ss in segs]
         single = [i for i, sp in enumerate(spans) if sp is None]
         multi = [i for i, sp in enumerate(spans) if sp is not None]
         rows: list[np.ndarray | None] = [None] * len(segs)

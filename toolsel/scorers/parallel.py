@@ -111,7 +111,7 @@ def prime_cache(tools: Iterable[Tool], *, model: str | None = None,
     "n_jobs"}``.
     """
     from ..text import field_text
-    from .embedding import (DEFAULT_MODEL, EmbeddingScorer, _counting_tokenizer, check_windows,
+    from .embedding import (DEFAULT_MODEL, EmbeddingScorer, counting_tokenizer, check_windows,
                             load_encoder, text_windows)
     from .embedding_cache import EmbeddingCache
     model = DEFAULT_MODEL if model is None else model
@@ -125,7 +125,7 @@ def prime_cache(tools: Iterable[Tool], *, model: str | None = None,
     encoder = load_encoder(model)
     if windows is not None:
         per_tool = text_windows(texts, [field_text(t, "name_words") for t in tools],
-                                _counting_tokenizer(encoder), windows)
+                                counting_tokenizer(encoder), windows)
         texts += [w for ws in per_tool for w in ws]
     cache = EmbeddingCache(encoder.model_id, cache_dir)
     t0 = time.perf_counter()
