@@ -268,9 +268,9 @@ def test_tool_formats_are_one_table_read_by_import_and_detection(tmp_path):
     import json as _json
     from toolsel.integrations.importers import (FORMATS, TOOL_FORMATS, detect_tool_format,
                                                 read_tool_file)
-    from toolsel.integrations.sources import ALL_FORMATS, detect_format
-    assert FORMATS == tuple(TOOL_FORMATS) == ("mcp", "openai", "anthropic")
-    assert set(FORMATS) <= set(ALL_FORMATS)
+    from toolsel.integrations.sources import detect_format, import_formats
+    assert FORMATS == tuple(TOOL_FORMATS) == ("mcp", "anthropic", "openai")
+    assert list(import_formats())[-3:] == list(FORMATS)  # tried last, in table order
     records = {"mcp": {"name": "a", "description": "d", "inputSchema": {"type": "object"}},
                "anthropic": {"name": "a", "description": "d",
                              "input_schema": {"type": "object"}},
@@ -287,3 +287,47 @@ def test_tool_formats_are_one_table_read_by_import_and_detection(tmp_path):
         assert server == ("srv" if TOOL_FORMATS[fmt].server_in_file else fmt)
         assert read_tool_file(path, fmt, "given")[1] == "given"
     assert detect_tool_format({"name": "a"}) is None and detect_tool_format([1]) is None
+
+
+def test_a_format_added_to_the_table_is_detected_and_read_by_toolsel_import(
+        tmp_path, monkeypatch, capsys):
+    """A new import format is one ImportFormat entry: once in IMPORT_FORMATS, ``toolsel
+    import`` lists it under --from, detects it among the other formats' inputs and reads it
+    into the registry it writes, in input order."""
+    import csv as _csv
+    import json as _json
+    from toolsel.cli import main
+    from toolsel.data import Tool, load_registry
+    from toolsel.integrations import sources
+
+    def read(inputs, out, **_):
+        groups = []
+        for i, path, server in inputs:
+            with path.open(newline="") as fh:
+                tools = [Tool(r["name"], r["description"]) for r in _csv.DictReader(fh)]
+            out.read.append((path, f"name-csv: {len(tools)} tools"))
+            groups.append((i, server or path.stem, tools, []))
+        return groups
+
+    fmt = sources.ImportFormat(
+        "name-csv", lambda p: p.is_csv and p.path.read_text().startswith("name,description"),
+        read, "a CSV of name,description rows")
+    monkeypatch.setitem(sources.IMPORT_FORMATS, fmt.name, fmt)
+    rows = tmp_path / "crm.csv"
+    rows.write_text("name,description\ncrm_find_contact,find a contact by email\n"
+                    "crm_log_call,log a phone call with a contact\n")
+    mcp = tmp_path / "mcp.json"
+    mcp.write_text(_json.dumps({"tools": [{"name": "read_file", "description": "read a file",
+                                           "inputSchema": {"type": "object"}}]}))
+    with pytest.raises(SystemExit):
+        main(["import", "--help"])
+    assert "name-csv: a CSV of name,description rows" in " ".join(capsys.readouterr().out.split())
+    assert sources.detect_format(rows) == "name-csv" and sources.detect_format(mcp) == "mcp"
+    out = tmp_path / "registry.json"
+    assert main(["import", str(rows), str(mcp), "--out", str(out)]) == 0
+    assert "name-csv: 2 tools" in capsys.readouterr().out
+    assert [t.name for t in load_registry(out)] == ["crm_find_contact", "crm_log_call",
+                                                    "read_file"]
+    monkeypatch.delitem(sources.IMPORT_FORMATS, fmt.name)
+    with pytest.raises(DataError, match="a CSV file whose format cannot be told"):
+        sources.detect_format(rows)

@@ -11,16 +11,13 @@ from ..io import check_output_file
 
 
 def _import_args(p: argparse.ArgumentParser) -> None:
-    from ..integrations.sources import ALL_FORMATS
+    from ..integrations.sources import import_formats
+    formats = import_formats()
     p.add_argument("--from", dest="fmt", action="append", default=[],
-                   choices=[*ALL_FORMATS, "auto"], metavar="FORMAT",
+                   choices=[*formats, "auto"], metavar="FORMAT",
                    help="input format, once for every input or once per input in order "
-                        f"(default auto: detected from the content): {', '.join(ALL_FORMATS)}; "
-                        "mcp is a tools/list result, openai/anthropic a tools array, bfcl "
-                        "BFCL question and possible_answer files, toolbench ToolBench query "
-                        "files, metatool a {tool: description} JSON plus Query,Tool CSV or "
-                        "{query, tool} JSON, beir a folder with corpus.jsonl, queries.jsonl, "
-                        "qrels/")
+                        "(default auto: detected from the content): "
+                        + "; ".join(f"{n}: {f.help}" for n, f in formats.items()))
     p.add_argument("files", nargs="+", type=Path, metavar="INPUT",
                    help="input files (a BEIR input is a folder); all go into one registry")
     p.add_argument("--out", required=True, type=Path, help="registry JSON to write")

@@ -63,13 +63,9 @@ from ..data import (DataError, Tool, loads_json, id_field, read_records, read_te
                     tool_from_record)
 from .schemas import SchemaNormalizer
 
-__all__ = ["BenchmarkImport", "BENCHMARK_FORMATS", "from_bfcl", "from_toolbench",
+__all__ = ["BenchmarkImport", "is_bfcl_record", "from_bfcl", "from_toolbench",
            "from_metatool", "from_beir", "toolbench_standardize", "toolbench_function_name",
            "bfcl_name"]
-
-#: Formats this module reads.
-BENCHMARK_FORMATS = ("bfcl", "toolbench", "metatool", "beir")
-
 
 @dataclass
 class BenchmarkImport:
@@ -156,6 +152,18 @@ def _unique_ids(queries: list[dict[str, Any]], *, path) -> None:
 #: BFCL categories whose entries carry no function list of their own (their functions are
 #: API classes' docs, or the category re-uses other entries): a file of one is skipped.
 BFCL_NOT_FUNCTION_LISTS = ("multi_turn", "memory", "web_search", "format_sensitivity")
+
+
+def is_bfcl_record(first: Any, path: Path) -> bool:
+    """Whether a file whose first record is ``first`` is BFCL's: ``question`` with
+    ``function`` or ``involved_classes`` (the multi-turn categories), a ``ground_truth``
+    (a possible_answer file), or an ``id`` in a file named ``BFCL_v<N>_*``."""
+    if not isinstance(first, Mapping):
+        return False
+    keys = set(first)
+    return bool({"question", "function"} <= keys or "ground_truth" in keys
+                or {"question", "involved_classes"} <= keys
+                or ("id" in keys and re.match(r"BFCL_v\d+_", path.name)))
 
 
 def bfcl_category(path: Path) -> str:

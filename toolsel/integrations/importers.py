@@ -46,13 +46,10 @@ from ..data import (DataError, Registry, Tool, loads_json, check_name_syntax, re
                     read_text, tool_from_record)
 from .schemas import SchemaNormalizer
 
-__all__ = ["FORMATS", "TOOL_FORMATS", "ToolFormat", "read_tool_file", "SEPARATOR", "from_mcp", "from_openai", "from_anthropic",
+__all__ = ["FORMATS", "TOOL_FORMATS", "ToolFormat", "read_tool_file", "read_json_or_none",
+           "SEPARATOR", "from_mcp", "from_openai", "from_anthropic",
            "from_langchain", "merge_servers", "server_prefix", "import_files", "write_registry",
            "MissingDescriptionWarning", "fallback_description"]
-
-#: Formats :func:`import_files` and ``toolsel import --from`` accept (the names of
-#: :data:`TOOL_FORMATS`, set at the end of this module).
-FORMATS = ("mcp", "openai", "anthropic")
 
 #: Joins a server name and a tool name when two servers define the same tool name.
 SEPARATOR = "__"
@@ -398,7 +395,7 @@ def merge_servers(groups: Sequence[tuple[str, Sequence[Tool]]], *,
     return Registry(merged)
 
 
-def _read_json(path: Path) -> Any:
+def read_json_or_none(path: Path) -> Any:
     """The parsed JSON document in ``path`` (``None`` for JSONL), with clear errors."""
     text = read_text(path)  # DataError for a folder, an unreadable or oversized file
     try:
@@ -437,8 +434,8 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
 
     A paged ``tools/list`` (non-null ``nextCursor``) is refused: it lacks the other pages.
     """
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if fmt not in TOOL_FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(TOOL_FORMATS)}")
     paths = [Path(p) for p in paths]
     if not paths:
         raise ValueError("no input files")
@@ -490,33 +487,37 @@ def _is_openai(rec: Mapping[str, Any]) -> bool:
 @dataclass(frozen=True)
 class ToolFormat:
     """A format of tool definitions: ``read`` (records → tools, as :func:`from_openai`),
-    ``matches`` (whether one record looks like it: how ``toolsel import`` detects it), and
+    ``matches`` (whether one record looks like it: how ``toolsel import`` detects it, trying
+    the formats in table order), ``help`` (one line for ``toolsel import --from``), and
     ``server_in_file`` (the file names its server, as MCP's ``serverInfo``; otherwise the
-    file's stem does). Adding a format is its reader, one entry in :data:`TOOL_FORMATS`, and
-    its tests."""
+    file's stem does; a tools list whose first tool no format matches is this format's).
+    Adding a format is its reader, one entry in :data:`TOOL_FORMATS`, and its tests."""
 
     name: str
     read: Callable[..., list[Tool]]
     matches: Callable[[Mapping[str, Any]], bool]
+    help: str
     server_in_file: bool = False
 
 
-#: Every tool-file format by name; :func:`import_files`, ``toolsel import`` and its format
-#: detection read this table.
+#: Every tool-file format by name, in detection order; :func:`import_files`, ``toolsel
+#: import`` and its format detection (:func:`toolsel.integrations.sources.import_formats`)
+#: read this table.
 TOOL_FORMATS: dict[str, ToolFormat] = {f.name: f for f in (
-    ToolFormat("mcp", from_mcp, _is_mcp, server_in_file=True),
-    ToolFormat("openai", from_openai, _is_openai),
-    ToolFormat("anthropic", from_anthropic, _is_anthropic),
+    ToolFormat("mcp", from_mcp, _is_mcp, "a tools/list result (inputSchema)",
+               server_in_file=True),
+    ToolFormat("anthropic", from_anthropic, _is_anthropic, "a tools array (input_schema)"),
+    ToolFormat("openai", from_openai, _is_openai, "a tools array (function, parameters)"),
 )}
+#: The names of the built-in tool-file formats (what :func:`import_files` takes).
 FORMATS = tuple(TOOL_FORMATS)
 
 
 def detect_tool_format(record: Any) -> str | None:
-    """The tool-file format a record looks like (MCP, then Anthropic, then OpenAI), or None."""
+    """The first tool-file format of :data:`TOOL_FORMATS` a record looks like, or None."""
     if not isinstance(record, Mapping):
         return None
-    return next((n for n in ("mcp", "anthropic", "openai") if TOOL_FORMATS[n].matches(record)),
-                None)
+    return next((n for n, f in TOOL_FORMATS.items() if f.matches(record)), None)
 
 
 def read_tool_file(path: Path, fmt: str, given: str | None, *, strict: bool = False,
@@ -526,7 +527,7 @@ def read_tool_file(path: Path, fmt: str, given: str | None, *, strict: bool = Fa
     or its name says) and its located records. A JSON-RPC error response, an empty file and a
     bad name are :class:`DataError`\\ s naming the file."""
     spec = TOOL_FORMATS[fmt]
-    doc = _read_json(path)
+    doc = read_json_or_none(path)
     if isinstance(doc, Mapping) and "error" in doc and "result" not in doc:
         raise DataError("holds a JSON-RPC error response, not a tools/list result: "
                         f"{json.dumps(doc['error'])[:200]}", path=path, field="error")

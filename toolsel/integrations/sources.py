@@ -4,6 +4,11 @@
 benchmark files (:mod:`toolsel.integrations.benchmarks`) into one registry plus the labeled
 queries the benchmarks carry. Each input's format is given or detected (:func:`detect_format`).
 
+Every format is one entry of one table (:func:`import_formats`): a tool-file format is an
+entry of :data:`~toolsel.integrations.importers.TOOL_FORMATS` (records → tools, one server
+per file), any other an :class:`ImportFormat` in :data:`IMPORT_FORMATS` (its own detection
+and reader). ``toolsel import``, its ``--from`` choices and its detection read that table.
+
 Groups and clashing names. MCP, OpenAI and Anthropic files are one group each (a server: the
 ``--server`` name, else the file's server name or stem, as :func:`import_files` does); the
 files of one benchmark format are one group together (``bfcl``, ``toolbench``,
@@ -15,24 +20,21 @@ prefixed the same way.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..data import (DataError, Query, Registry, Tool, check_name_syntax, query_from_record,
-                    read_records)
-from .benchmarks import (BENCHMARK_FORMATS, from_beir, from_bfcl, from_metatool,
-                         from_toolbench, metatool_kind)
-from .importers import (FORMATS, SEPARATOR, _read_json, detect_tool_format, merge_servers,
-                        read_tool_file)
+from ..data import DataError, Registry, Tool, check_name_syntax, query_from_record, read_records
+from .benchmarks import BenchmarkImport, from_beir, from_bfcl, from_metatool, from_toolbench, \
+    is_bfcl_record, metatool_kind
+from .importers import (SEPARATOR, TOOL_FORMATS, ToolFormat, detect_tool_format, merge_servers,
+                        read_json_or_none, read_tool_file)
 from .schemas import SchemaNormalizer
 
-__all__ = ["ALL_FORMATS", "detect_format", "import_sources", "ImportResult"]
-
-#: Every format ``toolsel import --from`` takes (``auto``: detect each input).
-ALL_FORMATS = (*FORMATS, *BENCHMARK_FORMATS)
+__all__ = ["IMPORT_FORMATS", "ImportFormat", "Probe", "import_formats", "detect_format",
+           "import_sources", "ImportResult"]
 
 
 @dataclass
@@ -53,65 +55,149 @@ class ImportResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _first_record(path: Path) -> Any:
-    records = read_records(path)
-    return records[0][1] if records else None
+class Probe:
+    """What format detection looks at in one input, each part read once when first asked.
+
+    ``path``; ``doc``: the parsed JSON document (``None`` for a folder, a CSV file, JSONL or
+    broken JSON); ``tools``: the tools array of a ``{"tools": [...]}`` document or a
+    ``tools/list`` result, else ``None``; ``first``: the first tool of that array, else the
+    file's first record (``None`` for a folder or a CSV file).
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.is_csv = path.suffix.lower() == ".csv"
+
+    @cached_property
+    def doc(self) -> Any:
+        return None if self.path.is_dir() or self.is_csv else read_json_or_none(self.path)
+
+    @cached_property
+    def tools(self) -> list[Any] | None:
+        inner = self.doc.get("result", self.doc) if isinstance(self.doc, Mapping) else None
+        return inner["tools"] if isinstance(inner, Mapping) and isinstance(
+            inner.get("tools"), list) else None
+
+    @cached_property
+    def first(self) -> Any:
+        if self.tools is not None:
+            return self.tools[0] if self.tools else None
+        if self.path.is_dir() or self.is_csv:
+            return None
+        records = read_records(self.path)
+        return records[0][1] if records else None
+
+
+#: One input of a format: its place among all inputs, its path, its ``--server`` name.
+Input = tuple[int, Path, "str | None"]
+#: One group of the merged registry: the place of its first input, its name, tools, queries.
+Group = tuple[int, str, list[Tool], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class ImportFormat:
+    """A format ``toolsel import`` reads.
+
+    ``detect(probe)``: whether an input is in this format (:class:`Probe`); formats are tried
+    in table order. ``read(inputs, out, strict=, normalizer=)``: every input given in this
+    format (:data:`Input`) → its groups (:data:`Group`), adding what it read to ``out`` (an
+    :class:`ImportResult`). ``help``: one line for ``--from``'s help and errors.
+    Adding a format is one entry in :data:`IMPORT_FORMATS` and its tests.
+    """
+
+    name: str
+    detect: Callable[[Probe], bool]
+    read: Callable[..., list[Group]]
+    help: str
+
+
+def _benchmark(name: str, reader: Callable[..., BenchmarkImport], *, options: bool = True
+               ) -> Callable[..., list[Group]]:
+    """A reader of a benchmark whose files are read together into one group named ``name``."""
+    def read(inputs: list[Input], out: ImportResult, *, strict: bool,
+             normalizer: SchemaNormalizer) -> list[Group]:
+        files = [path for _, path, _ in inputs]
+        got = (reader(files, strict=strict, normalizer=normalizer) if options
+               else reader(files))
+        out.read.extend(got.read)
+        out.resolved.extend(got.resolved)
+        out.notes.extend(got.notes)
+        check_name_syntax([(f"tool {t.name!r}", t.name) for t in got.tools],
+                          path=", ".join(map(str, files)), strict=strict)
+        return [(inputs[0][0], name, got.tools, got.queries)]
+    return read
+
+
+def _read_beir(inputs: list[Input], out: ImportResult, **_: Any) -> list[Group]:
+    groups = []
+    for i, path, _ in inputs:
+        got = from_beir(path)
+        out.read.extend(got.read)
+        out.notes.extend(f"{path}: {n}" for n in got.notes)
+        groups.append((i, path.name, got.tools, got.queries))
+    return groups
+
+
+def _tool_file_format(spec: ToolFormat) -> ImportFormat:
+    """The :class:`ImportFormat` of a tool-file format: one group per file, its server."""
+    def read(inputs: list[Input], out: ImportResult, *, strict: bool,
+             normalizer: SchemaNormalizer) -> list[Group]:
+        groups = []
+        for i, path, given in inputs:
+            tools, server = _read_tool_file(path, spec.name, given, strict=strict,
+                                            normalizer=normalizer)
+            out.read.append((path, f"{spec.name}: {len(tools)} tools"))
+            groups.append((i, server, tools, []))
+        return groups
+
+    def detect(probe: Probe) -> bool:
+        if probe.tools is not None:  # a tools list: the format its first tool looks like
+            return detect_tool_format(probe.first) == spec.name or (
+                spec.server_in_file and detect_tool_format(probe.first) is None)
+        return isinstance(probe.first, Mapping) and spec.matches(probe.first)
+    return ImportFormat(spec.name, detect, read, spec.help)
+
+
+#: The formats that are not tool files, in detection order (before every tool-file format).
+IMPORT_FORMATS: dict[str, ImportFormat] = {f.name: f for f in (
+    ImportFormat("beir", lambda p: (p.path / "corpus.jsonl").is_file(), _read_beir,
+                 "a folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv"),
+    ImportFormat("metatool", lambda p: p.tools is None and (
+        metatool_kind(p.path, p.doc) is not None), _benchmark("metatool", from_metatool,
+                                                               options=False),
+                 "a {tool: description} JSON plus Query,Tool CSV or {query, tool} JSON files"),
+    ImportFormat("bfcl", lambda p: p.tools is None and is_bfcl_record(p.first, p.path),
+                 _benchmark("bfcl", from_bfcl), "BFCL question and possible_answer files"),
+    ImportFormat("toolbench", lambda p: p.tools is None and isinstance(p.first, Mapping)
+                 and "api_list" in p.first, _benchmark("toolbench", from_toolbench),
+                 "ToolBench query files (api_list)"),
+)}
+
+
+def import_formats() -> dict[str, ImportFormat]:
+    """Every format ``toolsel import`` reads, by name, in detection order: those of
+    :data:`IMPORT_FORMATS`, then one per tool-file format of
+    :data:`~toolsel.integrations.importers.TOOL_FORMATS`."""
+    return {**IMPORT_FORMATS, **{n: _tool_file_format(f) for n, f in TOOL_FORMATS.items()}}
 
 
 def detect_format(path: str | Path) -> str:
-    """The format of one input, from its content (see :data:`ALL_FORMATS`).
-
-    A folder with ``corpus.jsonl`` is ``beir``; a CSV with ``Query`` and ``Tool`` columns or a
-    ``{name: description}`` object is ``metatool``; otherwise the first record decides:
-    ``question``/``function``, ``question``/``involved_classes`` (BFCL's multi-turn
-    categories), ``ground_truth``, or an ``id`` in a file named ``BFCL_v<N>_*`` → ``bfcl``; ``api_list`` → ``toolbench``;
-    ``query`` and ``tool`` → ``metatool``; ``inputSchema`` or a ``tools/list`` result →
-    ``mcp``; ``input_schema`` → ``anthropic``; ``function``/``parameters``/``type:
-    function`` → ``openai``. Raises :class:`DataError` when nothing matches (give ``--from``).
-    """
-    path = Path(path)
-    if path.is_dir():
-        if (path / "corpus.jsonl").is_file():
-            return "beir"
-        raise DataError("is a folder without corpus.jsonl; the only folder format is a BEIR "
-                        "folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)", path=path)
-    if path.suffix.lower() == ".csv":
-        if metatool_kind(path) == "csv":
-            return "metatool"
-        raise DataError("a CSV file without Query and Tool columns; the only CSV format is "
-                        "MetaTool's queries", path=path)
-    doc = _read_json(path)
-    if isinstance(doc, Mapping):
-        inner = doc.get("result", doc)
-        if isinstance(inner, Mapping) and isinstance(inner.get("tools"), list):
-            # a tools list: the format its first tool looks like, MCP by default
-            return detect_tool_format(inner["tools"][0] if inner["tools"] else None) or "mcp"
-        if metatool_kind(path, doc) == "tools":
-            return "metatool"
-    if metatool_kind(path, doc) == "json":
-        return "metatool"
-    first = _first_record(path)
-    if isinstance(first, Mapping):
-        keys = set(first)
-        if ({"question", "function"} <= keys or "ground_truth" in keys
-                or {"question", "involved_classes"} <= keys
-                or ("id" in keys and re.match(r"BFCL_v\d+_", path.name))):
-            return "bfcl"
-        if "api_list" in keys:
-            return "toolbench"
-        found = detect_tool_format(first)
-        if found:
-            return found
-    raise DataError("cannot tell its format from the content; give it with --from (one of "
-                    f"{', '.join(ALL_FORMATS)})", path=path)
-
-
-def _group_name(fmt: str, path: Path) -> str:
-    return path.name if fmt == "beir" else fmt
+    """The format of one input, from its content: the first of :func:`import_formats` whose
+    ``detect`` accepts it. Raises :class:`DataError` when none does (give ``--from``)."""
+    probe = Probe(Path(path))
+    formats = import_formats()
+    found = next((name for name, f in formats.items() if f.detect(probe)), None)
+    if found is None:
+        what = "a folder" if probe.path.is_dir() else "a CSV file" if probe.is_csv else "a file"
+        raise DataError(f"{what} whose format cannot be told from its content; give it with "
+                        "--from, one of: " + "; ".join(f"{n} ({f.help})"
+                                                       for n, f in formats.items()),
+                        path=probe.path)
+    return found
 
 
 def _input_formats(paths: list[Path], formats: Sequence[str] | str | None,
-                   servers: Sequence[str] | None) -> list[str]:
+                   servers: Sequence[str] | None, known: Sequence[str]) -> list[str]:
     """Each input's format (given, or detected for ``auto``), after checking the counts of
     formats and servers, the format names and that every input exists."""
     if formats is None or isinstance(formats, str):
@@ -126,67 +212,35 @@ def _input_formats(paths: list[Path], formats: Sequence[str] | str | None,
         raise ValueError(f"got {len(servers)} --server names for {len(paths)} inputs; give one "
                          "per input, in the same order")
     for fmt in formats:
-        if fmt not in (*ALL_FORMATS, "auto"):
+        if fmt not in (*known, "auto"):
             raise ValueError(f"unknown format {fmt!r}; expected one of "
-                             f"{', '.join(ALL_FORMATS)} or auto")
+                             f"{', '.join(known)} or auto")
     for path in paths:
         if not path.exists():
             raise DataError("file not found", path=path)
     return [detect_format(p) if f == "auto" else f for p, f in zip(paths, formats)]
 
 
-def _read_inputs(paths: list[Path], fmts: list[str], servers: Sequence[str] | None,
+def _read_groups(paths: list[Path], fmts: list[str], servers: Sequence[str] | None,
                  out: ImportResult, *, strict: bool, normalizer: SchemaNormalizer
-                 ) -> tuple[dict[str, tuple[list[Tool], list[dict[str, Any]]]],
-                            dict[str, list[Path]]]:
-    """Tool files and BEIR folders read into their groups (in order); the files of each other
-    benchmark format collected, their group's place kept, to be read together."""
-    # (group, tools, queries) in the order of first appearance
-    groups: dict[str, tuple[list[Tool], list[dict[str, Any]]]] = {}
-    bench: dict[str, list[Path]] = {}
+                 ) -> dict[str, tuple[list[Tool], list[dict[str, Any]]]]:
+    """Every format's inputs read by its entry; the groups in the order of their first input
+    (a server, a BEIR folder, a benchmark format); a group name given twice is an error."""
+    formats = import_formats()
+    by_format: dict[str, list[Input]] = {}
     for i, (path, fmt) in enumerate(zip(paths, fmts)):
-        if fmt in FORMATS:
-            tools, server = _read_tool_file(path, fmt, servers[i] if servers else None,
-                                            strict=strict, normalizer=normalizer)
-            if server in groups:
-                raise DataError(f"server {server!r} is given twice; name each file's server "
-                                "with --server (one per file)", path=path, field="server")
-            groups[server] = (tools, [])
-            out.read.append((path, f"{fmt}: {len(tools)} tools"))
-        elif fmt == "beir":
-            if path.name in groups:
-                raise DataError(f"a second input named {path.name!r}; BEIR folders are "
-                                "grouped by folder name", path=path)
-            got = from_beir(path)
-            groups[path.name] = (got.tools, got.queries)
-            out.read.extend(got.read)
-            out.notes.extend(f"{path}: {n}" for n in got.notes)
-        else:
-            if fmt not in bench:
-                groups[fmt] = ([], [])  # keeps the group's place in the order
-            bench.setdefault(fmt, []).append(path)
-    return groups, bench
-
-
-def _read_benchmarks(bench: dict[str, list[Path]],
-                     groups: dict[str, tuple[list[Tool], list[dict[str, Any]]]],
-                     out: ImportResult, *, strict: bool,
-                     normalizer: SchemaNormalizer) -> None:
-    """Each benchmark format's files read together into its group, names then checked."""
-    for fmt, files in bench.items():
-        if fmt == "bfcl":
-            got = from_bfcl(files, strict=strict, normalizer=normalizer)
-        elif fmt == "toolbench":
-            got = from_toolbench(files, strict=strict, normalizer=normalizer)
-        else:
-            got = from_metatool(files)
-        groups[fmt] = (got.tools, got.queries)
-        out.read.extend(got.read)
-        out.resolved.extend(got.resolved)
-        out.notes.extend(got.notes)
-    for fmt, files in bench.items():
-        check_name_syntax([(f"tool {t.name!r}", t.name) for t in groups[fmt][0]],
-                          path=", ".join(map(str, files)), strict=strict)
+        by_format.setdefault(fmt, []).append((i, path, servers[i] if servers else None))
+    read = sorted((g for fmt, inputs in by_format.items()
+                   for g in formats[fmt].read(inputs, out, strict=strict,
+                                              normalizer=normalizer)), key=lambda g: g[0])
+    groups: dict[str, tuple[list[Tool], list[dict[str, Any]]]] = {}
+    for i, name, tools, queries in read:
+        if name in groups:
+            raise DataError(f"the group {name!r} (a server, a BEIR folder's name or a "
+                            "benchmark format) is given twice; name each tool file's server "
+                            "with --server (one per file)", path=paths[i], field="server")
+        groups[name] = (tools, queries)
+    return groups
 
 
 def import_sources(paths: Sequence[str | Path], formats: Sequence[str] | str | None = None,
@@ -210,12 +264,10 @@ def import_sources(paths: Sequence[str | Path], formats: Sequence[str] | str | N
     paths = [Path(p) for p in paths]
     if not paths:
         raise ValueError("no input files")
-    fmts = _input_formats(paths, formats, servers)
+    fmts = _input_formats(paths, formats, servers, list(import_formats()))
     normalizer = SchemaNormalizer(strict=strict)
     out = ImportResult(Registry([]), [])
-    groups, bench = _read_inputs(paths, fmts, servers, out, strict=strict,
-                                 normalizer=normalizer)
-    _read_benchmarks(bench, groups, out, strict=strict, normalizer=normalizer)
+    groups = _read_groups(paths, fmts, servers, out, strict=strict, normalizer=normalizer)
     normalizer.warn()
     out.normalized = normalizer.summary()
     out.registry, out.queries, out.renamed = _merge(groups, strict=strict)
@@ -264,8 +316,3 @@ def _merge(groups: Mapping[str, tuple[list[Tool], list[dict[str, Any]]]], *,
         query_from_record(q, loc=f"query {q['id']!r}", registry=registry)
     renamed = [t.name for t in registry if "original_name" in t.metadata]
     return registry, queries, renamed
-
-
-def queries_of(result: ImportResult) -> list[Query]:
-    """The labeled queries of an import as :class:`~toolsel.data.Query` values."""
-    return [query_from_record(q, registry=result.registry) for q in result.queries]
