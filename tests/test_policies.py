@@ -373,3 +373,46 @@ def test_policies_command_writes_the_frontier(tmp_path, capsys):
     beats = pd.read_csv(out / "beats_top_k.csv")
     assert "top_k" not in set(beats["policy"])
     assert "on the frontier" in capsys.readouterr().out
+
+
+def test_a_policy_added_to_the_table_is_read_by_every_command(tmp_path, monkeypatch, capsys):
+    """A new policy is one class with register_policy: get_policy and parse_policy know it,
+    its grid joins default_grid, and `toolsel policies` evaluates and lists it."""
+    import math
+
+    import pandas as pd
+
+    from toolsel import policies
+    from toolsel.cli import main
+    monkeypatch.setattr(policies, "POLICIES", dict(policies.POLICIES))
+
+    @policies.register_policy
+    class TopShare(policies.PrefixPolicy):
+        """The best ``share`` of the candidates (rounded up)."""
+
+        name = "top_share"
+        aliases = ("share",)
+        sweep_param = "share"
+        grid = ({"share": [0.05, 0.2]},)
+
+        def __init__(self, share: float = 0.1):
+            self.share = float(share)
+
+        def cutoff(self, ranked_scores, ranked):
+            return math.ceil(self.share * len(ranked))
+
+    assert policies.parse_policy("SHARE:share=0.5") == TopShare(0.5)
+    assert policies.policy_spec(TopShare(0.25)) == "top_share:share=0.25"
+    assert "top_share" in policies.prefix_policies()
+    assert policies.default_grid()[-2:] == [TopShare(0.05), TopShare(0.2)]
+    out = tmp_path / "pol"
+    assert main(["policies", "--registry", "data/registry.json", "--queries",
+                 "data/queries.jsonl", "--scorer", "bm25", "--out", str(out)]) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    mine = summary[summary["policy"] == "top_share"]
+    assert len(mine) == 2 and set(mine["param_name"]) == {"share"}
+    # 61 tools: 5% sends 4 (ceil 3.05), 20% sends 13 (ceil 12.2)
+    assert sorted(mine["n_sent"]) == [4.0, 13.0]
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    assert "top_share" in capsys.readouterr().out

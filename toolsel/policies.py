@@ -34,6 +34,7 @@ On the command line a policy is a spec string, ``name`` or ``name:key=value,...`
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
@@ -44,16 +45,21 @@ from .data import Tool
 from .ranking import rank_order, top_k_indices
 
 __all__ = ["Policy", "PrefixPolicy", "TopK", "Threshold", "AdaptiveK", "TokenBudget", "TwoStage",
-           "get_policy", "available_policies", "policy_grid", "parse_policy", "policy_spec",
-           "config_specs", "as_policies"]
+           "POLICIES", "register_policy", "get_policy", "available_policies", "prefix_policies", "policy_grid",
+           "default_grid", "parse_policy", "policy_spec", "config_specs", "as_policies"]
 
-_POLICIES: dict[str, type[Policy]] = {}
-_ALIASES = {"topk": "top_k", "fixed": "top_k", "adaptive": "adaptive_k", "budget": "token_budget",
-            "two-stage": "two_stage", "twostage": "two_stage"}
+#: Every policy class by name, in registration order: what :func:`get_policy`,
+#: :func:`parse_policy`, :func:`default_grid` (``toolsel policies``, notebook 12) and
+#: ``toolsel check``/``sweep --policy`` read.
+POLICIES: dict[str, type[Policy]] = {}
 
 
-def _register(cls):
-    _POLICIES[cls.name] = cls
+def register_policy(cls: type[Policy]) -> type[Policy]:
+    """Class decorator: make a :class:`Policy` subclass available by its ``name`` (and its
+    ``aliases``) everywhere a policy is named. Adding a policy is its class with this
+    decorator (its ``name``, keyword parameters, ``sweep_param`` and ``grid``) and its tests.
+    """
+    POLICIES[cls.name] = cls
     return cls
 
 
@@ -102,7 +108,14 @@ class Policy:
     """
 
     name: ClassVar[str] = ""
-    _params: ClassVar[tuple[str, ...]] = ()
+    #: other names :func:`get_policy` accepts for it (any case)
+    aliases: ClassVar[tuple[str, ...]] = ()
+    #: the parameter its recall-vs-payload curve is swept over (the ``param`` column of
+    #: :mod:`toolsel.eval.policies` tables)
+    sweep_param: ClassVar[str | None] = None
+    #: the settings :func:`default_grid` sweeps: one ``{parameter: values}`` per
+    #: :func:`policy_grid` call
+    grid: ClassVar[tuple[dict[str, Any], ...]] = ()
 
     def fit(self, tools: Sequence[Tool], *, costs: Sequence[int] | None = None) -> Policy:
         """Learn what the policy needs from the registry (nothing by default); return ``self``.
@@ -118,7 +131,13 @@ class Policy:
 
     def get_params(self) -> dict[str, Any]:
         """The constructor's parameters, by name."""
-        return {p: getattr(self, p) for p in self._params}
+        return {p: getattr(self, p) for p in self.param_names()}
+
+    @classmethod
+    def param_names(cls) -> list[str]:
+        """The constructor's parameter names, in order."""
+        return [p.name for p in inspect.signature(cls.__init__).parameters.values()
+                if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
     def clone(self) -> Policy:
         """A new, unfitted policy with the same parameters."""
@@ -153,7 +172,7 @@ class PrefixPolicy(Policy):
         return np.sort(order[:k])
 
 
-@_register
+@register_policy
 class TopK(PrefixPolicy):
     """The ``k`` best candidates (the article's fixed top-K; ``k`` past the candidates: all).
 
@@ -161,7 +180,9 @@ class TopK(PrefixPolicy):
     """
 
     name = "top_k"
-    _params = ("k",)
+    aliases = ("topk", "fixed")
+    sweep_param = "k"
+    grid = ({"k": [1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20]},)
 
     def __init__(self, k: int = 10):
         self.k = _int("k", k, 0)
@@ -174,7 +195,7 @@ class TopK(PrefixPolicy):
         return min(self.k, len(ranked))
 
 
-@_register
+@register_policy
 class Threshold(PrefixPolicy):
     """Every candidate scoring ``>= min_score``, at least ``min_k`` and at most ``max_k`` of them.
 
@@ -197,7 +218,8 @@ class Threshold(PrefixPolicy):
     """
 
     name = "threshold"
-    _params = ("min_score", "min_k", "max_k", "scale")
+    sweep_param = "min_score"
+    grid = ({"min_score": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], "min_k": [1, 3], "max_k": [10, 20]},)
     SCALES = ("relative", "raw")
 
     def __init__(self, min_score: float = 0.5, *, min_k: int = 1, max_k: int | None = 20,
@@ -228,7 +250,7 @@ class Threshold(PrefixPolicy):
         return min(k, len(ranked) if self.max_k is None else self.max_k)
 
 
-@_register
+@register_policy
 class AdaptiveK(PrefixPolicy):
     """Cut the ranking where the scores fall away, sending between ``min_k`` and ``max_k``.
 
@@ -248,7 +270,9 @@ class AdaptiveK(PrefixPolicy):
     """
 
     name = "adaptive_k"
-    _params = ("min_k", "max_k", "rule")
+    aliases = ("adaptive",)
+    sweep_param = "max_k"
+    grid = ({"rule": ["gap", "knee"], "min_k": [1, 2, 3, 5], "max_k": [5, 8, 10, 15, 20]},)
     RULES = ("gap", "knee")
 
     def __init__(self, min_k: int = 1, max_k: int = 10, *, rule: str = "gap"):
@@ -284,7 +308,7 @@ class AdaptiveK(PrefixPolicy):
         return int(ks[int(np.argmax(below))])
 
 
-@_register
+@register_policy
 class TokenBudget(PrefixPolicy):
     """The best candidates while their definitions fit in ``tokens``.
 
@@ -310,7 +334,9 @@ class TokenBudget(PrefixPolicy):
     """
 
     name = "token_budget"
-    _params = ("tokens", "encoding", "min_k", "max_k")
+    aliases = ("budget",)
+    sweep_param = "tokens"
+    grid = ({"tokens": [250, 500, 1000, 1500, 2000, 3000, 4000, 6000]},)
 
     def __init__(self, tokens: int = 2000, *, encoding: str = "cl100k_base", min_k: int = 1,
                  max_k: int | None = None):
@@ -343,7 +369,7 @@ class TokenBudget(PrefixPolicy):
         return min(k, len(ranked) if self.max_k is None else self.max_k)
 
 
-@_register
+@register_policy
 class TwoStage(Policy):
     """Pick the best servers, then the best tools within them.
 
@@ -365,7 +391,10 @@ class TwoStage(Policy):
     """
 
     name = "two_stage"
-    _params = ("n_servers", "k_per_server", "k", "by")
+    aliases = ("two-stage", "twostage")
+    sweep_param = "n_servers"
+    grid = ({"n_servers": [1, 2, 3, 5], "k_per_server": [2, 3, 5], "by": ["max", "sum"]},
+            {"n_servers": [2, 3], "k": [5, 10], "by": ["max", "sum"]})
     BY = ("max", "sum")
 
     def __init__(self, n_servers: int = 2, k_per_server: int | None = None, *,
@@ -420,12 +449,18 @@ class TwoStage(Policy):
 
 
 def available_policies() -> list[str]:
-    """Names :func:`get_policy` accepts."""
-    return list(_POLICIES)
+    """Names :func:`get_policy` accepts (:data:`POLICIES`)."""
+    return list(POLICIES)
+
+
+def prefix_policies() -> list[str]:
+    """Names of the policies that send a prefix of the ranking (what ``toolsel check`` takes)."""
+    return [n for n, c in POLICIES.items() if issubclass(c, PrefixPolicy)]
 
 
 def get_policy(policy: str | Policy, **params: Any) -> Policy:
-    """A policy from its name and parameters, or a :class:`Policy` returned as it is.
+    """A policy from its name (or an alias) and parameters, or a :class:`Policy` returned as
+    it is.
 
     >>> get_policy("threshold", min_score=0.6)
     Threshold(min_score=0.6, min_k=1, max_k=20, scale='relative')
@@ -437,14 +472,14 @@ def get_policy(policy: str | Policy, **params: Any) -> Policy:
         return policy
     if not isinstance(policy, str):
         raise TypeError(f"policy must be a name or a Policy, got {type(policy).__name__}")
-    key = _ALIASES.get(policy.lower(), policy.lower())
-    if key not in _POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; available: {', '.join(_POLICIES)}")
-    cls = _POLICIES[key]
-    unknown = sorted(set(params) - set(cls._params))
+    key = policy.lower()
+    cls = next((c for n, c in POLICIES.items() if key == n or key in c.aliases), None)
+    if cls is None:
+        raise ValueError(f"unknown policy {policy!r}; available: {', '.join(POLICIES)}")
+    unknown = sorted(set(params) - set(cls.param_names()))
     if unknown:
         raise ValueError(f"{cls.__name__} has no parameter(s) {unknown}; it takes "
-                         f"{', '.join(cls._params)}")
+                         f"{', '.join(cls.param_names())}")
     return cls(**params)
 
 
@@ -458,6 +493,18 @@ def policy_grid(policy: str, **grid: Iterable[Any] | Any) -> list[Policy]:
     values = [list(v) if isinstance(v, (list, tuple, range)) else [v] for v in grid.values()]
     return [get_policy(policy, **dict(zip(names, combo)))
             for combo in itertools.product(*values)]
+
+
+def default_grid() -> list[Policy]:
+    """The settings every policy of :data:`POLICIES` is swept over (notebook 12, ``toolsel
+    policies``): each class's ``grid``, in registration order.
+
+    Fixed top-K over the usual cut-offs; score thresholds with and without a floor and a cap;
+    adaptive K cutting at the largest gap or the knee; token budgets; two-stage (servers, then
+    tools within them) with a per-server or a total K.
+    """
+    return [p for name, cls in POLICIES.items() for g in cls.grid
+            for p in policy_grid(name, **g)]
 
 
 def _spec_value(text: str) -> Any:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ..data import DataError, load_queries, load_registry
+from ..policies import prefix_policies
 from .common import always_include_names, command, csv_list, int_list
 from .fit import add_model_arg, with_model
 
@@ -30,8 +31,8 @@ def _args(p: argparse.ArgumentParser) -> None:
                      help="send the K best tools (one K; default: the baseline's, else 10)")
     sel.add_argument("--policy", metavar="SPEC",
                      help="send what a selection policy sends instead of a fixed K, e.g. "
-                          "threshold:min_score=0.5,max_k=10 (top_k, threshold, adaptive_k, "
-                          "token_budget)")
+                          "threshold:min_score=0.5,max_k=10 (one of "
+                          f"{', '.join(prefix_policies())})")
     p.add_argument("--always-include", type=csv_list, metavar="NAMES",
                    help="tools sent every turn, outside the filter; 'marked' takes the "
                         "registry's always_include tools (default: the baseline's, else none)")

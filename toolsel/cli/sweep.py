@@ -7,6 +7,7 @@ import argparse
 import time
 
 from ..data import load_queries, load_registry
+from ..policies import available_policies
 from .fit import add_model_arg, with_model
 from .common import (add_always_include, add_out, add_queries, add_registry, add_scorers,
                      add_split, add_top_k, always_include_names, command)
@@ -23,8 +24,8 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", action="append", default=[], metavar="SPEC",
                    help="also evaluate every scorer under this selection policy, written to "
                         "policies.csv; SPEC is 'name' or 'name:key=value,...', e.g. "
-                        "threshold:min_score=0.5,max_k=10, adaptive_k:rule=knee, top_k:k=5, "
-                        "token_budget:tokens=1000, two_stage:n_servers=2,k=10 (repeatable)")
+                        "threshold:min_score=0.5,max_k=10 or two_stage:n_servers=2,k=10 "
+                        f"(repeatable; policies: {', '.join(available_policies())})")
     p.add_argument("--policies", choices=["default"],
                    help="'default': also evaluate the settings `toolsel policies` sweeps "
                         "(toolsel.eval.policies.default_grid), with any --policy")

@@ -29,25 +29,21 @@ import numpy as np
 import pandas as pd
 
 from ..data import Query, Tool
-from ..policies import Policy, TopK, PrefixPolicy, get_policy
+from ..policies import Policy, TopK, PrefixPolicy, default_grid, get_policy
 from .engine import DEFAULT_BATCH_SIZE, Candidates, fit_scorers, rank_batches
 from .metrics import evaluate_sent, group_means, tool_costs
 
 __all__ = ["evaluate_policies", "summarize_policies", "frontier", "beats_top_k", "dev_choice",
-           "best_at_comparable_payload", "default_grid", "SUMMARY_COLUMNS", "PARAM_NAMES",
+           "best_at_comparable_payload", "default_grid", "SUMMARY_COLUMNS",
            "settings_table"]
 
 SUMMARY_COLUMNS = ["policy", "config", "param_name", "param", "R@sent", "Complete@sent", "n_queries",
                    "n_sent", "payload_tokens", "payload_reduction"]
 
-#: Per policy family, the parameter its curve is swept over (the ``param`` column's meaning).
-PARAM_NAMES = {"top_k": "k", "threshold": "min_score", "adaptive_k": "max_k",
-               "token_budget": "tokens", "two_stage": "n_servers"}
-
-
 def _param(policy: Policy) -> float:
-    """The one number a policy's curve is swept over (for plots and sorting)."""
-    name = PARAM_NAMES.get(policy.name)
+    """The one number a policy's curve is swept over (its ``sweep_param``, for plots and
+    sorting)."""
+    name = policy.sweep_param
     return float(getattr(policy, name)) if name else float("nan")
 
 
@@ -69,7 +65,7 @@ def evaluate_policies(registry: Sequence[Tool], queries: Sequence[Query], scorer
     DataFrame
         One row per policy × query: ``policy`` (family name), ``config`` (the policy's
         repr), ``param_name`` and ``param`` (the parameter its curve is swept over, e.g.
-        ``min_score``, and its value: :data:`PARAM_NAMES`), ``query_id``, ``split``, ``n_required``, ``found``,
+        ``min_score``, and its value: the policy's ``sweep_param``), ``query_id``, ``split``, ``n_required``, ``found``,
         ``R@sent``, ``Complete@sent`` (``nan`` without a required tool), ``n_sent``, ``payload_tokens``,
         ``payload_reduction``.
     """
@@ -145,7 +141,7 @@ def _per_query_table(cols, fitted, configs, queries, required, always_tokens,
     sent_metrics = evaluate_sent(found, n_req)
     out = pd.DataFrame({
         "policy": [fitted[i].name for i in ci], "config": [configs[i] for i in ci],
-        "param_name": [PARAM_NAMES.get(fitted[i].name, "") for i in ci],
+        "param_name": [fitted[i].sweep_param or "" for i in ci],
         "param": [_param(fitted[i]) for i in ci],
         "query_id": [queries[i].id for i in qi], "split": [queries[i].split or "" for i in qi],
         "n_required": n_req, "found": found, "R@sent": sent_metrics["R@sent"],
@@ -286,25 +282,6 @@ def best_at_comparable_payload(summary: pd.DataFrame, ks: Sequence[int] = (3, 5,
                         "gain": float(best[y]) - byv})
             rows.append(row)
     return pd.DataFrame(rows)
-
-
-def default_grid() -> list[Policy]:
-    """The settings every policy family is swept over (notebook 12, ``toolsel policies``).
-
-    Fixed top-K over the usual cut-offs; score thresholds with and without a floor and a cap;
-    adaptive K cutting at the largest gap or the knee; token budgets; two-stage (servers, then
-    tools within them) with a per-server or a total K.
-    """
-    from ..policies import policy_grid
-    return (policy_grid("top_k", k=[1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20])
-            + policy_grid("threshold", min_score=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
-                          min_k=[1, 3], max_k=[10, 20])
-            + policy_grid("adaptive_k", rule=["gap", "knee"], min_k=[1, 2, 3, 5],
-                          max_k=[5, 8, 10, 15, 20])
-            + policy_grid("token_budget", tokens=[250, 500, 1000, 1500, 2000, 3000, 4000, 6000])
-            + policy_grid("two_stage", n_servers=[1, 2, 3, 5], k_per_server=[2, 3, 5],
-                          by=["max", "sum"])
-            + policy_grid("two_stage", n_servers=[2, 3], k=[5, 10], by=["max", "sum"]))
 
 
 def settings_table(summary: pd.DataFrame, policies: Iterable[Policy], *,

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from ..data import DataError, Query, Registry, Tool
-from ..policies import PrefixPolicy, TopK, get_policy, parse_policy, policy_spec
+from ..policies import PrefixPolicy, TopK, get_policy, parse_policy, policy_spec, prefix_policies
 from ..eval.engine import Candidates, as_registry, fit_scorers, rank_batches, scorer_items
 from .failure_modes import classify_miss, content_terms, tool_terms
 from ..eval.metrics import METRICS, evaluate, evaluate_sent, metric_aliases
@@ -199,7 +199,7 @@ def selection_policy(top_k: int | None = None, policy: str | PrefixPolicy | None
     p = parse_policy(policy) if isinstance(policy, str) else get_policy(policy)
     if not isinstance(p, PrefixPolicy):
         raise ValueError(f"policy {policy_spec(p)!r} does not send a prefix of the ranking; "
-                         "toolsel check takes top_k, threshold, adaptive_k or token_budget")
+                         "toolsel check takes " + ", ".join(prefix_policies()))
     return p
 
 
