@@ -161,5 +161,43 @@ def test_compared_scorers_come_from_the_registry_of_names():
     assert SINGLE_SCORERS == compared_scorers(single=True) == ("jaccard", "bm25", "tfidf",
                                                                "embedding")
     assert SCALE_SCORERS == (*SINGLE_SCORERS, "naive")
+    assert compared_scorers(lexical=True) == ("jaccard", "bm25", "tfidf")
     assert set(compared_scorers()) < set(available_scorers())  # bm25-okapi: by name only
     assert "rank_bm25" in scorer_summary("bm25-okapi") and "``" not in scorer_summary("bm25")
+
+
+def test_a_scorer_registered_at_runtime_is_run_where_users_see_scorers(tmp_path, monkeypatch,
+                                                                       capsys):
+    """Adding a scorer is its class with register_scorer: get_scorer builds it by name and,
+    with ``compare=``, `toolsel sweep` runs it without being told (its default scorers are
+    read from the registry when the command runs, not from a list)."""
+    import numpy as np
+    import pandas as pd
+
+    from toolsel.cli import main
+    from toolsel.scorers import base
+    from toolsel.text import token_set
+    monkeypatch.setattr(base, "_SCORERS", dict(base._SCORERS))
+    monkeypatch.setattr(base, "_COMPARED", dict(base._COMPARED))
+
+    @base.register_scorer("name-overlap", compare=99)
+    class NameOverlapScorer(base.Scorer):
+        """Query tokens found in the tool's name."""
+
+        def _fit(self, tools):
+            self.names_ = [token_set(t.name.replace("_", " ")) for t in tools]
+
+        def _score_many(self, queries):
+            return np.array([[len(token_set(q) & n) for n in self.names_] for q in queries],
+                            dtype=float)
+
+    assert base.compared_scorers()[-1] == "name-overlap"
+    assert "name-overlap" not in base.compared_scorers(lexical=True)
+    scorer = base.get_scorer("name-overlap").fit([Tool("slack_send_dm", "send a message")])
+    assert scorer.score("send a slack dm").tolist() == [3.0]
+    out = tmp_path / "sweep"
+    assert main(["sweep", "--registry", "data/registry.json", "--queries", "data/queries.jsonl",
+                 "--top-k", "5", "--out", str(out)]) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["scorer"].tolist() == list(base.compared_scorers())
+    assert 0 < summary.set_index("scorer").loc["name-overlap", "R@k"] < 1

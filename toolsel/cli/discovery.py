@@ -14,10 +14,10 @@ _FILES = ("per_request.csv", "by_category.csv", "by_n_required.csv", "noise_per_
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    from ..eval.sweep import DEFAULT_SCORERS
+    from ..scorers.base import compared_scorers
     add_registry(p)
     add_queries(p, help="labeled requests (JSONL)")
-    add_scorers(p, DEFAULT_SCORERS)
+    add_scorers(p, compared_scorers())
     add_top_k(p, [1, 3, 5, 10], help="comma-separated filter cut-offs")
     p.add_argument("--limits", type=int_list, default=list(range(1, 11)),
                    help="discover/search result limits (default 1..10)")

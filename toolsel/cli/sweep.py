@@ -14,10 +14,11 @@ from .common import (add_always_include, add_out, add_queries, add_registry, add
 
 
 def _sweep_args(p: argparse.ArgumentParser) -> None:
-    from ..eval.sweep import DEFAULT_SCORERS, DEFAULT_TOP_K
+    from ..eval.sweep import DEFAULT_TOP_K
+    from ..scorers.base import compared_scorers
     add_registry(p)
     add_queries(p)
-    add_scorers(p, DEFAULT_SCORERS)
+    add_scorers(p, compared_scorers())
     add_top_k(p, DEFAULT_TOP_K)
     add_split(p)
     add_always_include(p)

@@ -64,8 +64,8 @@ __all__ = ["sweep", "SweepResult", "effective_top_k", "DEFAULT_TOP_K", "DEFAULT_
 DEFAULT_TOP_K = (1, 3, 5, 10, 20, 30)
 #: Scores (queries × tools) one scoring block of a sweep may hold: 64 queries at 4,000 tools.
 MAX_BLOCK_CELLS = 64 * 4000
-#: The scorers a sweep runs unless told otherwise: the registry of scorer names
-#: (:func:`toolsel.scorers.base.compared_scorers`), not a list kept here.
+#: The built-in compared scorers (:func:`toolsel.scorers.base.compared_scorers`, read when
+#: this module is imported); a sweep without ``scorers`` asks the registry itself.
 DEFAULT_SCORERS = compared_scorers()
 #: The summary's columns: each metric of the metric table (:data:`~toolsel.eval.metrics.METRICS`)
 #: by its mean's name, then payload.
@@ -156,7 +156,7 @@ def effective_top_k(top_k: Iterable[int], n_candidates: int) -> tuple[list[int],
 
 
 def sweep(registry: Sequence[Tool], queries: Sequence[Query],
-          scorers: Sequence[str | Scorer] | Mapping[str, str | Scorer] = DEFAULT_SCORERS,
+          scorers: Sequence[str | Scorer] | Mapping[str, str | Scorer] | None = None,
           top_k: Iterable[int] = DEFAULT_TOP_K, *, always_include: Iterable[str] = (),
           batch_size: int = DEFAULT_BATCH_SIZE, progress: bool | None = None,
           encoding: str = "cl100k_base",
@@ -168,7 +168,8 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     registry : Registry or sequence of Tool
     queries : sequence of Query
         Every expected name must be in the registry.
-    scorers : names, Scorer objects, or a mapping ``{label: scorer}``
+    scorers : names, Scorer objects, or a mapping ``{label: scorer}``; ``None``: the
+        registry's compared scorers (:func:`~toolsel.scorers.base.compared_scorers`)
         Scorer objects are never modified (each is fitted as a clone when needed).
     top_k : iterable of int
         Cut-offs; the filter sends this many tools besides always-include ones. Cut-offs at
@@ -203,7 +204,7 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     cands = Candidates.of(registry, always_include)
     reg = cands.registry
     _check_top_k(top_k)
-    items = scorer_items(scorers)
+    items = scorer_items(compared_scorers() if scorers is None else scorers)
     queries = list(queries)
     if not queries:
         raise ValueError("no queries to evaluate")

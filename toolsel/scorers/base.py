@@ -72,12 +72,14 @@ def available_scorers() -> list[str]:
     return list(_SCORERS)
 
 
-def compared_scorers(*, single: bool = False) -> tuple[str, ...]:
+def compared_scorers(*, single: bool = False, lexical: bool = False) -> tuple[str, ...]:
     """The scorers every comparison runs unless told otherwise, in their registered order
     (``jaccard, bm25, tfidf, embedding, default``); ``single``: only those that are one
-    scorer (not a fusion of others)."""
+    scorer (not a fusion of others); ``lexical``: only term-matching ones
+    (:class:`LexicalScorer`)."""
     return tuple(n for n, (_, fused) in sorted(_COMPARED.items(), key=lambda kv: kv[1][0])
-                 if not (single and fused))
+                 if not (single and fused)
+                 and not (lexical and not issubclass(_SCORERS[n], LexicalScorer)))
 
 
 def scorer_class(name: str) -> type[Scorer]:

@@ -234,14 +234,16 @@ def measure_scale(registry: Registry, queries: Sequence[str], scorer: str, *, to
 
 
 def measure_sweep(registry: Registry, queries: Sequence[Query], *,
-                  scorers: Sequence[str] = ("jaccard", "bm25", "tfidf", "embedding"),
+                  scorers: Sequence[str] | None = None,
                   top_k: Sequence[int] = (1, 3, 5, 10, 20, 30)) -> dict[str, Any]:
     """Wall time of one :func:`toolsel.eval.sweep.sweep` (fits included), per-scorer parts, peak RSS.
 
     The embedding model is loaded before the clock starts (a process loads it once); whether
-    tool vectors come from the cache is up to the caller's cache directory.
+    tool vectors come from the cache is up to the caller's cache directory. ``scorers``:
+    the registry's single compared scorers by default.
     """
     from ..eval.sweep import sweep
+    scorers = compared_scorers(single=True) if scorers is None else scorers
     if "embedding" in scorers:
         from ..scorers.embedding import load_encoder
         load_encoder()

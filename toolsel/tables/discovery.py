@@ -27,6 +27,7 @@ from ..data import Query, Registry, Tool
 from ..eval.engine import Candidates, as_registry, fit_scorers, rank_batches
 from ..eval.metrics import evaluate, group_means, tool_costs
 from ..eval.sweep import sweep
+from ..scorers.base import compared_scorers
 
 __all__ = ["multi_tool_metrics", "summarize_requests",
            "noise_curve", "summarize_noise", "write_table", "FLOAT_FORMAT"]
@@ -51,7 +52,7 @@ def _always(registry: Registry, always_include) -> frozenset[str]:
 
 
 def multi_tool_metrics(registry: Sequence[Tool], queries: Sequence[Query],
-                       scorers=("jaccard", "bm25", "tfidf", "embedding"),
+                       scorers: Sequence | None = None,
                        top_k: Iterable[int] = (1, 3, 5, 10), *,
                        always_include: Iterable[str] | None = None) -> pd.DataFrame:
     """Per request and cut-off: ``R@k``, ``Complete@k`` and ``Success@k`` with request labels.
@@ -59,7 +60,8 @@ def multi_tool_metrics(registry: Sequence[Tool], queries: Sequence[Query],
     Parameters
     ----------
     registry, queries, scorers, top_k
-        As for :func:`toolsel.eval.sweep.sweep`.
+        As for :func:`toolsel.eval.sweep.sweep` (``scorers``: the registry's single compared
+        scorers by default).
     always_include : iterable of str, optional
         Tools sent every turn, outside the filter; ``None`` (default) takes the registry's
         marked tools. Required tools among them are counted in ``n_always_required`` and
@@ -75,7 +77,8 @@ def multi_tool_metrics(registry: Sequence[Tool], queries: Sequence[Query],
     """
     reg = registry if isinstance(registry, Registry) else Registry(registry)
     always = _always(reg, always_include)
-    result = sweep(reg, queries, scorers, top_k, always_include=sorted(always, key=reg.index),
+    result = sweep(reg, queries, compared_scorers(single=True) if scorers is None else scorers,
+                   top_k, always_include=sorted(always, key=reg.index),
                    progress=False)
     qm = result.query_metrics
     labels = pd.DataFrame([{"query_id": q.id, "category": q.category, "split": q.split,
@@ -123,7 +126,7 @@ def summarize_requests(per_request: pd.DataFrame, by: str | Sequence[str] = "cat
 
 
 def noise_curve(registry: Sequence[Tool], queries: Sequence[Query],
-                scorers=("jaccard", "bm25", "tfidf", "embedding"),
+                scorers: Sequence | None = None,
                 limits: Iterable[int] = range(1, 11), *,
                 always_include: Iterable[str] | None = None,
                 query_field: str = "query", encoding: str = "cl100k_base") -> pd.DataFrame:
@@ -163,7 +166,8 @@ def noise_curve(registry: Sequence[Tool], queries: Sequence[Query],
     n_req = [len(r) for r in required]
     cand_idx = cands.index
     rows = []
-    for label, scorer in fit_scorers(reg, scorers):
+    for label, scorer in fit_scorers(reg, compared_scorers(single=True) if scorers is None
+                                     else scorers):
         for batch in rank_batches(scorer, texts, cands, matches=True):
             for b, qi in enumerate(range(batch.start, batch.stop)):
                 q = queries[qi]
