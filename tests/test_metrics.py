@@ -179,3 +179,35 @@ def test_the_metric_table_is_what_evaluate_the_sweep_and_check_read():
     # hand-computed: query 1 finds 1 of 2 by k=1 (R 0.5, Success 1, Complete 0), RR 1
     assert got["R@k"][0].tolist() == [0.5, 0.5] and got["Complete@k"][1].tolist() == [0.0, 1.0]
     assert got["RR"].tolist() == [1.0, 0.5]
+
+
+def test_a_metric_added_to_the_table_reaches_evaluate_sweep_and_check(tmp_path, monkeypatch,
+                                                                      capsys):
+    """A new metric is one Metric entry: evaluate computes it, `toolsel sweep` writes its
+    mean in summary.csv, and `toolsel check --min` takes its name and aliases."""
+    import pandas as pd
+
+    from toolsel.cli import main
+    from toolsel.eval import metrics
+
+    def precision(c):
+        return c.hits / c.kk[None, :]
+
+    monkeypatch.setitem(metrics.METRICS, "P@k",
+                        metrics.Metric("P@k", "P@k", precision, aliases=("precision",)))
+    # two queries: one required tool at rank 1; two at ranks 2 and 7
+    got = metrics.evaluate([[1], [2, 7]], [1, 5])["P@k"]
+    assert got.tolist() == [[1.0, 0.2], [0.0, 0.2]]
+    out = tmp_path / "sweep"
+    assert main(["sweep", "--registry", "data/registry.json", "--queries", "data/queries.jsonl",
+                 "--scorers", "bm25", "--top-k", "5", "--out", str(out)]) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    per_query = pd.read_csv(out / "query_metrics.csv")
+    assert "P@k" in summary.columns and 0 < summary["P@k"].iloc[0] < 1
+    assert summary["P@k"].iloc[0] == pytest.approx(per_query["P@k"].mean(), abs=1e-6)
+    capsys.readouterr()
+    check = ["check", "--registry", "data/registry.json", "--queries", "data/queries.jsonl",
+             "--scorers", "bm25", "--top-k", "5", "--min"]
+    assert main([*check, f"precision@5={summary['P@k'].iloc[0] - 0.01:.3f}"]) == 0
+    assert main([*check, "P@5=0.9"]) == 1
+    assert "P@5" in capsys.readouterr().out

@@ -59,7 +59,7 @@ from .policies import SUMMARY_COLUMNS as _POLICY_SUMMARY_COLUMNS
 from .policies import evaluate_policies, frontier, summarize_policies
 
 __all__ = ["sweep", "SweepResult", "effective_top_k", "DEFAULT_TOP_K", "DEFAULT_SCORERS",
-           "SUMMARY_COLUMNS", "POLICY_COLUMNS"]
+           "SUMMARY_COLUMNS", "summary_columns", "POLICY_COLUMNS"]
 
 DEFAULT_TOP_K = (1, 3, 5, 10, 20, 30)
 #: Scores (queries × tools) one scoring block of a sweep may hold: 64 queries at 4,000 tools.
@@ -67,11 +67,19 @@ MAX_BLOCK_CELLS = 64 * 4000
 #: The built-in compared scorers (:func:`toolsel.scorers.base.compared_scorers`, read when
 #: this module is imported); a sweep without ``scorers`` asks the registry itself.
 DEFAULT_SCORERS = compared_scorers()
-#: The summary's columns: each metric of the metric table (:data:`~toolsel.eval.metrics.METRICS`)
-#: by its mean's name, then payload.
-SUMMARY_COLUMNS = ["scorer", "top_k", *(m.mean for m in METRICS.values()),
-                   "payload_chars", "payload_reduction", "n_queries", "payload_tokens", "payload_tokens_reduction",
-                   "payload_json_chars", "payload_json_tokens", "payload_json_reduction"]
+
+
+def summary_columns() -> list[str]:
+    """The summary's columns: each metric of the metric table
+    (:data:`~toolsel.eval.metrics.METRICS`) by its mean's name, then payload."""
+    return ["scorer", "top_k", *(m.mean for m in METRICS.values()),
+            "payload_chars", "payload_reduction", "n_queries", "payload_tokens",
+            "payload_tokens_reduction", "payload_json_chars", "payload_json_tokens",
+            "payload_json_reduction"]
+
+
+#: :func:`summary_columns` of the built-in metrics (read when this module is imported).
+SUMMARY_COLUMNS = summary_columns()
 #: The policy summary's payload columns, renamed in :attr:`SweepResult.policies` after what
 #: they count (JSON-definition tokens), as the summary's ``payload_json_tokens``.
 _POLICY_RENAME = {"payload_tokens": "payload_json_tokens",
@@ -390,4 +398,4 @@ def _summarize(qm: pd.DataFrame, unfiltered: dict[str, int]) -> pd.DataFrame:
                                        for v in out["payload_tokens"]]
     out["payload_json_reduction"] = [payload_reduction(v, unfiltered["json_chars"])
                                      for v in out["payload_json_chars"]]
-    return out.reindex(columns=SUMMARY_COLUMNS)
+    return out.reindex(columns=summary_columns())

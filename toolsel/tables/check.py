@@ -68,10 +68,9 @@ MAX_PASSED_BY = 5
 #: A request's text is cut to this many characters in a regression line.
 MAX_QUERY_CHARS = 100
 
-#: Other names ``--min`` accepts (``recall``, ``mrr``), from the metric table.
-_METRICS = metric_aliases()
-#: Metrics that can be read at ``@sent`` (what the selection sends), from ranks and n_sent.
-_SENT_METRICS = tuple(m.mean[:-2] for m in METRICS.values() if m.sent)
+def _sent_metrics() -> tuple[str, ...]:
+    """Metrics that can be read at ``@sent`` (what the selection sends), from the table."""
+    return tuple(m.mean[:-2] for m in METRICS.values() if m.sent)
 
 
 def cutoff_metrics() -> list[str]:
@@ -109,7 +108,7 @@ _THRESHOLD_HINT = ("expected METRIC@K=VALUE or MRR=VALUE, K a cut-off or 'sent',
 
 def _threshold_metric(name: str, item: str) -> str:
     """The metric ``name`` (any case, or an alias) stands for; unknown raises naming it."""
-    known = {n.lower(): n for n in cutoff_metrics()} | _METRICS
+    known = {n.lower(): n for n in cutoff_metrics()} | metric_aliases()
     metric = known.get(name.lower())
     if metric is None:
         raise ValueError(f"--min: unknown metric {name!r} in {item!r}; known: "
@@ -128,9 +127,9 @@ def _threshold_cutoff(metric: str, k: str | None, item: str) -> int | str | None
         raise ValueError(f"--min: {metric} needs a cut-off, e.g. {metric}@10, got "
                          f"{item!r}")
     if k.lower() == "sent":
-        if metric not in _SENT_METRICS:
+        if metric not in _sent_metrics():
             raise ValueError(f"--min: {metric}@sent is not measured; @sent takes "
-                             f"{', '.join(_SENT_METRICS)}")
+                             f"{', '.join(_sent_metrics())}")
         return "sent"
     if k.isdigit() and 1 <= int(k) <= _MAX_K:
         return int(k)
