@@ -87,7 +87,6 @@ _POLICY_RENAME = {"payload_tokens": "payload_json_tokens",
 #: Columns of :attr:`SweepResult.policies`.
 POLICY_COLUMNS = ["scorer", *(_POLICY_RENAME.get(c, c) for c in _POLICY_SUMMARY_COLUMNS),
                   "pareto"]
-_FLOAT_FORMAT = "%.6f"
 
 
 @dataclass

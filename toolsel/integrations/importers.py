@@ -447,13 +447,7 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
         tools, server, _ = read_tool_file(path, fmt, servers[i] if servers else None,
                                           strict=strict)
         groups.append((server, tools))
-    try:
-        return merge_servers(groups, strict=strict)
-    except DataError as exc:
-        if len(paths) == 1:  # a clash inside one file: name the file
-            raise DataError(exc.reason, path=paths[0], location=exc.location,
-                            field=exc.field) from None
-        raise
+    return merge_servers(groups, strict=strict)
 
 
 def write_registry(registry: Iterable[Tool], path: str | Path) -> Path:
@@ -525,7 +519,7 @@ def read_tool_file(path: Path, fmt: str, given: str | None, *, strict: bool = Fa
                    ) -> tuple[list[Tool], str, list[tuple[str, Any]]]:
     """One file of a tool format: its tools, its server name (``given``, else what the file
     or its name says) and its located records. A JSON-RPC error response, an empty file and a
-    bad name are :class:`DataError`\\ s naming the file."""
+    bad or duplicate name are :class:`DataError`\\ s naming the file."""
     spec = TOOL_FORMATS[fmt]
     doc = read_json_or_none(path)
     if isinstance(doc, Mapping) and "error" in doc and "result" not in doc:
@@ -545,6 +539,12 @@ def read_tool_file(path: Path, fmt: str, given: str | None, *, strict: bool = Fa
         if given:
             tools = [Tool(t.name, t.description, t.parameters, {**t.metadata, "server": given})
                      for t in tools]
+    seen: dict[str, str] = {}
+    for (loc, _), t in zip(located, tools):
+        if t.name in seen:
+            raise DataError(f"duplicate tool name {t.name!r} (first at {seen[t.name]})",
+                            path=path, location=loc, field="name")
+        seen[t.name] = loc
     check_name_syntax([(loc, t.name) for (loc, _), t in zip(located, tools)], path=path,
                       strict=strict)
     return tools, server, located

@@ -144,8 +144,8 @@ def _tool_file_format(spec: ToolFormat) -> ImportFormat:
              normalizer: SchemaNormalizer) -> list[Group]:
         groups = []
         for i, path, given in inputs:
-            tools, server = _read_tool_file(path, spec.name, given, strict=strict,
-                                            normalizer=normalizer)
+            tools, server, _ = read_tool_file(path, spec.name, given, strict=strict,
+                                              normalizer=normalizer)
             out.read.append((path, f"{spec.name}: {len(tools)} tools"))
             groups.append((i, server, tools, []))
         return groups
@@ -272,19 +272,6 @@ def import_sources(paths: Sequence[str | Path], formats: Sequence[str] | str | N
     out.normalized = normalizer.summary()
     out.registry, out.queries, out.renamed = _merge(groups, strict=strict)
     return out
-
-
-def _read_tool_file(path: Path, fmt: str, given: str | None, *, strict: bool,
-                    normalizer: SchemaNormalizer) -> tuple[list[Tool], str]:
-    tools, server, located = read_tool_file(path, fmt, given, strict=strict,
-                                            normalizer=normalizer)
-    seen: set[str] = set()
-    for (loc, _), t in zip(located, tools):
-        if t.name in seen:
-            raise DataError(f"duplicate tool name {t.name!r}", path=path, location=loc,
-                            field="name")
-        seen.add(t.name)
-    return tools, server
 
 
 def _merge(groups: Mapping[str, tuple[list[Tool], list[dict[str, Any]]]], *,
