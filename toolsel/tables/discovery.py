@@ -47,6 +47,11 @@ def _always(registry: Registry, always_include) -> frozenset[str]:
     return registry.check_names(always_include, what="always_include")
 
 
+def _or_single_scorers(scorers):
+    """``scorers``, or the registry's single compared scorers when ``None``."""
+    return compared_scorers(single=True) if scorers is None else scorers
+
+
 # --------------------------------------------------------------------------------------------
 # multi-tool requests
 
@@ -77,9 +82,8 @@ def multi_tool_metrics(registry: Sequence[Tool], queries: Sequence[Query],
     """
     reg = registry if isinstance(registry, Registry) else Registry(registry)
     always = _always(reg, always_include)
-    result = sweep(reg, queries, compared_scorers(single=True) if scorers is None else scorers,
-                   top_k, always_include=sorted(always, key=reg.index),
-                   progress=False)
+    result = sweep(reg, queries, _or_single_scorers(scorers), top_k,
+                   always_include=sorted(always, key=reg.index), progress=False)
     qm = result.query_metrics
     labels = pd.DataFrame([{"query_id": q.id, "category": q.category, "split": q.split,
                             "n_expected": len(q.expected)} for q in queries])
@@ -166,8 +170,7 @@ def noise_curve(registry: Sequence[Tool], queries: Sequence[Query],
     n_req = [len(r) for r in required]
     cand_idx = cands.index
     rows = []
-    for label, scorer in fit_scorers(reg, compared_scorers(single=True) if scorers is None
-                                     else scorers):
+    for label, scorer in fit_scorers(reg, _or_single_scorers(scorers)):
         for batch in rank_batches(scorer, texts, cands, matches=True):
             for b, qi in enumerate(range(batch.start, batch.stop)):
                 q = queries[qi]
