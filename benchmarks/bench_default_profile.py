@@ -48,11 +48,11 @@ KS = (1, 3, 5, 10, 20, 30)
 
 #: (label, module, owner, attribute): the functions timed inside a call, in path order.
 #: ``owner`` is a class name in ``module`` or ``None`` for a module-level function (wrapped
-#: where it is looked up: fusion calls ``cosines`` and ``_locate`` as its own globals).
+#: where it is looked up: fusion calls ``cosines`` and ``locate_clauses`` as its own globals).
 STAGES = (
     ("split into segments", "toolsel.scorers.fusion", "FusionScorer", "segments"),
     ("BM25 rows", "toolsel.scorers.bm25", "Bm25Scorer", "score_many"),
-    ("locate clauses", "toolsel.scorers.fusion", None, "_locate"),
+    ("locate clauses", "toolsel.scorers.fusion", None, "locate_clauses"),
     ("encoder pass", "toolsel.scorers.embedding", "EmbeddingScorer", "encode_in_context"),
     ("encoder pass (no clauses)", "toolsel.scorers.embedding", "EmbeddingScorer",
      "encode_queries"),
