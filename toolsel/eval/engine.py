@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data import Query, Registry, Tool
-from ..scorers.base import Scorer, get_scorer
+from ..scorers.base import Scorer, compared_scorers, get_scorer
 from ..selection import fitted_scorer
 
 __all__ = ["Candidates", "RankedBatch", "scorer_items", "fit_scorers", "rank_batches",
@@ -35,10 +35,14 @@ def as_registry(tools: Sequence[Tool]) -> Registry:
 
 
 def scorer_items(scorers) -> list[tuple[str, str | Scorer]]:
-    """``(label, spec)`` pairs from names, scorer objects, or a mapping ``{label: scorer}``.
+    """``(label, spec)`` pairs from names, scorer objects, or a mapping ``{label: scorer}``;
+    ``None``: the registry's compared scorers (:func:`~toolsel.scorers.base.compared_scorers`,
+    read now).
 
     Labels must be unique (pass a mapping to compare variants of one scorer).
     """
+    if scorers is None:
+        scorers = compared_scorers()
     if isinstance(scorers, (str, Scorer)):
         scorers = [scorers]
     if isinstance(scorers, Mapping):

@@ -211,7 +211,7 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     cands = Candidates.of(registry, always_include)
     reg = cands.registry
     _check_top_k(top_k)
-    items = scorer_items(compared_scorers() if scorers is None else scorers)
+    items = scorer_items(scorers)
     queries = list(queries)
     if not queries:
         raise ValueError("no queries to evaluate")

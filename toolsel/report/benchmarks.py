@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..scorers.base import compared_scorers
 from ..tables.benchmark import machine_info, scale_table, targets_table
 from .plots import plot_latency_vs_tools, save_figure
 
@@ -41,7 +42,7 @@ def _notes(scale: pd.DataFrame, sweeps: pd.DataFrame | None) -> list[str]:
     p50 = scale.pivot_table(index="scorer", columns="n_tools", values="p50_ms")
     if lo in p50.columns and hi in p50.columns:
         growth = (p50[hi] / p50[lo]).dropna()
-        lexical = [s for s in ("jaccard", "bm25", "tfidf") if s in growth.index]
+        lexical = [s for s in compared_scorers(lexical=True) if s in growth.index]
         if lexical and "naive" in growth.index:
             notes.append(
                 f"- From {lo:,} to {hi:,} tools ({hi / lo:.0f}x), the naive loop's median "

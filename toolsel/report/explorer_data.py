@@ -163,12 +163,13 @@ def _scorer_entry(label: str, sc, texts: Sequence[str], cands, q_required, cand_
 
 
 def explorer_data(registry: Sequence[Tool], queries: Sequence[Query],
-                  scorers: Iterable = ("jaccard", "bm25", "tfidf", "embedding", "default"), *,
+                  scorers: Iterable | None = None, *,
                   depth: int = DEFAULT_DEPTH, always_include: Iterable[str] | None = None,
                   title: str = "", source: dict | None = None,
                   batch_size: int = 64) -> dict:
     """Everything ``explorer.html`` shows, as a JSON-ready dict (see the module docstring).
 
+    ``scorers=None``: the registry's compared scorers.
     ``always_include=None`` takes the tools the registry marks ``always_include`` (as
     :class:`~toolsel.selection.Selector` does); pass ``()`` for none. ``source``: file names
     shown on the page (no paths needed).

@@ -197,7 +197,7 @@ misses the tool for a query at this K)</h3>
 
 
 def write_explorer(out: str | Path, registry: str | Path, queries: str | Path,
-                   scorers: Iterable[str] = ("jaccard", "bm25", "tfidf", "embedding", "default"),
+                   scorers: Iterable[str] | None = None,
                    *, depth: int = DEFAULT_DEPTH, title: str = "toolsel explorer",
                    always_include: Iterable[str] | None = None) -> Path:
     """Load ``registry`` and ``queries``, compute the explorer's data and write the page to
@@ -205,7 +205,7 @@ def write_explorer(out: str | Path, registry: str | Path, queries: str | Path,
     from ..data import load_queries, load_registry
     reg = load_registry(registry)
     qs = load_queries(queries, reg)
-    data = explorer_data(reg, qs, list(scorers), depth=depth, always_include=always_include,
+    data = explorer_data(reg, qs, scorers, depth=depth, always_include=always_include,
                          title=title, source={"registry": Path(registry).name,
                                               "queries": Path(queries).name})
     return write_text(render_explorer(data), Path(out))
