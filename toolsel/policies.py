@@ -45,8 +45,8 @@ from .data import Tool
 from .ranking import rank_order, top_k_indices
 
 __all__ = ["Policy", "PrefixPolicy", "TopK", "Threshold", "AdaptiveK", "TokenBudget", "TwoStage",
-           "POLICIES", "register_policy", "get_policy", "available_policies", "prefix_policies", "policy_grid",
-           "default_grid", "parse_policy", "policy_spec", "config_specs", "as_policies"]
+           "POLICIES", "register_policy", "get_policy", "available_policies", "prefix_policies",
+           "policy_grid", "default_grid", "parse_policy", "policy_spec", "config_specs", "as_policies"]
 
 #: Every policy class by name, in registration order: what :func:`get_policy`,
 #: :func:`parse_policy`, :func:`default_grid` (``toolsel policies``, notebook 12) and

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..data import Query, Tool
+from ..data import Query
 from ..scorers.base import Scorer
 from .stats import paired_comparison
 

@@ -26,11 +26,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..data import Tool, suggest_names
-from ..text import SPLITTERS, Tokenizer, check_fields, split_identifier, token_set, tokenize, tool_text
+from ..text import SPLITTERS, Tokenizer, check_fields, token_set, tool_text
 
-__all__ = ["Scorer", "LexicalScorer", "NotFittedError", "register_scorer", "get_scorer",
-           "available_scorers", "compared_scorers", "HookScorer", "scorer_class", "scorer_summary", "check_params", "registry_fingerprint",
-           "TOKENIZERS"]
+__all__ = ["Scorer", "LexicalScorer", "NotFittedError", "HookScorer", "register_scorer",
+           "get_scorer", "available_scorers", "compared_scorers", "scorer_class", "scorer_summary",
+           "check_params", "registry_fingerprint", "TOKENIZERS"]
 
 _SCORERS: dict[str, type[Scorer]] = {}
 
