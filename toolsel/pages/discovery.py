@@ -188,7 +188,7 @@ def _noise_sentences(t: DiscoveryTables) -> dict[str, claims.Claim]:
                           "Searching with the whole request (no request with a deferred "
                           "required tool; "))
     n5 = 5 if 5 in t.limits else max(t.limits)
-    out["at_n"] = (claims.literal("At n={n} a search loads on average ", n=str(n5))
+    out["at_n"] = (claims.Claim(f"At n={n5} a search loads on average ")
                    + claims.per_row(noise, src, "{key}: {i} irrelevant definitions ({t} tokens)"
                                     " for R@" + str(n5) + " {r}", where={"limit": n5},
                                     i=("irrelevant", "dec", 1),
