@@ -158,14 +158,7 @@ display(Markdown(f"**Complete@{k} by category** (mean [Wilson 95% interval]; n =
 # between them is what requests needing several tools add.
 
 # %%
-if bundled:  # what the bundled requests show (the tables above hold the numbers)
-    display(Markdown(log.fixed(
-        "On the bundled requests the two multi-operation categories show the gap: a scorer "
-        "usually finds one of the tools a request needs and misses another, so the request "
-        "still needs a discover call. `far_wording` (requests that share almost no words with "
-        "the tool's description) is where the lexical scorers fail and the embedding (and the "
-        "default built on it) help most. With about a dozen test requests per category, the "
-        "error bars and the table's intervals are wide.", "the bundled requests")))
+display(Markdown(log.add(said["categories"])))
 
 # %% [markdown]
 # ## Recall vs loaded noise
@@ -225,7 +218,4 @@ for s, g in noise.groupby("scorer"):
 display(Markdown(log.add(said["at_n"])))
 
 # %%
-display(Markdown(log.add(said["reading"])
-                 + (" A focused search term can matter more than the scorer, but the gain "
-                    "measured with labeler-written terms is an upper bound."
-                    if bundled and noise_terms is not None else "")))
+display(Markdown(log.add(said["reading"])))

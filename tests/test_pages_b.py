@@ -71,6 +71,9 @@ def test_discovery_on_the_bundled_test_split(tmp_path):
     assert (t.per_request["Complete@k"].fillna(0) <= t.per_request["R@k"].fillna(0)).all()
     text = _shown(tmp_path, t.items(), FILES, discovery_sentences(t), has_split=True)
     assert f"this report uses the **test** split: {n_test} requests." in text
+    at5 = t.by_category[t.by_category.top_k == 5]
+    lowest = at5.loc[at5["Complete@k"].idxmin(), "category"]
+    assert f"bm25: lowest <code>{lowest}</code>" in text
     assert "**test** requests" in split_note(t)
 
 
@@ -226,12 +229,17 @@ def test_recorded_runs_on_the_bundled_recording(tmp_path):
     row = discovery.set_index("run").loc["deferred"]
     assert row["required found"] == "6/7" and row["complete [95%]"] == "4/5, 80% [38, 96]"
     assert list(cost["run"]) == list(discovery["run"])
-    text = _shown(tmp_path, [("data", t.data)], FILES, run_sentences(t), has_split=False)
+    said = run_sentences(t)
+    _shown(tmp_path, [("data", t.data), ("searches", t.report.searches),
+                      ("compare", t.report.compare)], FILES, said, has_split=False)
     # a run is one task under one configuration: the stages table's tasks add up to them
     assert int(t.report.stages["tasks"].sum()) == int(t.data["n_runs"].iloc[0])
-    assert text == (f"{int(t.data['n_runs'].iloc[0])} runs of "
-                    f"{int(t.data['n_tasks'].iloc[0])} labeled tasks, "
-                    f"{int(t.data['n_requests'].iloc[0])} requests.")
+    assert said["data"].text == (f"{int(t.data['n_runs'].iloc[0])} runs of "
+                                 f"{int(t.data['n_tasks'].iloc[0])} labeled tasks, "
+                                 f"{int(t.data['n_requests'].iloc[0])} requests.")
+    cmp = t.report.compare
+    assert (f"{int(cmp['success_eager'].sum())} succeed eager and "
+            f"{int(cmp['success_deferred'].sum())} deferred") in said["compare"].text
     assert rates_with_interval(t.report.tasks, "run", "success", ["nobody"]) == ["0/0, –"]
 
 

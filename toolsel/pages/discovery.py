@@ -225,6 +225,29 @@ def _reading(t: DiscoveryTables) -> claims.Claim:
             + terms)
 
 
+def _categories(t: DiscoveryTables) -> claims.Claim:
+    """Per scorer, the category with the lowest Complete@k and the one with the widest gap
+    between R@k and Complete@k (first in table order on ties)."""
+    src, k, cat = FILES["by_category"], t.k, t.by_category
+    parts = []
+    for scorer, g in cat[cat.top_k == k].groupby("scorer", sort=False):
+        low = g.loc[g["Complete@k"].idxmin(), "category"]
+        wide = g.loc[g["gap"].idxmax(), "category"]
+        parts.append(claims.literal("{s}: lowest ", s=scorer) + claims.fill(
+            cat, src, md.code(low) + " ({c}), widest gap ", where={"scorer": scorer,
+                                                                  "top_k": k, "category": low},
+            c=("Complete@k", "value", "pct", 1)) + claims.fill(
+            cat, src, md.code(wide) + " ({g} points)", where={"scorer": scorer, "top_k": k,
+                                                           "category": wide},
+            g=("gap", "value", "points", 1)))
+    out = claims.Claim(f"Per scorer, the category with the lowest Complete@{k} and the one "
+                       f"with the widest gap between R@{k} and Complete@{k} (what requests "
+                       "needing several tools add): ")
+    for i, part in enumerate(parts):
+        out = out + ("; " if i else "") + part
+    return out + "."
+
+
 def discovery_sentences(t: DiscoveryTables) -> dict[str, claims.Claim]:
     """The page's findings by section (``capped`` only when cut-offs were dropped), each
     computed from the table it cites (:data:`FILES`)."""
@@ -236,4 +259,5 @@ def discovery_sentences(t: DiscoveryTables) -> dict[str, claims.Claim]:
                 where={"scorer": smallest["scorer"], "top_k": t.k,
                        "category": smallest["category"]},
                 what=f"the smallest category's Complete@{t.k}"),
+            "categories": _categories(t),
             **_noise_sentences(t)}

@@ -19,8 +19,8 @@ from ..tables.runs import RunsReport, evaluate_runs, load_runs
 __all__ = ["RunTables", "run_tables", "run_sentences", "stage_tables", "rates_with_interval",
            "FILES"]
 
-#: The CSV of the page's own table (the evaluation writes stages, tasks, searches, compare, cost).
-FILES = {"data": "data.csv"}
+#: The CSV of each table the sentences cite (the evaluation writes all but data.csv).
+FILES = {"data": "data.csv", "searches": "searches.csv", "compare": "compare.csv"}
 
 
 @dataclass
@@ -80,5 +80,19 @@ def stage_tables(report: RunsReport) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def run_sentences(t: RunTables) -> dict[str, claims.Claim]:
     """The page's findings by section, each computed from the table it cites."""
-    return {"data": claims.counts(t.data, FILES["data"], "{r} runs of {t} labeled tasks, "
-                                  "{n} requests.", r="n_runs", t="n_tasks", n="n_requests")}
+    out = {"data": claims.counts(t.data, FILES["data"], "{r} runs of {t} labeled tasks, "
+                                 "{n} requests.", r="n_runs", t="n_tasks", n="n_requests")}
+    searches, cmp = t.report.searches, t.report.compare
+    out["searches"] = (claims.fill(searches, FILES["searches"], "{e} of ", e=("empty_miss",
+                                                                             "count_true"))
+                       + claims.count_rows(searches, FILES["searches"], "{n} searches returned "
+                                           "nothing while a required tool was still "
+                                           "undiscovered (counted as misses)."))
+    if len(cmp):
+        out["compare"] = claims.count_rows(cmp, FILES["compare"], "Of the {n} tasks run both "
+                                           "eager and deferred, ") + claims.fill(
+            cmp, FILES["compare"], "{e} succeed eager and {d} deferred; the deferred run's "
+            "input changes by {lo} to {hi} against eager's.", e=("success_eager", "count_true"),
+            d=("success_deferred", "count_true"), lo=("input_change", "min", "spct", 0),
+            hi=("input_change", "max", "spct", 0))
+    return out
