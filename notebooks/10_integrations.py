@@ -62,6 +62,9 @@ from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 from toolsel.report.plan import same_path
 from toolsel.report import claims
+from toolsel.pages.integrations import (FILES, imported_sentence, imported_table,
+                                        loaded_sentence, recall_table, search_sentence,
+                                        search_table, sweep_sentence)
 
 out = setup(out_dir, figures=False, precision=None)
 log = claims.ClaimLog(out)
@@ -90,17 +93,11 @@ imported = out / "registry.json"
 with contextlib.redirect_stdout(io.StringIO()):
     assert toolsel(["import", "--from", "mcp", *mcp_dumps, "--out", str(imported)]) == 0
 reg = load_registry(imported)
-merged = pd.DataFrame(
-    [{"name": t.name, "server": t.metadata.get("server"),
-      "original name": t.metadata.get("original_name", ""),
-      "read-only": {True: "yes", False: "no"}.get(
-          t.metadata.get("annotations", {}).get("readOnlyHint"), "")} for t in reg])
-write_table(merged, out / "imported_tools.csv", float_format=None)
+merged = imported_table(reg)
+write_table(merged, out / FILES["imported"], float_format=None)
 display(Markdown(
-    log.add(claims.count_rows(merged, "imported_tools.csv", "The merged registry: {n} tool"
-                              + ("" if len(merged) == 1 else "s")
-                              + f" ([registry.json]({out.name}/registry.json))."))
-    + "\n\n" + md.table(merged, link=f"{out.name}/imported_tools.csv")))
+    log.add(imported_sentence(merged, f"[registry.json]({out.name}/registry.json)"))
+    + "\n\n" + md.table(merged, link=f"{out.name}/{FILES['imported']}")))
 if bundled_dumps:
     assert "github__create_issue" in reg and "linear__create_issue" in reg
 
@@ -111,14 +108,10 @@ with contextlib.redirect_stdout(io.StringIO()):
                     "--out", str(out / "sweep"), "--no-progress", "--no-timings"]) == 0
 summary = pd.read_csv(out / "sweep" / "summary.csv")
 assert set(summary["scorer"]) == set(scorers)
-rk = summary.pivot_table(index="scorer", columns="top_k", values="R@k", sort=False)
-rk.columns = [f"R@{k}" for k in rk.columns]
-display(Markdown(log.add(claims.fill(
-    summary, "sweep/summary.csv", "`toolsel sweep` on the imported registry ({n} labeled "
-    "queries): R@k, the share of required tools in the top k.", n=("n_queries", "max")))
-                 + "\n\n"
+rk = recall_table(summary)
+display(Markdown(log.add(sweep_sentence(summary)) + "\n\n"
                  + md.table(rk, {c: "{:.0%}" for c in rk.columns}, index=True,
-                            link=f"{out.name}/sweep/summary.csv")))
+                            link=f"{out.name}/{FILES['summary']}")))
 
 # %% [markdown]
 # ## Anthropic tool search: what is loaded, what is deferred
@@ -148,17 +141,7 @@ display(Markdown("The loaded entries of `tools` (everything else is deferred):\n
 (out / "anthropic_tools.json").write_text(json.dumps(tools, indent=2) + "\n")
 assert tools[0] == {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
 assert int(table["deferred"].sum()) == len(big) - len(loaded)
-# the tools (not the search tool) loaded and in all; the characters of every entry
-display(Markdown(log.add(
-    claims.count_rows(table, "anthropic_tools.csv", "**{n} of ",
-                      where={"kind": "custom", "deferred": False})
-    + claims.count_rows(table, "anthropic_tools.csv", "{n} tools loaded**",
-                        where={"kind": "custom"})
-    + f" for *{md.escape(first_turn)}*; "
-    + claims.fill(table, "anthropic_tools.csv", "the loaded definitions are {a} of ",
-                  where={"deferred": False}, a=("definition_chars", "sum"))
-    + claims.fill(table, "anthropic_tools.csv", "{b} JSON characters.",
-                  b=("definition_chars", "sum")))))
+display(Markdown(log.add(loaded_sentence(table, first_turn))))
 
 # %% [markdown]
 # ### Client-side search with a toolsel scorer
@@ -175,16 +158,14 @@ result = handler({"type": "tool_use", "id": "toolu_01", "name": "search_tools",
                   "input": {"query": search_query}})
 validate_tool_result(result)
 (out / "search_result.json").write_text(json.dumps(result, indent=2) + "\n")
-found = pd.DataFrame({"rank": range(1, len(result["content"]) + 1),
-                      "tool": [b["tool_name"] for b in result["content"]]})
-write_table(found, out / "search_result.csv", float_format=None)
+found = search_table(result)
+write_table(found, out / FILES["search"], float_format=None)
 display(Markdown(
     f"The model searches *{md.escape(search_query)}*; the handler answers with a "
     f"{md.code(result['type'])} for {md.code(result['tool_use_id'])} whose content is "
-    + log.add(claims.count_rows(found, "search_result.csv", "{n} `tool_reference` block"
-                                + ("" if len(found) == 1 else "s")))
+    + log.add(search_sentence(found))
     + f" ([search_result.json]({out.name}/search_result.json)), in rank order:\n\n"
-    + md.table(found, link=f"{out.name}/search_result.csv")))
+    + md.table(found, link=f"{out.name}/{FILES['search']}")))
 assert all(block["type"] == "tool_reference" for block in result["content"])
 if bundled_registry and search_query == "move a jira ticket to in progress":
     assert "jira_transition_issue" in [block["tool_name"] for block in result["content"]]

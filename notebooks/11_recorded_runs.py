@@ -19,20 +19,11 @@
 # ---
 
 # %% [markdown]
-# # Recorded runs: discovery, selection given discovery, and cost, on hand-written transcripts
+# # Recorded runs: discovery, selection given discovery, and cost
 #
 # Offline sweeps say whether the right tools *could* be found. Once a model is in the loop,
 # what it actually searched, loaded and called is in the Messages API exchanges an agent
 # records. This notebook reads such a recording and measures three stages apart.
-#
-# **What the bundled recording is.** `data/runs/` is **not** a capture of a live model: its
-# exchanges were written by hand (`data/runs/write_transcripts.py`: labeled tasks run eager
-# with every tool of the bundled registry visible, deferred behind the server-side BM25 tool search, and with a
-# client-side search returning `tool_reference` blocks), and the `usage` of every response
-# (uncached, cache-write and cache-read tokens) was filled in by the project's own cache
-# model. The *evaluation* (stages, diagnoses) is what this notebook demonstrates; the **cost
-# comparison is partly circular**: it reads back numbers the project's cache model produced.
-# On a recording of your own agent, `usage` comes from the API and the comparison is real.
 #
 # The three stages:
 #
@@ -59,14 +50,13 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_registry
-from toolsel.report.plots import plot_cost_split, save_figure
-from toolsel.tables.runs import evaluate_runs, load_runs
-from toolsel.report import markdown as md
-from toolsel.report import claims
-from toolsel.report.claims import rates_with_interval
 from toolsel.io import write_table
+from toolsel.pages.recorded_runs import FILES, run_sentences, run_tables, stage_tables
+from toolsel.report import claims
+from toolsel.report import markdown as md
 from toolsel.report.notebook_setup import setup
 from toolsel.report.plan import same_path
+from toolsel.report.plots import plot_cost_split, save_figure
 
 out = setup(out_dir, precision=None, max_colwidth=160)
 log = claims.ClaimLog(out)
@@ -74,17 +64,25 @@ log = claims.ClaimLog(out)
 # the checks of the bundled recording's numbers run only on it
 bundled = (same_path(runs, "../data/runs")
            and same_path(registry, "../data/registry.json"))
-reg = load_registry(registry)
-runset = load_runs(runs, registry=reg)
-report = evaluate_runs(runset)
+tables = run_tables(runs, load_registry(registry))
+report = tables.report
 paths = report.write(out_dir)
 link = Path(out_dir).name
-data = pd.DataFrame([{"n_runs": len(runset), "n_tasks": len(runset.tasks),
-                      "n_requests": sum(len(r.exchanges) for r in runset.runs)}])
-write_table(data, out / "data.csv")
-display(Markdown(log.add(claims.counts(data, "data.csv", "{r} runs of {t} labeled tasks, "
-                                       "{n} requests.", r="n_runs", t="n_tasks",
-                                       n="n_requests"))))
+write_table(tables.data, out / FILES["data"])
+if bundled:
+    display(Markdown(log.fixed(
+        "**What the bundled recording is.** `data/runs/` is **not** a capture of a live model: "
+        "its exchanges were written by hand (`data/runs/write_transcripts.py`: labeled tasks "
+        "run eager with every tool of the bundled registry visible, deferred behind the "
+        "server-side BM25 tool search, and with a client-side search returning "
+        "`tool_reference` blocks), and the `usage` of every response (uncached, cache-write "
+        "and cache-read tokens) was filled in by the project's own cache model. The "
+        "*evaluation* (stages, diagnoses) is what this page demonstrates; the **cost "
+        "comparison is partly circular**: it reads back numbers the project's cache model "
+        "produced. On a recording of your own agent, `usage` comes from the API and the "
+        "comparison is real.", "the bundled recording (data/runs)")))
+said = run_sentences(tables)
+display(Markdown(log.add(said["data"])))
 
 # %% [markdown]
 # ## The three-stage table
@@ -97,34 +95,14 @@ display(Markdown(log.add(claims.counts(data, "data.csv", "{r} runs of {t} labele
 # tasks.
 
 # %%
-# Wilson intervals over tasks (each task 0 or 1): with 1-5 tasks per run a bootstrap
-# collapses to a point at 0% or 100%; Wilson's stays honest about how little n tells
-st = report.stages
-discovery = pd.DataFrame({
-    "run": st["run"], "tasks": st["tasks"],
-    "discovery recall": st["discovery_recall"],
-    "required found": [f"{r.discovered_required}/{r.deferred_required}"
-                       if r.deferred_required else "–" for r in st.itertuples()],
-    "complete [95%]": rates_with_interval(report.tasks, "run", "all_available", st["run"]),
-    "empty misses": st["empty_search_misses"],
-    "tasks available": st["tasks_available"],
-    "selection given discovery": st["selection_given_discovery"],
-    "wrong operation": st["wrong_operation_rate"],
-    "success [95%]": rates_with_interval(report.tasks, "run", "success", st["run"])})
-cost_cols = pd.DataFrame({
-    "run": st["run"], "requests": st["requests"], "searches": st["searches"],
-    "references": st["references_loaded"], "client calls": st["client_calls"],
-    "uncached": st["input_uncached"], "cache write": st["cache_write"],
-    "cache read": st["cache_read"], "input": st["input_total"],
-    "input per task": st["input_per_task"], "output": st["output_tokens"]})
+discovery, cost_cols = stage_tables(report)
 display(Markdown(
     "**Discovery and selection** (rates over tasks, as tasks/all with the Wilson 95% "
     "interval: with a few tasks per run they span much of the range):\n\n"
     + md.table(discovery, {c: "{:.0%}" for c in ("discovery recall",
                                                  "selection given discovery",
                                                  "wrong operation")})
-    + "\n\n**Cost** (tokens summed over every request; `usage` of the bundled recording comes "
-      "from the project's cache model):\n\n"
+    + "\n\n**Cost** (tokens summed over every request, from each response's `usage`):\n\n"
     + md.table(cost_cols, {"input per task": "{:,.0f}"}, link=f"{link}/stages.csv")))
 
 # %%
@@ -168,11 +146,7 @@ if bundled:
 # counts as a miss.
 
 # %%
-if bundled:
-    display(Markdown(log.fixed(
-        "In the bundled recording, the first search of r04 (\"divide numbers\") shares no "
-        "word with the calculator's definition: an empty result, counted as a miss; the model "
-        "recovered with a second search.", "the bundled recording")))
+display(Markdown(log.add(said["searches"])))
 
 # %%
 display(Markdown(md.table(
@@ -191,11 +165,8 @@ display(Markdown(md.table(
 # for what their searches load.
 
 # %%
-if bundled:
-    display(Markdown(log.fixed(
-        "In the bundled recording two of the three deferred runs end worse than eager (a "
-        "missed Slack tool, a wrong Jira operation), and the token split is the project's "
-        "cache model, not a measurement.", "the bundled recording")))
+if "compare" in said:
+    display(Markdown(log.add(said["compare"])))
 
 # %%
 cmp = report.compare

@@ -13,7 +13,6 @@ import pytest
 from toolsel.eval.policies import default_grid
 from toolsel.eval.sweep import sweep
 from toolsel.policies import TopK, config_specs, parse_policy
-from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plan import report_link, same_path
 
@@ -110,12 +109,12 @@ def test_interval_row_of_a_wide_row():
 def test_rates_with_interval_per_group():
     tasks = pd.DataFrame({"run": ["deferred"] * 5 + ["eager"] * 2,
                           "success": [1, 1, 0, 1, 0, 1, 1]})
-    got = claims.rates_with_interval(tasks, "run", "success", ["deferred", "eager", "other"])
-    assert got == [claims.rate_with_interval(3, 5), claims.rate_with_interval(2, 2),
-                   "0/0, –"]
+    from toolsel.pages.recorded_runs import rates_with_interval
+    got = rates_with_interval(tasks, "run", "success", ["deferred", "eager", "other"])
+    assert got == [md.rate_interval(3, 5), md.rate_interval(2, 2), "0/0, –"]
     assert got[0] == "3/5, 60% [23, 88]"
     with pytest.raises(KeyError, match="'done'"):
-        claims.rates_with_interval(tasks, "run", "done", ["eager"])
+        rates_with_interval(tasks, "run", "done", ["eager"])
 
 
 def test_same_path(tmp_path):

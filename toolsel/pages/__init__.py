@@ -26,6 +26,12 @@ __all__ = ["PAGES", "page_module"]
 
 #: Notebook number → page module (``toolsel.pages.<module>``); the notebook is ``NN_<module>``.
 PAGES: dict[str, str] = {
+    "07": "discovery",
+    "08": "conversations",
+    "09": "description_repair",
+    "10": "integrations",
+    "11": "recorded_runs",
+    "12": "selection_policies",
     "13": "labels",
 }
 

@@ -35,8 +35,8 @@ from . import markdown as md
 __all__ = ["Ref", "Num", "Claim", "ClaimLog", "CLAIMS_FILE", "in_sample_words", "plural", "plural_form",
            "one_request", "leader", "values", "real_differences", "mode_summary", "change",
            "escape_hatch", "verdict_label", "versus_best", "versus_rows", "variant_vs", "signal_alone",
-           "policy_beats", "benchmark_counts", "interval_text", "rate_with_interval", "rates_with_interval",
-           "latency", "which_scorer_verdicts", "scorer_gap_warning", "scorer_gap_card", "repair_change", "page_summary", "skipped_sections", "SKIP_NOTE", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows",
+           "policy_beats", "benchmark_counts",
+           "latency", "which_scorer_verdicts", "scorer_gap_warning", "scorer_gap_card", "page_summary", "skipped_sections", "SKIP_NOTE", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows",
            "fill", "per_row", "literal"]
 
 #: The file a page's claims are written to, beside its CSVs.
@@ -262,46 +262,6 @@ def one_request(n: int, source: str, *, column: str = "n_queries",
                 "points", 1)
     return b.claim(f"With {n_text} {plural_form(unit)}, one {unit} moves {what} by {pts} "
                    "points.")
-
-
-def interval_text(mean: float, low: float, high: float, *, kind: str = "pct",
-                  digits: int = 1) -> str:
-    """``"62.5% [45.0, 78.1]"`` (``kind="dec"``: ``"0.62 [0.45, 0.78]"``): the one interval
-    format of the reports."""
-    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (mean, low, high)):
-        return "–"
-    if kind == "pct":
-        return f"{100 * mean:.{digits}f}% [{100 * low:.{digits}f}, {100 * high:.{digits}f}]"
-    if kind == "spoints":
-        return f"{100 * mean:+.{digits}f} [{100 * low:+.{digits}f}, {100 * high:+.{digits}f}]"
-    if kind == "sdec":
-        return f"{mean:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
-    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
-
-
-def rate_with_interval(successes: int, n: int, *, digits: int = 0) -> str:
-    """A rate ``successes / n`` with its Wilson 95% interval: ``"3/5, 60% [23, 88]"``."""
-    from ..eval.stats import wilson_interval
-    if n == 0:
-        return "0/0, –"
-    low, high = wilson_interval(int(successes), int(n))
-    return f"{successes}/{n}, " + interval_text(successes / n, low, high, digits=digits)
-
-
-def rates_with_interval(table: pd.DataFrame, by: str, column: str, keys: Sequence,
-                        *, digits: int = 0) -> list[str]:
-    """:func:`rate_with_interval` of a yes/no ``column`` per group: for each of ``keys``, the
-    rows of ``table`` whose ``by`` equals it (e.g. one rate per run over its tasks).
-
-    A key with no row gives ``"0/0, –"``.
-    """
-    if by not in table.columns or column not in table.columns:
-        raise KeyError(f"rates_with_interval: the table has no column {by!r} or {column!r}")
-    out = []
-    for key in keys:
-        values = table.loc[table[by] == key, column].astype(bool)
-        out.append(rate_with_interval(int(values.sum()), len(values), digits=digits))
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -840,31 +800,6 @@ def which_scorer_verdicts(versus: pd.DataFrame, *, versus_source: str,
                    + latency(latency_long, latency_long_source, candidate=candidate,
                              tools=False, p95_all=True) + ".")
     return out
-
-
-def repair_change(table: pd.DataFrame, source: str, *, suite: str, scorer: str,
-                  metric: str = "Complete@k") -> Claim:
-    """What a description repair changed on one suite for one scorer, from
-    ``gain_by_suite.csv`` (``suite, scorer, v1, v2, gain, gain_low, gain_high, found, lost,
-    queries_fixed, queries_broken, n``): before → after, the change with its paired
-    interval, tools found and lost, requests fixed and broken, and n."""
-    b = _Builder()
-    w = {"suite": suite, "scorer": scorer}
-    part = _rows(table, w)
-    if len(part) != 1:
-        return b.claim(f"No {b.lit(suite)} result for {b.code(scorer)}.")
-    r = part.iloc[0]
-
-    def n(col, kind="int", digits=0):
-        return b.num(r[col], Ref(source, col, w), kind, digits)
-
-    return b.claim(
-        f"{b.lit(suite)}: {b.lit(metric)} {n('v1', 'pct', 1)} → {n('v2', 'pct', 1)} "
-        f"({n('gain', 'spoints', 1)} points [{n('gain_low', 'spoints', 1)}, "
-        f"{n('gain_high', 'spoints', 1)}]; {n('found')} "
-        f"tool{'s' if int(r['found']) != 1 else ''} found, {n('lost')} lost, "
-        f"{n('queries_fixed')} request{'s' if int(r['queries_fixed']) != 1 else ''} fixed, "
-        f"{n('queries_broken')} broken; {n('n')} request{'s' if int(r['n']) != 1 else ''})")
 
 
 # --------------------------------------------------------------------------------------------

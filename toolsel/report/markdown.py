@@ -79,6 +79,15 @@ def interval(mean: float, low: float, high: float, *, percent: bool = True,
     return f"{mean:.{digits or 2}f} [{low:.{digits or 2}f}, {high:.{digits or 2}f}]"
 
 
+def rate_interval(successes: int, n: int, *, digits: int = 0) -> str:
+    """A rate ``successes / n`` with its Wilson 95% interval: ``"3/5, 60% [23, 88]"``."""
+    from ..eval.stats import wilson_interval
+    if n == 0:
+        return "0/0, –"
+    low, high = wilson_interval(int(successes), int(n))
+    return f"{successes}/{n}, " + interval(successes / n, low, high, digits=digits)
+
+
 def interval_row(row, metric: str | None = None, *, percent: bool = True,
                  digits: int = 0) -> str:
     """:func:`interval` of a row with ``mean``, ``low`` and ``high`` (a row of
