@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 from .plan import SHOWN_OUT_DIR_ENV
-from .site import (_FOOT_END, _FOOT_START, _NAV_END, _NAV_START, _PAGE_CSS, _TITLE_TAG,
-                   _main_part, page_title)
+from .site import (FOOT_END, FOOT_START, NAV_END, NAV_START, PAGE_CSS, TITLE_TAG,
+                   main_part, page_title)
 
 __all__ = ["execute_notebook", "export_html"]
 
@@ -162,11 +162,11 @@ def export_html(executed: str | Path, html: str | Path) -> Path:
     body = _UUID.sub(lambda m: seen.setdefault(m.group(0), f"widget-output-{len(seen) + 1}"),
                      body)
     # navigation blocks, filled by link_pages once the set of pages is known
-    start, end = _main_part(body)
-    body = (body[:start] + "\n" + _NAV_START + _NAV_END + body[start:end] + _FOOT_START
-            + _FOOT_END + "\n" + body[end:])
-    body = _TITLE_TAG.sub(lambda _m: f"<title>{escape(title)}</title>", body, count=1)
-    body = body.replace("</head>", _PAGE_CSS + "</head>", 1)
+    start, end = main_part(body)
+    body = (body[:start] + "\n" + NAV_START + NAV_END + body[start:end] + FOOT_START
+            + FOOT_END + "\n" + body[end:])
+    body = TITLE_TAG.sub(lambda _m: f"<title>{escape(title)}</title>", body, count=1)
+    body = body.replace("</head>", PAGE_CSS + "</head>", 1)
     body = strip_scripts(body)  # no require.js/MathJax/widget CDN scripts: works offline
     html = Path(html)
     html.write_text(body, encoding="utf-8")

@@ -20,7 +20,7 @@ __all__ = ["NotebookRun", "NOTEBOOK_GLOB", "DATA_PARAMS", "DEFAULT_NEEDS", "find
            "PlannedNotebook", "notebook_plan"]
 
 NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
 @dataclass
@@ -63,7 +63,7 @@ def notebook_title(path: str | Path) -> str:
             continue
         src = cell.get("source", "")
         src = "".join(src) if isinstance(src, list) else src
-        m = _HEADING.search(src)
+        m = HEADING.search(src)
         if m:
             return m.group(1).strip()
     return path.stem.split("_", 1)[-1].replace("_", " ")
@@ -124,13 +124,13 @@ def report_link(target: str | Path, page_dir: str | Path) -> tuple[str, str | No
     return source, None
 
 
-def _read_nb(path: Path) -> dict:
+def read_notebook(path: Path) -> dict:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
 def notebook_needs(path: str | Path) -> tuple[str, ...]:
     """The data parameters a notebook cannot run without (its ``toolsel.needs`` metadata)."""
-    meta = _read_nb(Path(path)).get("metadata", {}).get("toolsel")
+    meta = read_notebook(Path(path)).get("metadata", {}).get("toolsel")
     if meta is None or "needs" not in meta:
         return DEFAULT_NEEDS
     needs = meta["needs"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..io import write_text
-from .plan import _HEADING, _read_nb, notebook_title
+from .plan import HEADING, read_notebook, notebook_title
 from .readme import headline_parts
 
 if TYPE_CHECKING:
@@ -24,14 +24,14 @@ __all__ = ["page_title", "notebook_summary", "page_headings", "link_pages", "ren
 _MD_MARKUP = re.compile(r"[`*]|(?<!\w)_|_(?!\w)|\\(?=[^\w\s])")
 _SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)")
 _PAGE_GLOB = "[0-9][0-9]_*.html"
-_NAV_START, _NAV_END = "<!-- toolsel:nav -->", "<!-- /toolsel:nav -->"
-_FOOT_START, _FOOT_END = "<!-- toolsel:foot -->", "<!-- /toolsel:foot -->"
-_TITLE_TAG = re.compile(r"<title>(.*?)</title>", re.S)
+NAV_START, NAV_END = "<!-- toolsel:nav -->", "<!-- /toolsel:nav -->"
+FOOT_START, FOOT_END = "<!-- toolsel:foot -->", "<!-- /toolsel:foot -->"
+TITLE_TAG = re.compile(r"<title>(.*?)</title>", re.S)
 _H2 = re.compile(r'<h2 id="([^"<>]+)"[^>]*>(.*?)</h2>', re.S)
 _TAG = re.compile(r"<[^>]*>")
 
 # page furniture: navigation bar, contents, and tables that stay within the page width
-_PAGE_CSS = """<style type="text/css">
+PAGE_CSS = """<style type="text/css">
 nav.toolsel-nav { font: 14px/1.5 system-ui, sans-serif; margin: 0 0 1.2em; padding: .6em 1em;
   border-bottom: 1px solid #ccc; background: #f6f8fa; }
 nav.toolsel-nav a { color: #0550ae; text-decoration: none; }
@@ -64,7 +64,7 @@ def notebook_summary(path: str | Path) -> str:
     Its ``toolsel.summary`` metadata if set; else the part of its title after the first colon;
     else the first sentence of the paragraph under its title.
     """
-    nb = _read_nb(Path(path))
+    nb = read_notebook(Path(path))
     given = nb.get("metadata", {}).get("toolsel", {}).get("summary")
     if given:
         return _plain(str(given))
@@ -77,7 +77,7 @@ def notebook_summary(path: str | Path) -> str:
             continue
         src = cell.get("source", "")
         src = "".join(src) if isinstance(src, list) else src
-        paras = [p for p in re.split(r"\n\s*\n", _HEADING.sub("", src)) if p.strip()]
+        paras = [p for p in re.split(r"\n\s*\n", HEADING.sub("", src)) if p.strip()]
         if paras:
             para = _plain(paras[0])
             m = _SENTENCE.match(para)
@@ -109,7 +109,7 @@ def _nav_html(index: str, prev: tuple[str, str] | None, nxt: tuple[str, str] | N
     return "".join(parts)
 
 
-def _main_part(page: str) -> tuple[int, int]:
+def main_part(page: str) -> tuple[int, int]:
     """Start and end of the page's ``<main>`` content (the only part holding notebook text;
     widget state, the one raw data block, comes after ``</main>``)."""
     start = page.find("<main>")
@@ -122,9 +122,9 @@ def _main_part(page: str) -> tuple[int, int]:
 def page_headings(page: str) -> list[tuple[str, str]]:
     """The ``(id, text)`` of every second-level heading in a page's content, in order."""
     from html import unescape
-    start, end = _main_part(page)
+    start, end = main_part(page)
     body = page[start:end]
-    for region in ((_NAV_START, _NAV_END), (_FOOT_START, _FOOT_END)):
+    for region in ((NAV_START, NAV_END), (FOOT_START, FOOT_END)):
         a, b = body.find(region[0]), body.find(region[1])
         if 0 <= a < b:
             body = body[:a] + body[b:]
@@ -150,25 +150,25 @@ def link_pages(reports_dir: str | Path, index: str = "index.html") -> list[Path]
     texts = {p: p.read_text(encoding="utf-8") for p in pages}
     titles = {}
     for p, text in texts.items():
-        m = _TITLE_TAG.search(text)
+        m = TITLE_TAG.search(text)
         titles[p] = unescape(m.group(1)).strip() if m else p.stem
     for i, p in enumerate(pages):
         text = texts[p]
-        if _NAV_START not in text:
+        if NAV_START not in text:
             continue
         prev = (pages[i - 1].name, f"{pages[i - 1].stem[:2]} · {titles[pages[i - 1]]}") \
             if i > 0 else None
         nxt = (pages[i + 1].name, f"{pages[i + 1].stem[:2]} · {titles[pages[i + 1]]}") \
             if i + 1 < len(pages) else None
         new = text
-        start, end = _main_part(new)
+        start, end = main_part(new)
         head, body, tail = new[:start], new[start:end], new[end:]
         top = _nav_html(index, prev, nxt, page_headings(text))
         bottom = _nav_html(index, prev, nxt, foot=True)
-        body = re.sub(re.escape(_NAV_START) + ".*?" + re.escape(_NAV_END),
-                      lambda _m: _NAV_START + top + _NAV_END, body, count=1, flags=re.S)
-        body = re.sub(re.escape(_FOOT_START) + ".*?" + re.escape(_FOOT_END),
-                      lambda _m: _FOOT_START + bottom + _FOOT_END, body, count=1, flags=re.S)
+        body = re.sub(re.escape(NAV_START) + ".*?" + re.escape(NAV_END),
+                      lambda _m: NAV_START + top + NAV_END, body, count=1, flags=re.S)
+        body = re.sub(re.escape(FOOT_START) + ".*?" + re.escape(FOOT_END),
+                      lambda _m: FOOT_START + bottom + FOOT_END, body, count=1, flags=re.S)
         new = head + body + tail
         if new != text:
             write_text(new, p)
