@@ -48,7 +48,6 @@ out_dir: str = "../reports/04_explorer"  # where tables go
 
 # %%
 
-import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry

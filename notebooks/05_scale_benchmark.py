@@ -51,7 +51,6 @@ out_dir: str = "../reports/05_scale_benchmark"  # where tables and figures go
 from functools import partial
 from pathlib import Path
 
-import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry

@@ -20,6 +20,7 @@ from ..report.claims import Builder, Claim, Ref, format_number
 from ..report.cutoffs import headline_k
 from ..tables import scenario as sc
 from ..text import content_words
+from .overview import scenario_skip_reason
 
 __all__ = ["HatchTables", "FILES", "EXACT", "hatch_tables", "hatch_sentences",
            "scenario_skip_reason", "change", "escape_hatch"]
@@ -56,14 +57,6 @@ class HatchTables:
     def items(self):
         """``(name, table)`` of the tables that exist, as written beside the page."""
         return [(n, getattr(self, n)) for n in FILES if getattr(self, n) is not None]
-
-
-def scenario_skip_reason(registry: Registry) -> str | None:
-    """Why the article's 3-turn conversation cannot run on ``registry``, or ``None``."""
-    if sc.scenario_tools_present(registry):
-        return None
-    return ("it needs the tools " + ", ".join(sc.ARTICLE_TOOLS)
-            + ", which this registry does not have")
 
 
 def hatch_tables(registry: Registry, queries: Sequence[Query], scorers: Sequence[str],

@@ -20,7 +20,6 @@ from ..eval.scorer_warning import GAP_METRICS, gap_table
 from ..eval.stats import bootstrap_intervals, paired_comparison, with_wilson
 from ..eval.sweep import sweep
 from ..report import claims
-from ..report import markdown as md
 from ..report.claims import Builder, Claim, Ref, and_list, format_number, plural_form, rows_where
 from ..report.cutoffs import distinct_top_k, headline_k
 from ..tables.replication import headline_frame
@@ -64,11 +63,6 @@ class OverviewTables:
         return [(n, getattr(self, n)) for n in FILES if getattr(self, n) is not None]
 
 
-def gap_ks() -> list[int]:
-    """The cut-offs the single-scorer check reads (R@5, Complete@10)."""
-    return sorted({k for _, k in GAP_METRICS.values()})
-
-
 def gap_skip_reason(t: OverviewTables, scorers: Sequence[str]) -> str | None:
     """Why the single-scorer check did not run on this data (one sentence), or ``None``."""
     if t.gaps is not None:
@@ -98,7 +92,8 @@ def overview_tables(registry: Registry, queries: Sequence[Query], scorers: Seque
     k = headline_k(ks, n_candidates)
     singles = [s for s in scorers if s != "default"]
     run = list(dict.fromkeys([*scorers, *(["default"] if singles else [])]))
-    result = sweep(registry, queries, run, sorted(set(ks) | set(gap_ks())),
+    gap_ks = {k for _, k in GAP_METRICS.values()}  # the single-scorer check's R@5, Complete@10
+    result = sweep(registry, queries, run, sorted(set(ks) | gap_ks),
                    always_include=always_include, progress=False)
     qm = result.query_metrics
     shown_qm = qm[qm["top_k"].isin(ks) & qm["scorer"].isin(scorers)]
@@ -110,7 +105,7 @@ def overview_tables(registry: Registry, queries: Sequence[Query], scorers: Seque
     paired = (paired_comparison(shown_qm, "R@k", scorers=scorers, top_k=[k], n_boot=n_boot,
                                 seed=seed) if len(scorers) > 1 else None)
     gaps = None
-    if singles and set(gap_ks()) <= set(qm["top_k"]):
+    if singles and gap_ks <= set(qm["top_k"]):
         gaps = gap_table(qm, singles, reference="default", n_boot=n_boot, seed=seed)
     scen, pinned = None, ()
     if scenario_skip_reason(registry) is None:
