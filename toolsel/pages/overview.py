@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..data import Query, Registry
 from ..eval.scorer_warning import GAP_METRICS, gap_table
-from ..eval.stats import bootstrap_intervals, paired_comparison, with_wilson
+from ..eval.stats import paired_comparison
 from ..eval.sweep import sweep
 from ..report import claims
 from ..report.claims import Builder, Claim, Ref, and_list, format_number, plural_form, rows_where
@@ -25,6 +25,7 @@ from ..report.cutoffs import distinct_top_k, headline_k
 from ..tables.replication import headline_frame
 from ..tables.scenario import (ARTICLE_TOOLS, article_scenario, scenario_table,
                                scenario_tools_present)
+from .recall_vs_payload import intervals
 
 __all__ = ["OverviewTables", "FILES", "EXACT", "overview_tables", "overview_sentences",
            "gap_skip_reason", "scenario_skip_reason", "leader", "benchmark_counts",
@@ -97,11 +98,8 @@ def overview_tables(registry: Registry, queries: Sequence[Query], scorers: Seque
                    always_include=always_include, progress=False)
     qm = result.query_metrics
     shown_qm = qm[qm["top_k"].isin(ks) & qm["scorer"].isin(scorers)]
-    intervals = with_wilson(with_wilson(bootstrap_intervals(shown_qm, n_boot=n_boot,
-                                                            seed=seed), shown_qm),
-                            shown_qm, ["R@k"], collapsed_only=True)
     headline = headline_frame(result.summary[result.summary["scorer"].isin(scorers)],
-                              intervals, top_k=k)
+                              intervals(shown_qm, n_boot=n_boot, seed=seed), top_k=k)
     paired = (paired_comparison(shown_qm, "R@k", scorers=scorers, top_k=[k], n_boot=n_boot,
                                 seed=seed) if len(scorers) > 1 else None)
     gaps = None

@@ -21,7 +21,7 @@ from ..report import markdown as md
 from ..report.claims import Builder, Claim, Ref
 from ..report.cutoffs import distinct_top_k
 
-__all__ = ["RecallTables", "FILES", "EXACT", "recall_tables", "recall_sentences",
+__all__ = ["RecallTables", "FILES", "EXACT", "intervals", "recall_tables", "recall_sentences",
            "real_differences"]
 
 #: The CSV each table is written to.
@@ -56,6 +56,16 @@ class RecallTables:
         return [(n, getattr(self, n)) for n in FILES]
 
 
+def intervals(query_metrics: pd.DataFrame, *, n_boot: int = 2000,
+              seed: int = 0) -> pd.DataFrame:
+    """95% intervals of R@k and Complete@k per scorer and K: Wilson's for Complete@k (0/1 per
+    query) and for R@k where its bootstrap collapses to a point (every query 0 or 1 alike),
+    a bootstrap over queries otherwise (the rule of pages 00 and 01)."""
+    qm = query_metrics
+    boot = bootstrap_intervals(qm, ("R@k", "Complete@k"), n_boot=n_boot, seed=seed)
+    return with_wilson(with_wilson(boot, qm), qm, ["R@k"], collapsed_only=True)
+
+
 def recall_tables(registry: Registry, queries: Sequence[Query], scorers: Sequence[str],
                   top_k: Sequence[int], *, always_include: Sequence[str] = (),
                   n_boot: int = 2000, seed: int = 0) -> RecallTables:
@@ -65,13 +75,9 @@ def recall_tables(registry: Registry, queries: Sequence[Query], scorers: Sequenc
     result = sweep(registry, queries, list(scorers), ks, always_include=always_include,
                    progress=False)
     qm = result.query_metrics
-    # Wilson's for Complete@k (0/1 per query), and for R@k where its bootstrap collapses to
-    # a point (every query 0 or 1, all alike): the same rule as the overview's
-    intervals = with_wilson(with_wilson(bootstrap_intervals(qm, ("R@k", "Complete@k"),
-                                                            n_boot=n_boot, seed=seed), qm),
-                            qm, ["R@k"], collapsed_only=True)
     return RecallTables(
-        claims.data_table(registry, queries), result.summary, qm, intervals,
+        claims.data_table(registry, queries), result.summary, qm,
+        intervals(qm, n_boot=n_boot, seed=seed),
         paired_comparison(qm, "R@k", n_boot=n_boot, seed=seed),
         paired_comparison(qm, "Complete@k", n_boot=n_boot, seed=seed),
         ks, dropped, n_candidates, result)

@@ -2,12 +2,14 @@
 
 A report page says two kinds of things: what a section measures and how (typed in the
 notebook's Markdown), and what came out (which scorer wins and by how much, whether an
-interval includes a loss, what a policy beats and on how many styles, what a repair
-changed). The second kind is rendered here, from the DataFrame the page also writes as CSV,
-so the same notebook says the right thing on any data: ties, a single scorer, no split,
-all-zero tables and n=1 each get their own wording.
+interval includes a loss, what a repair changed). The second kind is rendered from the
+DataFrame the page also writes as CSV, so the same notebook says the right thing on any data:
+ties, a single scorer, no split, all-zero tables and n=1 each get their own wording. This
+module is the kernel those sentences are built with (:class:`Builder`, :func:`fill`,
+:func:`counts`, :func:`per_row`, :func:`literal`, ...) and checked by; a page's own wording
+lives in its page module (:mod:`toolsel.pages`).
 
-Every function returns a :class:`Claim`: Markdown text plus, for every number in it, the
+Every sentence is a :class:`Claim`: Markdown text plus, for every number in it, the
 value it shows and where it comes from (:class:`Ref`: a CSV beside the page, a column, the
 rows it is read from). A notebook shows a claim with ``display(Markdown(log.add(claim)))``;
 :class:`ClaimLog` writes ``claims.json`` beside the page's CSVs, and :func:`check_claims`
