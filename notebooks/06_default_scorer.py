@@ -231,9 +231,8 @@ if gaps is not None:
     far = (gaps["gap"] >= gaps["margin"] - 1e-12) & (gaps["gap_low"] > 0) & (
         gaps["p_value"] < gaps["alpha"])
     assert (far == gaps["far"]).all()
-    if "card" in said:  # the index card and the report's README say it too
+    if "card" in said:  # the index card says it too
         log.summary(said["run"], said["card"])
-        log.warn(said["card"])
 else:
     display(Markdown(f"Skipped: {page.comparison_skip_reason(scorers)}"))
 

@@ -64,8 +64,8 @@ def miss_tables(registry: Registry, queries: Sequence[Query], scorers: Sequence[
 
 def miss_sentences(t: MissTables) -> dict[str, Claim]:
     """The page's findings: ``run`` and ``queries`` (the misses at K over the scorers, and over
-    how many queries), ``modes``
-    (:func:`mode_summary`) and ``per_scorer`` (scorer → its count of misses)."""
+    how many queries), ``modes`` (:func:`mode_summary`) and ``per_scorer`` (scorer → its
+    count of misses)."""
     n, n_s = int(t.run["n_misses"].iloc[0]), int(t.run["n_scorers"].iloc[0])
     n_q = int(t.data["n_queries"].iloc[0])
     run = claims.counts(
