@@ -137,18 +137,10 @@ display(Markdown(log.add(said["leader"]) + " " + log.add(said["one_request"])))
 # %%
 gaps = tables.gaps
 if gaps is not None:
-    gshown = pd.DataFrame({
-        "scorer": gaps["scorer"], "metric": gaps["metric"],
-        "scorer's mean": [f"{v:.3f}" for v in gaps["mean_scorer"]],
-        "default's mean": [f"{v:.3f}" for v in gaps["mean_reference"]],
-        "gap [95% CI]": [f"{r.gap:+.3f} [{r.gap_low:+.3f}, {r.gap_high:+.3f}]"
-                         for r in gaps.itertuples()],
-        "better with default / worse": [f"{r.reference_wins} / {r.scorer_wins}"
-                                        for r in gaps.itertuples()],
-        "sign test p": [f"{v:.3f}" if v >= 0.001 else "< 0.001" for v in gaps["p_value"]],
-        "far below": gaps["far"]})
+    gshown = page.gaps_shown(gaps)
     display(Markdown(md.table(gshown, link=f"{out.name}/scorer_gaps.csv", max_rows=None,
-                              align={c: "right" for c in gshown.columns[2:-1]})
+                              align={c: "right" for c in gshown.columns
+                                     if c not in page.GAP_TEXT})
                      + "\n\n" + log.add(said["gaps"])))
     if "card" in said:  # the index card and the report's README say it too
         log.summary(said["run"], said["card"])

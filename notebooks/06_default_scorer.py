@@ -66,6 +66,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel.pages import default_scorer as page
+from toolsel.pages.overview import GAP_TEXT, gaps_shown
 from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_style_comparison, save_figure
@@ -215,18 +216,9 @@ if vs is not None:
 # %%
 gaps = tables.gaps
 if gaps is not None:
-    gshown = pd.DataFrame({
-        "style": gaps["style"], "scorer": gaps["scorer"], "metric": gaps["metric"],
-        "scorer's mean": [f"{v:.3f}" for v in gaps["mean_scorer"]],
-        "default's mean": [f"{v:.3f}" for v in gaps["mean_reference"]],
-        "gap [95%]": [f"{r.gap:+.3f} [{r.gap_low:+.3f}, {r.gap_high:+.3f}]"
-                      for r in gaps.itertuples()],
-        "better with default / worse": [f"{r.reference_wins} / {r.scorer_wins}"
-                                        for r in gaps.itertuples()],
-        "sign test p": [f"{v:.3f}" if v >= 0.001 else "< 0.001" for v in gaps["p_value"]],
-        "far below": gaps["far"]})
+    gshown = gaps_shown(gaps, ci="95%")
     display(Markdown(md.table(gshown, link=f"{out.name}/scorer_gaps.csv", max_rows=None,
-                              align={c: "right" for c in gshown.columns[3:-1]})
+                              align={c: "right" for c in gshown.columns if c not in GAP_TEXT})
                      + "\n\n" + log.add(said["gaps"])))
     far = (gaps["gap"] >= gaps["margin"] - 1e-12) & (gaps["gap_low"] > 0) & (
         gaps["p_value"] < gaps["alpha"])

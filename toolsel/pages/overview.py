@@ -28,7 +28,7 @@ from ..tables.scenario import (ARTICLE_TOOLS, article_scenario, scenario_table,
 from .recall_vs_payload import intervals
 
 __all__ = ["OverviewTables", "FILES", "EXACT", "overview_tables", "overview_sentences",
-           "gap_skip_reason", "scenario_skip_reason", "leader", "benchmark_counts",
+           "gaps_shown", "GAP_TEXT", "gap_skip_reason", "scenario_skip_reason", "leader", "benchmark_counts",
            "scorer_gap_warning", "scorer_gap_card"]
 
 #: The CSV each table is written to.
@@ -62,6 +62,25 @@ class OverviewTables:
     def items(self):
         """``(name, table)`` of the tables that exist, as written beside the page."""
         return [(n, getattr(self, n)) for n in FILES if getattr(self, n) is not None]
+
+
+def gaps_shown(gaps: pd.DataFrame, *, ci: str = "95% CI") -> pd.DataFrame:
+    """The single-scorer gaps as a page shows them (text cells; ``style`` first when the
+    table has one); its numeric columns are those to align right (:data:`GAP_TEXT`)."""
+    cols = {c: gaps[c] for c in ("style", "scorer", "metric") if c in gaps.columns}
+    return pd.DataFrame({
+        **cols, "scorer's mean": [f"{v:.3f}" for v in gaps["mean_scorer"]],
+        "default's mean": [f"{v:.3f}" for v in gaps["mean_reference"]],
+        f"gap [{ci}]": [f"{r.gap:+.3f} [{r.gap_low:+.3f}, {r.gap_high:+.3f}]"
+                        for r in gaps.itertuples()],
+        "better with default / worse": [f"{r.reference_wins} / {r.scorer_wins}"
+                                        for r in gaps.itertuples()],
+        "sign test p": [f"{v:.3f}" if v >= 0.001 else "< 0.001" for v in gaps["p_value"]],
+        "far below": gaps["far"]})
+
+
+#: The columns of :func:`gaps_shown` that are not numbers.
+GAP_TEXT = ("style", "scorer", "metric", "far below")
 
 
 def gap_skip_reason(t: OverviewTables, scorers: Sequence[str]) -> str | None:
