@@ -51,15 +51,14 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
-from toolsel.eval.sweep import sweep
+from toolsel.pages import recall_vs_payload as page
 from toolsel.tables.replication import (ARTICLE, benchmark_facts, is_article_benchmark,
                                       miss_rank_bands, replication_table)
-from toolsel.eval.stats import bootstrap_intervals, paired_comparison, with_wilson
 from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_complete_vs_payload, plot_recall_vs_payload, save_figure
-from toolsel.report.cutoffs import distinct_top_k, top_k_note
-from toolsel.io import write_table
+from toolsel.report.cutoffs import top_k_note
+from toolsel.io import FLOAT_FORMAT, write_table
 from toolsel.report.notebook_setup import setup
 
 from toolsel.scorers.base import compared_scorers
@@ -73,18 +72,18 @@ qs = load_queries(queries, reg)
 facts = benchmark_facts(reg, qs)
 article = is_article_benchmark(reg, qs)  # the bundled data: the replication panel and its checks
 log = claims.ClaimLog(out)
-data = claims.data_table(reg, qs)
-write_table(data, out / "data.csv", float_format=None)
-display(Markdown("**This run:** " + log.summary(claims.counts(
-    data, "data.csv", "{q} labeled queries over {t} tools, every scorer at each cut-off K.",
-    q="n_queries", t="n_tools"))))
-display(Markdown(log.add(claims.one_request(len(qs), "data.csv", column="n_queries",
-                                             unit="query", what="R@k"))))
-display(Markdown(log.add(claims.counts(
-    data, "data.csv", "**{t} tools** ({a} marked always-include), **{q} labeled queries** ({m} "
-    "needing several tools); sending every tool costs {c} characters of name + description "
-    "({k} `cl100k_base` tokens).", t="n_tools", a="n_always_include", q="n_queries",
-    m="n_multi_tool", c="unfiltered_chars", k="unfiltered_tokens"))))
+# every table of the page (one sweep: each scorer fitted once, every K read off one ranking),
+# then every sentence read from them
+tables = page.recall_tables(reg, qs, scorers, top_k, always_include=always_include,
+                            n_boot=n_boot, seed=seed)
+for name, frame in tables.items():
+    write_table(frame, out / page.FILES[name],
+                float_format=None if name in page.EXACT else FLOAT_FORMAT)
+said = page.recall_sentences(tables)
+result, summary, intervals, ks = tables.result, tables.summary, tables.intervals, tables.ks
+display(Markdown("**This run:** " + log.summary(said["run"])))
+display(Markdown(log.add(said["one_request"])))
+display(Markdown(log.add(said["data"])))
 
 # %% [markdown]
 # ## The sweep
@@ -95,27 +94,13 @@ display(Markdown(log.add(claims.counts(
 # not repeated.
 
 # %%
-n_candidates = len(reg) - len(set(always_include))
-ks, dropped = distinct_top_k(top_k, n_candidates)
-note = top_k_note(ks, dropped, n_candidates)
+note = top_k_note(ks, tables.dropped, tables.n_candidates)
 if note:
     display(Markdown(f"*{md.escape(note)}*"))
-result = sweep(reg, qs, scorers, ks, always_include=always_include, progress=False)
-summary = result.summary
-# Wilson's for Complete@k (0/1 per query), and for R@k where its bootstrap collapses to a
-# point (every query 0 or 1, all alike): the same rule as the overview's
-intervals = with_wilson(with_wilson(bootstrap_intervals(result.query_metrics, ("R@k", "Complete@k"),
-                                                        n_boot=n_boot, seed=seed),
-                                    result.query_metrics),
-                        result.query_metrics, ["R@k"], collapsed_only=True)
-write_table(summary, out / "summary.csv")
-write_table(result.query_metrics, out / "query_metrics.csv")
-write_table(intervals, out / "intervals.csv")
 order = list(dict.fromkeys(summary["scorer"]))
 scorer_by_k = {"rows": "scorer", "columns": "top_k", "column_label": "K={}"}  # md.wide_table
 display(Markdown(
-    "**R@k**, share of required tools sent ("
-    + log.add(claims.counts(data, "data.csv", "{q} queries", q="n_queries")) + "):\n\n"
+    "**R@k**, share of required tools sent (" + log.add(said["n_queries"]) + "):\n\n"
     + md.wide_table(summary, "R@k", fmt="{:.1%}", **scorer_by_k)
     + "\n\n**Complete@k**, share of queries with every required tool sent:\n\n"
     + md.wide_table(summary, "Complete@k", fmt="{:.1%}", **scorer_by_k)
@@ -126,8 +111,7 @@ display(Markdown(
     "tools':\n\n"
     + md.wide_table(summary, "payload_reduction", fmt="{:.1%}", **scorer_by_k)
     + "\n\nMRR (the reciprocal rank of the first required tool, the same at every K): "
-    + log.add(claims.values(summary[summary.top_k == ks[0]], "MRR", "summary.csv",
-                            where={"top_k": ks[0]}))
+    + log.add(said["mrr"])
     + f". Every measure per scorer and K, with payload in characters and tokens and "
     f"Success@k: [summary.csv]({out.name}/summary.csv); per query: "
     f"[query_metrics.csv]({out.name}/query_metrics.csv)."))
@@ -135,16 +119,18 @@ display(Markdown(
 # %% [markdown]
 # ## R@k against payload reduction
 #
-# One curve per scorer; each point is a cut-off K (labels on the first curve; the other
-# curves share the same K order, largest K on the left). Bars are 95% intervals over
-# queries: a bootstrap for R@k (Wilson's where it collapses to a point), Wilson's for
-# Complete@k. Up and to the right is better: more of the right tools, fewer characters sent.
+# One curve per scorer; each point is a cut-off K (marked on the top axis at the first
+# curve's points; the other curves' points for the same K lie close by, largest K on the
+# left). Bars are 95% intervals over queries: a bootstrap for R@k (Wilson's where it
+# collapses to a point), Wilson's for Complete@k. Up and to the right is better: more of the
+# right tools, fewer characters sent.
 
 # %%
 fig = plot_recall_vs_payload(summary, intervals=intervals)
 save_figure(fig, out, "recall_vs_payload",
             alt="R@k (%) against payload reduction (%), one curve per scorer, each point a "
-                "cut-off K, with bootstrap 95% intervals over queries");
+                "cut-off K marked on the top axis, with 95% intervals over queries (bootstrap, "
+                "Wilson's where it is a point)");
 
 # %% [markdown]
 # ## Complete@k: every required tool sent
@@ -186,10 +172,7 @@ display(Markdown("Mean [95% interval], in %:\n\n"
 # adjusted p-value is below 0.05.
 
 # %%
-paired_r = paired_comparison(result.query_metrics, "R@k", n_boot=n_boot, seed=seed)
-paired_c = paired_comparison(result.query_metrics, "Complete@k", n_boot=n_boot, seed=seed)
-write_table(paired_r, out / "paired_recall.csv")
-write_table(paired_c, out / "paired_complete.csv")
+paired_r = tables.paired_recall
 shown = paired_r[paired_r.top_k.isin([5, 10] if {5, 10} & set(ks) else ks[-2:])]
 display(Markdown("R@k, paired over queries (a − b in points, with its 95% interval):\n\n"
                  + md.table(pd.DataFrame({
@@ -207,9 +190,7 @@ display(Markdown("R@k, paired over queries (a − b in points, with its 95% inte
                  f"[paired_complete.csv]({out.name}/paired_complete.csv)."))
 
 # %%
-display(Markdown("**Which R@k differences are real.** " + log.add(claims.real_differences(
-    paired_r, "paired_recall.csv", n_queries=int(summary["n_queries"].max()),
-    n_source="summary.csv"))))
+display(Markdown("**Which R@k differences are real.** " + log.add(said["real"])))
 
 # %%
 replicate = article and "jaccard" in scorers and {10, 30} <= set(ks)

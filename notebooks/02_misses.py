@@ -49,14 +49,13 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
-from toolsel.eval.sweep import sweep
-from toolsel.tables.failure_modes import MODES, classify_misses, mode_counts, repair_hints
+from toolsel.pages import misses as page
+from toolsel.tables.failure_modes import MODES
 from toolsel.tables.replication import ARTICLE_MISSES, is_article_benchmark
 from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.html import md_table
 from toolsel.report.plots import plot_failure_modes, save_figure
-from toolsel.report.cutoffs import headline_k
 from toolsel.io import write_table
 from toolsel.report.notebook_setup import setup
 
@@ -69,21 +68,16 @@ out = setup(out_dir, precision=None, max_colwidth=120)
 reg = load_registry(registry)
 qs = load_queries(queries, reg)
 article = is_article_benchmark(reg, qs)  # the bundled data: the article's misses and checks
-k = headline_k(top_k, len(reg) - len(set(always_include)))
-result = sweep(reg, qs, scorers, [k], always_include=always_include, progress=False)
-classified = classify_misses(result.misses, reg)
-write_table(classified, out / "misses.csv", float_format=None)
+# every table of the page (the scorers at one cut-off, each miss classified), then every
+# sentence read from them
+tables = page.miss_tables(reg, qs, scorers, top_k, always_include=always_include)
+for name, frame in tables.items():
+    write_table(frame, out / page.FILES[name], float_format=None, index=name in page.INDEXED)
+said = page.miss_sentences(tables)
+classified, counts, k = tables.misses, tables.counts, tables.k
 log = claims.ClaimLog(out)
-data = claims.data_table(reg, qs)
-write_table(data, out / "data.csv", float_format=None)
-sizes = pd.DataFrame([{"top_k": k, "n_scorers": len(scorers), "n_misses": len(classified)}])
-write_table(sizes, out / "run.csv", float_format=None)
-display(Markdown(log.summary(claims.counts(
-    sizes.join(data), "run.csv", "At K={k}: **{n} miss" + ("" if len(classified) == 1 else "es")
-    + "** (required tools not sent) over {s} scorer" + ("" if len(scorers) == 1 else "s"),
-    k="top_k", n="n_misses", s="n_scorers"), claims.counts(
-    data, "data.csv", "and {q} quer" + ("y" if len(qs) == 1 else "ies") + ".", q="n_queries"))
-    + f" Every miss is in [misses.csv]({out.name}/misses.csv)."))
+display(Markdown(log.summary(said["run"], said["queries"])
+                 + f" Every miss is in [misses.csv]({out.name}/misses.csv)."))
 
 # %% [markdown]
 # ## Every miss of the first scorer listed (Jaccard, the article's, by default)
@@ -124,11 +118,11 @@ if show_article:
                      + (", and for the first two a sibling is." if all(
                          sib in article_rows[text]["sent_instead"].split(";")
                          for text, _, sib in ARTICLE_MISSES[:2]) else ".")))
-    display(Markdown(
+    display(Markdown(log.fixed(
         "The third one differs in detail: the article's run sent file and Slack tools for "
         "\"what's 340 divided by 12\"; ours sends tools whose descriptions share the query's "
         "function words (\"by\", \"s\"). Either way the calculator shares no content word "
-        "with the query and ranks last."))
+        "with the query and ranks last.", "the bundled data, checked by the asserts below")))
 else:
     display(Markdown(log.skip(
         "the article's three misses", "they are Jaccard misses at K=10 on its 61-tool "
@@ -139,8 +133,6 @@ else:
 # ## Failure modes per scorer
 
 # %%
-counts = mode_counts(classified, scorers=scorers)
-write_table(counts, out / "mode_counts.csv", float_format=None, index=True)
 fig = plot_failure_modes(counts, top_k=k)
 save_figure(fig, out, "failure_modes",
             alt=f"Misses at K={k} per scorer, grouped bars by failure mode (counts of required tools)");
@@ -154,7 +146,7 @@ display(Markdown(f"Misses at K={k} per scorer and failure mode (counts of requir
 # lexical scorer no word to match; the embedding scorer matches meaning rather than words.
 
 # %%
-display(Markdown(log.add(claims.mode_summary(counts, "mode_counts.csv", k=k))))
+display(Markdown(log.add(said["modes"])))
 
 # %% [markdown]
 # ## Every miss, every scorer
@@ -166,9 +158,7 @@ every = classified.assign(missing=classified["missing_terms"].fillna("").str.rep
 parts = []
 for name in scorers:
     mine = every[every.scorer == name]
-    n_text = log.add(claims.counts(
-        counts.reset_index(), "mode_counts.csv",
-        "({n} miss" + ("" if len(mine) == 1 else "es") + ")", where={"scorer": name}, n="total"))
+    n_text = log.add(said["per_scorer"][name])
     parts.append(f"**{md.escape(name)}** {n_text}"
                  + (":\n\n" + md.table(
                      mine[["query", "expected", "rank", "mode", "missing"]].rename(
@@ -187,8 +177,7 @@ display(Markdown("\n\n".join(parts)))
 # tool into other queries.
 
 # %%
-hints = repair_hints(classified)
-write_table(hints, out / "repair_hints.csv", float_format=None)
+hints = tables.hints
 display(Markdown(md.table(
     hints[["expected", "misses", "query_ids", "scorers", "missing_terms"]].rename(columns={
         "expected": "tool", "misses": "misses (all scorers)", "query_ids": "queries",

@@ -40,21 +40,18 @@ always_include: list[str] = []  # names sent every turn outside K (the article: 
 out_dir: str = "../reports/03_escape_hatch"  # where tables and figures go
 
 # %%
-import dataclasses
-
 import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import Selector, load_queries, load_registry
+from toolsel.pages import escape_hatch as page
 from toolsel.tables.replication import is_article_benchmark
-from toolsel.tables.scenario import (ARTICLE_TOOLS, DISCOVER_TOOL, article_scenario, escape_hatch,
-                                   scenario_table, scenario_tools_present)
+from toolsel.tables.scenario import ARTICLE_TOOLS, DISCOVER_TOOL
 from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_escape_hatch, save_figure
-from toolsel.report.cutoffs import headline_k
 from toolsel.text import content_words
-from toolsel.io import write_table
+from toolsel.io import FLOAT_FORMAT, write_table
 from toolsel.report.notebook_setup import setup
 
 from toolsel.scorers.base import compared_scorers
@@ -65,29 +62,30 @@ out = setup(out_dir, precision=None, max_colwidth=100)
 reg = load_registry(registry)
 qs = load_queries(queries, reg)
 article = is_article_benchmark(reg, qs)  # the bundled data: its numbers are checked
-k = headline_k(top_k, len(reg) - len(set(always_include)))
+# every table of the page (the conversation, the filter and each way of calling discover),
+# then every sentence read from them
+tables = page.hatch_tables(reg, qs, scorers, top_k, always_include=always_include)
+for name, frame in tables.items():
+    write_table(frame, out / page.FILES[name],
+                float_format=None if name in page.EXACT else FLOAT_FORMAT)
+said = page.hatch_sentences(tables)
+k = tables.k
 log = claims.ClaimLog(out)
-data = claims.data_table(reg, qs)
-write_table(data, out / "data.csv", float_format=None)
-n_queries = log.add(claims.counts(data, "data.csv", "{q} queries", q="n_queries"))
-display(Markdown("**This run:** " + log.summary(claims.counts(
-    data, "data.csv", "What one discover call recovers of the misses at K=" + str(k)
-    + " over {q} labeled queries, per scorer.", q="n_queries"))))
+n_queries = log.add(said["n_queries"])
+display(Markdown("**This run:** " + log.summary(said["run"])))
 
 # %% [markdown]
 # ## A three-turn conversation with the escape hatch
 
 # %%
-scenario = scenario_tools_present(reg)
+scenario = tables.scenario is not None
 if scenario:
     display(Markdown(
         "The article's conversation: four tools ("
         + ", ".join(md.code(n) for n in ARTICLE_TOOLS) + ", with "
         + ("our" if article else "this") + " registry's descriptions), Jaccard, `top_k=1`, no "
         "always-include, `discover_tools` injected on every turn outside the filter."))
-    turns = article_scenario(reg)
-    table = scenario_table(turns)
-    write_table(table, out / "scenario.csv", float_format=None)
+    turns, table = tables.turns, tables.scenario
     display(Markdown(md.table(
         table[["turn", "user", "n_tools_seen", "tools_seen", "discover_query", "discovered",
                "pinned_after", "requests", "payload_chars"]].rename(columns={
@@ -98,8 +96,7 @@ if scenario:
         link=f"{out.name}/scenario.csv")))
 else:
     display(Markdown(log.skip("the article's 3-turn conversation",
-                              "it needs the tools " + ", ".join(ARTICLE_TOOLS)
-                              + ", which this registry does not have")))
+                              page.scenario_skip_reason(reg))))
 
 # %%
 if scenario:
@@ -160,24 +157,11 @@ if scenario:
 #   model's own search term will.
 
 # %%
-hatch = escape_hatch(reg, qs, scorers, k, always_include=always_include)
-# the same misses, discover called with the query's content words instead of a search term
-words = escape_hatch(reg, [dataclasses.replace(q, search_term=content_words(q.query))
-                           for q in qs], scorers, k, always_include=always_include)
-key = ["scorer", "query_id", "expected"]
-assert hatch.misses[key].equals(words.misses[key])  # the filter is the same: same misses
-write_table(hatch.summary, out / "summary.csv")
-write_table(hatch.misses, out / "misses.csv", float_format=None)
-by_words = words.summary.set_index("scorer")[[
-    "recovered_search_term", "Complete_after_search_term", "extra_calls_search_term",
-    "payload_chars_search_term", "payload_reduction_search_term"]]
-by_words.columns = [c.replace("search_term", "content_words") for c in by_words.columns]
-write_table(by_words.reset_index(), out / "summary_content_words.csv")
 # the figure: literal, unseen-only, the label-free content-word call, and (when the queries
 # carry one) the labeler's search term, the upper bound
-has_terms = any(q.search_term for q in qs)
-figure_data = hatch.summary.assign(
-    recovered_content_words=words.summary["recovered_search_term"].to_numpy())
+has_terms = tables.has_search_terms
+figure_data = tables.summary.assign(
+    recovered_content_words=tables.words["recovered_content_words"].to_numpy())
 fig = plot_escape_hatch(figure_data if has_terms
                         else figure_data.drop(columns="recovered_search_term"))
 save_figure(fig, out, "escape_hatch",
@@ -186,7 +170,7 @@ save_figure(fig, out, "escape_hatch",
                 + (" and the labeler's search term (upper bound)" if has_terms else ""));
 
 # %%
-s = hatch.summary.set_index("scorer").join(by_words)
+s = tables.summary.set_index("scorer").join(tables.words.set_index("scorer"))
 recovery = pd.DataFrame({
     "misses": s["misses"], "queries with a miss": s["queries_with_miss"],
     "literal": s["recovered_literal"], "literal, unseen only": s["recovered_literal_unseen"],
@@ -199,8 +183,7 @@ display(Markdown(
     f"Required tools missed at K={k}, and how many one `discover` call recovers (counts), "
     f"then Complete@{k} before and after the call ("
     # over the queries with a filtered required tool (the summary's n_queries)
-    + log.add(claims.counts(hatch.summary, "summary.csv", "{q} queries",
-                            where={"scorer": scorers[0]}, q="n_queries")) + "):\n\n"
+    + log.add(said["n_summary"]) + "):\n\n"
     + md.table(recovery, {c: "{:.0%}" for c in recovery.columns if "Complete" in c
                           or "after" in c}, index=True, link=f"{out.name}/summary.csv")
     + f"\n\nThe content-word variant: [summary_content_words.csv]"
@@ -233,11 +216,9 @@ display(Markdown(
                index=True)))
 
 # %%
-display(Markdown(log.add(claims.escape_hatch(
-    hatch.summary, "summary.csv", scorers[0], k, len(qs), words=by_words.reset_index(),
-    words_source="summary_content_words.csv", has_search_terms=has_terms))
-    + " The hatch is only as good as the words the model searches with: it pays off when "
-    "the model rephrases the need in the tools' vocabulary."))
+display(Markdown(log.add(said["recovery"])
+                 + " The hatch is only as good as the words the model searches with: it pays "
+                 "off when the model rephrases the need in the tools' vocabulary."))
 j = s.loc[scorers[0]]
 
 # %% [markdown]
@@ -247,8 +228,8 @@ j = s.loc[scorers[0]]
 # when it is the missing tool.
 
 # %%
-m = hatch.misses.assign(content_words=[content_words(q) for q in hatch.misses["query"]],
-                        content_words_hit=words.misses["search_term_hit"].to_numpy())
+m = tables.misses.assign(content_words=[content_words(q) for q in tables.misses["query"]],
+                         content_words_hit=tables.word_misses["search_term_hit"].to_numpy())
 display(Markdown(md.table(pd.DataFrame({
     "scorer": m["scorer"], "query": m["query"], "missed": m["expected"], "rank": m["rank"],
     "literal, unseen only": [md.code_hit(a, b)
@@ -265,10 +246,10 @@ display(Markdown(md.table(pd.DataFrame({
 # %%
 # checks (they stop the report when a number is off; nothing is shown)
 # discover with the literal query returns the filter's first pick: never a recovery
-assert (hatch.summary["recovered_literal"] == 0).all()
-assert (hatch.summary["Complete_after_search_term"] >= hatch.summary["Complete@k"]).all()
-assert (hatch.summary["payload_chars_search_term"] > hatch.summary["payload_chars"]).all()
+assert (tables.summary["recovered_literal"] == 0).all()
+assert (tables.summary["Complete_after_search_term"] >= tables.summary["Complete@k"]).all()
+assert (tables.summary["payload_chars_search_term"] > tables.summary["payload_chars"]).all()
 assert DISCOVER_TOOL.name == "discover_tools"
-assert (hatch.summary["Complete_after_search_term"] <= 1).all()
+assert (tables.summary["Complete_after_search_term"] <= 1).all()
 if article and k == 10 and scorers[0] == "jaccard" and not always_include:
     assert int(j.misses) == 16 and int(j.recovered_search_term) == 9

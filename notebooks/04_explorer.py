@@ -48,12 +48,12 @@ out_dir: str = "../reports/04_explorer"  # where tables go
 
 # %%
 
-import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
 from toolsel.eval.metrics import payload_chars
 from toolsel.tables.replication import is_article_registry
+from toolsel.pages import explorer as page
 from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.explorer import build_explorer, rankings_markdown
@@ -67,12 +67,11 @@ log = claims.ClaimLog(out)
 reg = load_registry(registry)
 always = sorted(set(always_include), key=reg.index)
 k = headline_k(top_k, len(reg) - len(always))
-if expected and expected not in reg:
-    first = load_queries(queries, reg)[0] if queries else None
-    display(Markdown(f"*This registry has no {md.escape(expected)}: showing "
-                     + (f"the first labeled query, \"{md.escape(first.query)}\".*" if first
-                        else "the default query, with no tool to look for.*")))
-    query, expected = (first.query, first.expected[0]) if first else (query, "")
+query, expected, note = page.shown_query(
+    reg, load_queries(queries, reg) if queries and expected and expected not in reg else [],
+    query, expected)
+if note:
+    display(Markdown(note))
 
 explorer = build_explorer(reg, scorers, query=query, top_k=k, always_include=always)
 views = explorer.update()
@@ -90,7 +89,7 @@ display(explorer.widget)
 
 # %%
 for v in views:
-    write_table(v.ranking, out / f"ranking_{v.scorer}.csv")
+    write_table(v.ranking, out / page.ranking_file(v.scorer))
 display(Markdown(
     rankings_markdown(views, rows=max(15, k + 3), highlight=expected or None)
     + "\n\nAll tools, ranked: " + ", ".join(
@@ -99,15 +98,7 @@ display(Markdown(
 
 # %%
 if expected:
-    text = f"{md.code(expected)}: "
-    for i, v in enumerate(views):
-        sent = bool(v.ranking.set_index("tool").loc[expected, "sent"])
-        text = text + ("; " if i else "") + claims.fill(
-            v.ranking, f"ranking_{v.scorer}.csv",
-            f"{md.escape(v.scorer)} ranks it {{r}}"
-            + (" (sent)" if sent else f" (not sent at K={k})"),
-            where={"tool": expected}, r="rank")
-    display(Markdown(log.add(text + ".")))
+    display(Markdown(log.add(page.rank_sentence(views, expected, k))))
 
 # %%
 # checks (they stop the report when a number is off; nothing is shown)

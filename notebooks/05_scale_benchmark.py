@@ -48,17 +48,15 @@ smoke_queries: int = 40  # timed calls in the smoke run
 out_dir: str = "../reports/05_scale_benchmark"  # where tables and figures go
 
 # %%
-import json
 from functools import partial
 from pathlib import Path
 
-import pandas as pd
 from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
+from toolsel.pages import scale_benchmark as page
 from toolsel.tables.replication import is_article_registry
-from toolsel.tables.benchmark import measure_scale, scale_table, targets_table
-from toolsel.report.plots import plot_latency_vs_tools
+from toolsel.tables.benchmark import measure_scale, scale_table
 from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_latency_vs_tools, save_figure
@@ -78,30 +76,22 @@ bench = Path(bench_dir)
 # when they sit inside this report (the project's own reports); a report written elsewhere
 # names their path instead of a relative link out of its folder
 bench_src, bench_link = report_link(bench, out)
-
-
-def bench_table(name: str) -> str | None:
-    """The link to a committed benchmark table, or None outside the report."""
-    return f"{bench_link}/{name}" if bench_link else None
-
-
+bench_links = {n: f"{bench_link}/{n}" if bench_link else None
+               for n in ("scale.csv", "sweep.csv", "default_latency.csv", "README.md")}
 bench_where = ("" if bench_link else
                "\n\n*From the project's committed benchmark tables in "
                + md.code(bench_src) + ", outside this report folder (not copied "
                "into it).*")
-have_bench = all((bench / f).exists() for f in ("scale.csv", "sweep.csv", "machine.json"))
-default_csv = bench / "default_latency.csv"
-default_latency = pd.read_csv(default_csv) if default_csv.exists() else None
+committed = page.read_benchmark(bench, bench_src)
+have_bench = committed is not None
 if have_bench:
-    scale = scale_table(pd.read_csv(bench / "scale.csv"))
-    sweeps = pd.read_csv(bench / "sweep.csv")
-    machine = json.loads((bench / "machine.json").read_text())
-    # the machine's description is data (quoted), not a finding
-    items = {f"v{i}": f"{k} {v}" for i, (k, v) in enumerate(machine.items())}
-    display(Markdown(log.add(claims.literal(
-        "**The committed benchmark** (`make benchmark`, run once and committed; not this "
-        "run, whose machine may differ) was measured on: "
-        + ", ".join("{%s}" % n for n in items) + ".", **items))))
+    scale, sweeps, raw = committed.scale, committed.sweeps, committed.raw
+    default_latency = committed.default_latency
+    targets = page.targets(committed)
+    write_table(targets, out / page.FILES["targets"])
+    said = page.benchmark_sentences(committed, targets,
+                                    bench_links["README.md"] or f"{bench_src}/README.md")
+    display(Markdown(log.add(said["machine"])))
 else:
     display(Markdown(f"No committed benchmark in `{bench_dir}` (run `make benchmark`): the "
                      "sections on it are skipped; the smoke runs below still run."))
@@ -128,13 +118,13 @@ if have_bench:
         note = "The `default` scorer is measured in the scale benchmark itself."
     elif default_latency is not None and "default" in set(default_latency.scorer):
         note = ("The scale benchmark has no `default` rows. The `default` scorer's own "
-                f"benchmark ({md.code(default_csv.name)}: one request at a time, scoring "
+                f"benchmark ({md.code('default_latency.csv')}: one request at a time, scoring "
                 "only, its own requests and run) is a separate table, every scorer in it "
                 "measured in the same run; compare within one table, not across them:\n\n"
                 + md.table(default_latency[["scorer", "n_tools", "p50_ms", "p95_ms"]].rename(
                     columns={"n_tools": "tools", "p50_ms": "p50 (ms)", "p95_ms": "p95 (ms)"}),
                     {"p50 (ms)": "{:.2f}", "p95 (ms)": "{:.2f}"},
-                    link=bench_table(default_csv.name)) + bench_where)
+                    link=bench_links["default_latency.csv"]) + bench_where)
     else:
         note = ("The committed benchmark has no `default` rows (neither in `scale.csv` nor a "
                 "`default_latency.csv`): the `default` scorer's latency is not shown.")
@@ -153,25 +143,15 @@ if have_bench:
             "cached_load_s": "cached load (s)"}
     shown = top[[c for c in cols if c in top.columns]].rename(columns=cols)
     display(Markdown(
-        log.add(claims.fill(pd.read_csv(bench / "scale.csv"), f"{bench_src}/scale.csv",
-                            "**At {n} tools**", n=("n_tools", "max")))
+        log.add(said["largest"])
         + " (the embedding's first encoding of every tool is in `first_encode_s` of the "
         "CSV):\n\n"
         + md.table(shown, {"build (s)": "{:.3f}", "p50 (ms)": "{:.3f}", "p95 (ms)": "{:.3f}",
                            "× faster than naive": "{:,.0f}×", "index (MB)": "{:.2f}",
                            "peak RSS (MB)": "{:,.0f}", "cached load (s)": "{:.3f}"},
-                   link=bench_table("scale.csv")) + bench_where))
-    raw = pd.read_csv(bench / "scale.csv")
-    big_naive = raw[(raw.scorer == "naive") & (raw.n_tools == raw.n_tools.max())]
-    if len(big_naive) == 1 and big_naive["speedup_interleaved"].notna().all():
-        # the same CSV holds a second ratio: say which one the table shows
-        display(Markdown(log.add(claims.fill(
-            raw, f"{bench_src}/scale.csv", "The \"× faster than naive\" column divides "
-            "medians measured in separate processes. Timed call by call in one process, "
-            "alternating with the naive loop, the indexed `jaccard` selector is {x}× faster "
-            "than it at {n} tools (`speedup_interleaved`).",
-            where={"scorer": "naive", "n_tools": int(big_naive["n_tools"].iloc[0])},
-            x=("speedup_interleaved", "value", "dec", 0), n="n_tools"))))
+                   link=bench_links["scale.csv"]) + bench_where))
+    if "interleaved" in said:  # the same CSV holds a second ratio: say which one is shown
+        display(Markdown(log.add(said["interleaved"])))
 
 # %%
 if have_bench:  # the committed benchmark's own numbers
@@ -203,7 +183,7 @@ if have_bench:
                  "embedding_fit_s": "embedding fit (s)", "maxrss_mb": "peak RSS (MB)"})
     display(Markdown(md.table(sw, {"total (s)": "{:.1f}", "embedding fit (s)": "{:.2f}",
                                    "peak RSS (MB)": "{:,.0f}"},
-                              link=bench_table("sweep.csv")) + bench_where))
+                              link=bench_links["sweep.csv"]) + bench_where))
     assert (sweeps.n_tools == 4_000).all() and {1_000, 2_000} <= set(sweeps.n_queries)
 
 # %% [markdown]
@@ -214,21 +194,10 @@ if have_bench:
 
 # %%
 if have_bench:
-    targets = targets_table(scale, sweeps)
     display(Markdown(md.table(targets, {
         "measured": "{:,.3f}", "met": partial(md.yes_no, missing="n/a")},
         link=f"{out.name}/targets.csv")))
-    write_table(targets, out / "targets.csv")
-    missed = targets[targets.met == False]  # noqa: E712 (None = not applicable)
-    # the targets' names (their thresholds are part of the name) are quoted from the table
-    names = {f"t{i}": t for i, t in enumerate(missed.target)}
-    display(Markdown(log.add(claims.fill(
-        targets, "targets.csv", "All {n} targets evaluated on the committed benchmark are "
-        "met (a target without a value there is not evaluated; none is evaluated on this "
-        "run's data).", n=("met", "count_true"))) if missed.empty else log.add(claims.literal(
-        "**Missed:** " + "; ".join("{%s}" % n for n in names)
-        + " (see {readme}).", readme=bench_table("README.md") or f"{bench_src}/README.md",
-        **names))))
+    display(Markdown(log.add(said["targets"])))
 
 # %% [markdown]
 # ## Smoke run
@@ -283,16 +252,10 @@ else:
     rows = [measure_scale(user_reg, user_texts, s_, n_timed=user_timed, trace_memory=False)
             for s_ in scorers]
     mine = scale_table(rows)
-    chars = pd.Series([len(f"{t.name} {t.description}") for t in user_reg])
-    words = pd.Series([len(t.split()) for t in user_texts])
-    sizes = pd.DataFrame([{"tools": len(user_reg), "mean chars per tool (name + description)":
-                           chars.mean(), "longest tool text (chars)": chars.max(),
-                           "timed texts": "queries" if queries else "tool descriptions",
-                           "mean words per timed text": words.mean()}])
-    write_table(sizes, out / "given_registry.csv", float_format=None)
-    display(Markdown("**This run:** " + log.summary(claims.counts(
-        sizes, "given_registry.csv", "Selection latency measured on this registry ({n} tools), "
-        "beside the committed benchmark.", n="tools"))))
+    sizes = page.given_registry_table(user_reg, user_texts,
+                                      "queries" if queries else "tool descriptions")
+    write_table(sizes, out / page.FILES["given"], float_format=None)
+    display(Markdown("**This run:** " + log.summary(page.given_registry_sentence(sizes))))
     display(Markdown(md.table(sizes, {"mean chars per tool (name + description)": "{:,.0f}",
                                       "longest tool text (chars)": "{:,.0f}",
                                       "mean words per timed text": "{:.1f}"},

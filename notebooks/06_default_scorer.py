@@ -65,15 +65,13 @@ import pandas as pd
 
 from IPython.display import Markdown, display
 
-from toolsel.datasets import filter_split, given_style, load_styles
-from toolsel.eval.scorer_warning import gap_table
-from toolsel.tables.compare_styles import SINGLE_SCORERS, compare_styles, versus_best
-from toolsel.report.plots import plot_style_comparison
+from toolsel.pages import default_scorer as page
+from toolsel.pages.overview import GAP_TEXT, gaps_shown
 from toolsel.report import claims
 from toolsel.report import markdown as md
 from toolsel.report.plots import plot_style_comparison, save_figure
-from toolsel.scorers.fusion import FusionScorer, split_clauses
-from toolsel.io import write_table
+from toolsel.scorers.fusion import split_clauses
+from toolsel.io import FLOAT_FORMAT, write_table
 from toolsel.report.notebook_setup import setup
 
 from toolsel.scorers.base import compared_scorers
@@ -82,15 +80,23 @@ from toolsel.scorers.base import compared_scorers
 scorers = list(scorers or compared_scorers())
 out = setup(out_dir)
 log = claims.ClaimLog(out)
+# the registries compared, every table of the page, then every sentence read from them
+given = page.page_data(registry, queries, styles, styles_root, split)
+data, bundled, has_split, split = given.data, given.bundled, given.has_split, given.split
+styles = list(data)
+reported = given.reported
+tables = page.default_tables(given, scorers, n_boot=n_boot, seed=seed)
+for name, frame in tables.items():
+    write_table(frame, out / page.FILES[name],
+                float_format=None if name in page.EXACT else FLOAT_FORMAT)
+tables.comparison.write(out)
+said = page.default_sentences(tables, given)
 
 # %% [markdown]
 # ## The registries
 
 # %%
-bundled = not registry
-has_split = True
 if bundled:
-    data = load_styles(styles, styles_root, split=split)
     display(Markdown(log.fixed(
         "The bundled registry styles, all written for toolsel (`data/styles`; no public "
         "registry was measured): `api` (camelCase endpoints with parameter schemas, terse "
@@ -105,27 +111,12 @@ if bundled:
         "of another kind is a hope these styles were chosen to test, not a result.",
         "the bundled styles' description (data/README.md)")))
 else:
-    name, (given_reg, given_queries), has_split = given_style(registry, queries)
-    styles = [name]
-    if not has_split:
-        split = "all"
-    data = {name: (given_reg, filter_split(given_queries, split))}
-    display(Markdown(f"Evaluating the given registry (`{name}`, sizes below) on "
+    display(Markdown(f"Evaluating the given registry (`{styles[0]}`, sizes below) on "
                      + (f"its **{split}** requests." if has_split else
                         "**every** request (the file has no `split`).")))
-sizes = pd.DataFrame([{"style": s, "tools": len(reg), "requests": len(qs),
-                       "multi-tool requests": sum(len(q.expected) > 1 for q in qs),
-                       "tools with parameters": sum(t.parameters is not None for t in reg)}
-                      for s, (reg, qs) in data.items()])
-write_table(sizes, out / "sizes.csv", float_format=None)
+sizes = tables.sizes
 display(Markdown(md.table(sizes, link=f"{out.name}/sizes.csv")))
-reported = (f"{split} requests" if has_split
-            else "every request: the file has no split")
-run_claim = claims.count_rows(
-    sizes, "sizes.csv", "Every scorer and the default against the best single one, on {n} "
-    "registr" + ("y" if len(sizes) == 1 else "ies") + f" ({reported.split(':')[0]}"
-    + ("" if has_split else ", in-sample") + ").")
-display(Markdown("**This run:** " + log.summary(run_claim)))
+display(Markdown("**This run:** " + log.summary(said["run"])))
 
 # %%
 if bundled:
@@ -163,8 +154,7 @@ assert split_clauses("rock and roll music") == ["rock and roll music"]
 
 # %%
 display(Markdown(f"## Every scorer on every registry ({reported})"))
-comparison = compare_styles(data, scorers, n_boot=n_boot, seed=seed, latency_queries=0)
-comparison.write(out)
+comparison = tables.comparison
 table = comparison.table()
 shown = pd.DataFrame({"style": table["style"], "scorer": table["scorer"],
                       **{m: [md.interval(r[m], r[f"{m}_low"], r[f"{m}_high"], percent=False)
@@ -191,22 +181,19 @@ _ = save_figure(fig, out, "style_comparison",
 # above (the default is not shown to be worse).
 
 # %%
-singles = [s for s in SINGLE_SCORERS if s in scorers]
-if "default" in scorers and singles:
-    vs = versus_best(comparison, "default", singles, n_boot=n_boot, seed=seed)
-    write_table(vs, out / "default_vs_best.csv")
+vs = tables.versus
+if vs is not None:
     vshown = pd.DataFrame({
         "style": vs["style"], "metric": vs["metric"], "best single": vs["best_single"],
         "its mean": vs["best_mean"], "default": vs["candidate_mean"],
         "default − best [95%]": [f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]"
                                  for r in vs.itertuples()],
-        "verdict": [claims.verdict_label(r.diff, r.diff_low, r.diff_high)
+        "verdict": [page.verdict_label(r.diff, r.diff_low, r.diff_high)
                     for r in vs.itertuples()]})
     display(Markdown(md.table(vshown, {"its mean": "{:.3f}", "default": "{:.3f}"},
                               link=f"{out.name}/default_vs_best.csv", max_rows=None)))
 else:
-    vs = None
-    display(Markdown("Skipped: `scorers` needs `default` and at least one single scorer."))
+    display(Markdown(f"Skipped: {page.comparison_skip_reason(scorers)}"))
 
 # %%
 if vs is not None:
@@ -214,7 +201,7 @@ if vs is not None:
     if bundled:
         assert target["matches"].all(), target[~target["matches"]]
     display(Markdown(f"**Verdict ({reported.split(':')[0]}).** "
-                     + log.add(claims.versus_best(vs, "default_vs_best.csv"))))
+                     + log.add(said["versus"])))
 
 # %% [markdown]
 # ## Is a single scorer far below the default here?
@@ -227,32 +214,19 @@ if vs is not None:
 # and the sign test's p-value is below the stated level (both in the table).
 
 # %%
-if "default" in scorers and singles:
-    gaps = gap_table(comparison.query_metrics, [s for s in scorers if s != "default"],
-                     by="style", n_boot=n_boot, seed=seed)
-    write_table(gaps, out / "scorer_gaps.csv")
-    gshown = pd.DataFrame({
-        "style": gaps["style"], "scorer": gaps["scorer"], "metric": gaps["metric"],
-        "scorer's mean": [f"{v:.3f}" for v in gaps["mean_scorer"]],
-        "default's mean": [f"{v:.3f}" for v in gaps["mean_reference"]],
-        "gap [95%]": [f"{r.gap:+.3f} [{r.gap_low:+.3f}, {r.gap_high:+.3f}]"
-                      for r in gaps.itertuples()],
-        "better with default / worse": [f"{r.reference_wins} / {r.scorer_wins}"
-                                        for r in gaps.itertuples()],
-        "sign test p": [f"{v:.3f}" if v >= 0.001 else "< 0.001" for v in gaps["p_value"]], "far below": gaps["far"]})
+gaps = tables.gaps
+if gaps is not None:
+    gshown = gaps_shown(gaps, ci="95%")
     display(Markdown(md.table(gshown, link=f"{out.name}/scorer_gaps.csv", max_rows=None,
-                              align={c: "right" for c in gshown.columns[3:-1]})
-                     + "\n\n" + log.add(claims.scorer_gap_warning(gaps, "scorer_gaps.csv",
-                                                                  by="style"))))
+                              align={c: "right" for c in gshown.columns if c not in GAP_TEXT})
+                     + "\n\n" + log.add(said["gaps"])))
     far = (gaps["gap"] >= gaps["margin"] - 1e-12) & (gaps["gap_low"] > 0) & (
         gaps["p_value"] < gaps["alpha"])
     assert (far == gaps["far"]).all()
-    card = claims.scorer_gap_card(gaps, by="style")
-    if card is not None:  # the index card says it too
-        log.summary(run_claim, card)
+    if "card" in said:  # the index card says it too
+        log.summary(said["run"], said["card"])
 else:
-    gaps = None
-    display(Markdown("Skipped: `scorers` needs `default` and at least one single scorer."))
+    display(Markdown(f"Skipped: {page.comparison_skip_reason(scorers)}"))
 
 # %% [markdown]
 # ## Latency (the project's benchmark)
@@ -286,17 +260,7 @@ for path, label, limit in ((latency_csv, "all requests", "p50_ms"),
 # sharply it singles out a few tools), and each signal alone (with clauses).
 
 # %%
-variants = {"default": FusionScorer(), "no clauses": FusionScorer(clauses=False),
-            "clauses encoded apart": FusionScorer(clause_vectors="separate"),
-            "equal weights": FusionScorer(weights=(0.5, 0.5)),
-            "auto weights": FusionScorer(weights="auto"),
-            "lexical only": FusionScorer(semantic=None),
-            "embedding only": FusionScorer(lexical=None)}
 words = claims.in_sample_words(has_split)
-if bundled:
-    dev_data = load_styles(styles, styles_root, split="dev")
-else:
-    dev_data = {name: (given_reg, filter_split(given_queries, "dev" if has_split else "all"))}
 if bundled:
     measured_on = ("The ablation the design was chosen on: the bundled styles' **dev** "
                    "requests (the full grid is `benchmarks/tune_default.py`).")
@@ -306,16 +270,14 @@ else:
     measured_on = (f"Measured on every request ({words['heading']}): it describes this set "
                    "rather than choosing anything.")
 display(Markdown(measured_on))
-dev = compare_styles(dev_data, variants, n_boot=n_boot, seed=seed, latency_queries=0)
-ablation = dev.table()[["style", "scorer", "R@5", "Complete@10", "MRR", "n_queries"]]
-write_table(ablation, out / "dev_ablation.csv")
-ab_metrics = ("R@5", "Complete@10", "MRR")
+ablation = tables.ablation
 ab_styles = list(dict.fromkeys(ablation["style"]))
+ab_variants = list(dict.fromkeys(ablation["scorer"]))
 # one table per metric (variants × styles), so that the page's column holds it
 ab_tables = []
-for metric in ab_metrics:
+for metric in page.ABLATION_METRICS:
     wide = ablation.pivot(index="scorer", columns="style", values=metric).loc[
-        list(variants), ab_styles]
+        ab_variants, ab_styles]
     ab_tables.append(f"**{metric}**\n\n" + md.table(
         wide.rename_axis("variant"), {c: "{:.3f}" for c in wide.columns}, index=True,
         max_rows=None))
@@ -334,11 +296,9 @@ for s in (styles if bundled else []):
         # what "Reading it" says: clauses read in context do at least as well as apart
         assert abl.loc[(s, "default"), metric] >= abl.loc[(s, "clauses encoded apart"), metric]
 on = "On dev" if has_split else "In-sample"
-display(Markdown(f"**{on}.** " + log.add(claims.signal_alone(ablation, "dev_ablation.csv"))
-                 + f"\n\n**{on}.** " + log.add(claims.variant_vs(
-                     ablation, "default", "clauses encoded apart", "dev_ablation.csv"))
-                 + f"\n\n**{on}.** " + log.add(claims.variant_vs(
-                     ablation, "default", "no clauses", "dev_ablation.csv"))))
+display(Markdown(f"**{on}.** " + log.add(said["signal"])
+                 + f"\n\n**{on}.** " + log.add(said["apart"])
+                 + f"\n\n**{on}.** " + log.add(said["clauses"])))
 
 # %% [markdown]
 # ## Per registry: the default against the best single scorer
@@ -348,13 +308,9 @@ display(Markdown(f"**{on}.** " + log.add(claims.signal_alone(ablation, "dev_abla
 
 # %%
 if vs is not None:
-    display(Markdown("\n".join(f"- {log.add(claims.versus_rows(vs, 'default_vs_best.csv', style=st))}"
-                                for st in dict.fromkeys(vs["style"]))))
-display(Markdown("\n".join(
-    f"- {md.escape(r.style)}: " + log.add(claims.one_request(
-        int(r.requests), "sizes.csv", column="requests", where={"style": r.style},
-        what="a rate such as Complete@10"))
-    for r in sizes.itertuples())))
+    display(Markdown("\n".join(f"- {log.add(said['rows'][st])}" for st in said["rows"])))
+display(Markdown("\n".join(f"- {md.escape(st)}: " + log.add(c)
+                           for st, c in said["one_request"].items())))
 
 # %%
 if bundled:

@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from toolsel.eval.stats import wilson_interval
+from toolsel.pages import default_scorer, escape_hatch, misses, overview, recall_vs_payload
 from toolsel.report import claims
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,20 +98,20 @@ def _log(tmp_path: Path, *items) -> list[str]:
 def test_leader_names_the_winner_and_its_margin(tmp_path):
     t = pd.DataFrame({"scorer": ["a", "b", "c"], "R@k": [0.5, 0.625, 0.6]})
     _write(tmp_path, "s.csv", t)
-    c = claims.leader(t, "R@k", "s.csv")
+    c = overview.leader(t, "R@k", "s.csv")
     assert c.text == "b has the highest R@k (62.5%), 2.5 points above c (60.0%)."
     assert _log(tmp_path, c) == []
 
 
 def test_leader_ties_single_row_and_all_equal(tmp_path):
     tie = pd.DataFrame({"scorer": ["a", "b", "c"], "R@k": [0.6, 0.6, 0.1]})
-    assert claims.leader(tie, "R@k", "s.csv").text.startswith("a and b share the highest R@k")
+    assert overview.leader(tie, "R@k", "s.csv").text.startswith("a and b share the highest R@k")
     one = pd.DataFrame({"scorer": ["bm25"], "R@k": [0.0]})
-    assert claims.leader(one, "R@k", "s.csv").text == "Only bm25 was run: R@k 0.0%."
+    assert overview.leader(one, "R@k", "s.csv").text == "Only bm25 was run: R@k 0.0%."
     zero = pd.DataFrame({"scorer": ["a", "b"], "R@k": [0.0, 0.0]})
-    assert claims.leader(zero, "R@k", "s.csv").text == "Every scorer has the same R@k: 0.0%."
+    assert overview.leader(zero, "R@k", "s.csv").text == "Every scorer has the same R@k: 0.0%."
     _write(tmp_path, "s.csv", zero)
-    assert _log(tmp_path, claims.leader(zero, "R@k", "s.csv")) == []
+    assert _log(tmp_path, overview.leader(zero, "R@k", "s.csv")) == []
 
 
 def test_one_request_from_the_actual_n(tmp_path):
@@ -135,7 +136,7 @@ def test_mode_summary_ties_zero_modes_and_all_zero(tmp_path):
                            "same-domain confusion": [3, 3, 3], "vocabulary gap": [2, 1, 1],
                            "other": [0, 0, 0], "total": [5, 4, 4]}).set_index("scorer")
     counts.to_csv(tmp_path / "m.csv")
-    c = claims.mode_summary(counts, "m.csv")
+    c = misses.mode_summary(counts, "m.csv")
     # the issue's user table: 3 same-domain confusions for every lexical scorer
     assert "3 with jaccard, 3 with bm25, 3 with tfidf (the same for every scorer)" in c.text
     assert "(fewest: bm25 and tfidf)" in c.text
@@ -143,26 +144,26 @@ def test_mode_summary_ties_zero_modes_and_all_zero(tmp_path):
     assert "remove" not in c.text
     assert _log(tmp_path, c) == []
     zero = counts * 0
-    assert claims.mode_summary(zero, "m.csv", k=10).text == \
+    assert misses.mode_summary(zero, "m.csv", k=10).text == \
         "No scorer missed a required tool at K=10."
 
 
 def test_change_says_leaving_when_nothing_moved(tmp_path):
     _write(tmp_path, "h.csv", pd.DataFrame({"scorer": ["j"], "a": [0.5], "b": [0.5]}))
     r1, r2 = claims.Ref("h.csv", "a", {"scorer": "j"}), claims.Ref("h.csv", "b", {"scorer": "j"})
-    assert claims.change(0.5, 0.5, "Complete@10", "h.csv", r1, r2).text == \
+    assert escape_hatch.change(0.5, 0.5, "Complete@10", "h.csv", r1, r2).text == \
         "leaving Complete@10 at 50%"
-    assert claims.change(0.5, 0.625, "C", "h.csv", r1, r2).text == "raising C from 50% to 62%"
-    assert claims.change(0.5, 0.25, "C", "h.csv", r1, r2).text.startswith("lowering C")
+    assert escape_hatch.change(0.5, 0.625, "C", "h.csv", r1, r2).text == "raising C from 50% to 62%"
+    assert escape_hatch.change(0.5, 0.25, "C", "h.csv", r1, r2).text.startswith("lowering C")
 
 
 def test_verdict_label_fits_the_interval():
-    assert claims.verdict_label(0.042, 0.0, 0.099) == "ahead on the mean; interval reaches zero"
-    assert claims.verdict_label(0.05, 0.01, 0.1) == "better (interval above zero)"
-    assert claims.verdict_label(-0.05, -0.1, -0.01) == "worse (interval below zero)"
-    assert claims.verdict_label(0.0, 0.0, 0.0) == "same on every request"
-    assert claims.verdict_label(0.02, -0.03, 0.07) == "ahead on the mean; interval includes a loss"
-    assert claims.verdict_label(-0.02, -0.07, 0.03) == \
+    assert default_scorer.verdict_label(0.042, 0.0, 0.099) == "ahead on the mean; interval reaches zero"
+    assert default_scorer.verdict_label(0.05, 0.01, 0.1) == "better (interval above zero)"
+    assert default_scorer.verdict_label(-0.05, -0.1, -0.01) == "worse (interval below zero)"
+    assert default_scorer.verdict_label(0.0, 0.0, 0.0) == "same on every request"
+    assert default_scorer.verdict_label(0.02, -0.03, 0.07) == "ahead on the mean; interval includes a loss"
+    assert default_scorer.verdict_label(-0.02, -0.07, 0.03) == \
         "behind on the mean; interval includes a gain"
 
 
@@ -176,10 +177,10 @@ def test_versus_best_and_rows(tmp_path):
     vs = _vs([["api", "R@5", "embedding", 0.9, "default", 0.95, 0.05, 0.01, 0.1, True],
               ["api", "MRR", "embedding", 0.88, "default", 0.86, -0.02, -0.05, 0.01, True]])
     _write(tmp_path, "v.csv", vs)
-    c = claims.versus_best(vs, "v.csv")
+    c = default_scorer.versus_best(vs, "v.csv")
     assert "below the best single scorer on api MRR (-0.020 against embedding)" in c.text
     assert "shows a gain on api R@5" in c.text and "includes a loss on api MRR" in c.text
-    r = claims.versus_rows(vs, "v.csv", style="api")
+    r = default_scorer.versus_rows(vs, "v.csv", style="api")
     assert "R@5 0.950 vs embedding 0.900, +0.050 [+0.010, +0.100]: better" in r.text
     assert _log(tmp_path, c, r) == []
 
@@ -190,30 +191,34 @@ def test_variant_vs_reports_every_metric_mrr_included(tmp_path):
                       "scorer": ["default", "apart"] * 2, "R@5": [0.9, 0.8, 0.9, 0.9],
                       "Complete@10": [1.0, 1.0, 0.9, 0.8], "MRR": [0.852, 0.863, 0.8, 0.7]})
     _write(tmp_path, "a.csv", t)
-    c = claims.variant_vs(t, "default", "apart", "a.csv")
+    c = default_scorer.variant_vs(t, "default", "apart", "a.csv")
     assert "at least as well on R@5 and Complete@10 on every style" in c.text
     assert "on MRR lower on plugin (0.852 vs 0.863)" in c.text
-    s = claims.signal_alone(t.replace({"apart": "embedding only"}), "a.csv")
+    s = default_scorer.signal_alone(t.replace({"apart": "embedding only"}), "a.csv")
     assert "on plugin (embedding only: MRR 0.863 vs 0.852)" in s.text
     assert "plugin the embedding signal alone the" not in s.text
     _write(tmp_path, "a.csv", t.replace({"apart": "embedding only"}))
     assert _log(tmp_path, s) == []
 
 
-def test_policy_beats_counts_styles_and_says_in_sample(tmp_path):
+def test_policy_verdict_counts_styles_and_says_in_sample(tmp_path):
+    from toolsel.pages.selection_policies import verdict_sentence
     sv = pd.DataFrame({"style": ["plugin", "market", "openapi"],
-                       "beats_top_k": [True, False, True]})
+                       "beats_top_k": [True, False, True], "ties_top_k": [False, True, False]})
     pv = pd.DataFrame({"style": ["plugin", "market", "openapi"] * 2,
                        "policy": ["threshold"] * 3 + ["two_stage"] * 3,
-                       "beats": [True, False, True, True, False, True]})
+                       "beats": [True, False, True, True, False, True],
+                       "dominates": [True, True, True, True, False, True]})
     _write(tmp_path, "sv.csv", sv)
     _write(tmp_path, "pv.csv", pv)
-    c = claims.policy_beats(sv, pv, "sv.csv", "pv.csv", in_sample=False)
-    assert "on **2 of 3** styles" in c.text
-    assert "<code>two_stage</code> on 2 (plugin and openapi)" in c.text  # not marketplace
+    c = verdict_sentence(sv, pv, in_sample=False, source="sv.csv", policy_source="pv.csv")
+    assert "**2 of 3** styles" in c.text and "on 1 more, a policy only ties it" in c.text
+    assert "<code>two_stage</code> beats it on 2, dominates a top-K point on 2 (beats it on " \
+           "plugin, openapi)" in c.text  # not market
     assert "held-out" not in c.text
-    one = claims.policy_beats(sv.head(1), pv.head(1), "sv.csv", "pv.csv", in_sample=True)
-    assert "**1 of 1** style." in one.text and "not a held-out result" in one.text
+    one = verdict_sentence(sv.head(1), pv.head(1), in_sample=True, source="sv.csv",
+                           policy_source="pv.csv")
+    assert "**1 of 1** style" in one.text and "not a held-out result" in one.text
     assert _log(tmp_path, c) == []
 
 
@@ -221,7 +226,7 @@ def test_benchmark_counts_leave_out_what_the_data_lacks(tmp_path):
     facts = pd.DataFrame([{"n_queries": 16, "n_query_domains": 0, "n_direct": 0,
                            "n_indirect": 0, "n_phrased": 0, "n_multi_tool": 1}])
     _write(tmp_path, "d.csv", facts)
-    c = claims.benchmark_counts(facts, "d.csv")
+    c = overview.benchmark_counts(facts, "d.csv")
     assert c.text == "**16 labeled queries**; 1 need several tools."
     assert "0 domains" not in c.text and "0 direct" not in c.text
     assert _log(tmp_path, c) == []
@@ -242,13 +247,13 @@ def test_scorer_gap_warning_names_the_far_scorers_and_cites_every_number(tmp_pat
         _gap("R@5", "bm25", 40, 0.7, 0.75, 0.05, 0.0, 0.1, 2, 0, 0.5, False),
         _gap("Complete@10", "bm25", 40, 0.8, 0.8, 0.0, 0.0, 0.0, 0, 0, 1.0, False)])
     _write(tmp_path, "g.csv", gaps)
-    c = claims.scorer_gap_warning(gaps, "g.csv", unit="query")
+    c = overview.scorer_gap_warning(gaps, "g.csv", unit="query")
     assert c.text.startswith("**Warning:** On these 40 labeled queries, <code>jaccard</code> is "
                              "far below <code>default</code>: <code>jaccard</code> R@5 0.250 vs "
                              "0.750 (gap 0.500 [0.350, 0.650]; 20 queries better with")
     assert "bm25" not in c.text  # not far: not named
     assert "a gap of 0.10 or more" in c.text and "below p = 0.05" in c.text
-    card = claims.scorer_gap_card(gaps)
+    card = overview.scorer_gap_card(gaps)
     assert card.text == ("Warning: <code>jaccard</code> is far below <code>default</code> on "
                          "this labeled data.")
     assert _log(tmp_path, c, card) == []
@@ -275,10 +280,10 @@ def test_scorer_gap_warning_names_the_far_scorers_and_cites_every_number(tmp_pat
 def test_scorer_gap_warning_says_nothing_false_where_no_scorer_is_far(tmp_path, row, says):
     gaps = pd.DataFrame([_gap(*row)])
     _write(tmp_path, "g.csv", gaps)
-    c = claims.scorer_gap_warning(gaps, "g.csv")
+    c = overview.scorer_gap_warning(gaps, "g.csv")
     assert "no single scorer is shown far below <code>default</code>" in c.text
     assert "Warning" not in c.text and says in c.text, c.text
-    assert claims.scorer_gap_card(gaps) is None
+    assert overview.scorer_gap_card(gaps) is None
     assert _log(tmp_path, c) == []
 
 
@@ -286,10 +291,10 @@ def test_scorer_gap_warning_with_nothing_to_rank(tmp_path):
     nan = float("nan")  # every required tool always included: no request left to compare
     gaps = pd.DataFrame([_gap("R@5", "bm25", 0, nan, nan, nan, nan, nan, 0, 0, 1.0, False)])
     _write(tmp_path, "g.csv", gaps)
-    c = claims.scorer_gap_warning(gaps, "g.csv")
+    c = overview.scorer_gap_warning(gaps, "g.csv")
     assert c.text == ("On these 0 labeled requests, no request has a required tool left to "
                       "rank: nothing to compare.")
-    assert claims.scorer_gap_card(gaps) is None and _log(tmp_path, c) == []
+    assert overview.scorer_gap_card(gaps) is None and _log(tmp_path, c) == []
 
 
 def test_scorer_gap_warning_per_style(tmp_path):
@@ -297,12 +302,12 @@ def test_scorer_gap_warning_per_style(tmp_path):
         _gap("R@5", "embedding", 65, 0.6, 0.75, 0.15, 0.06, 0.19, 30, 6, 0.00002, True, "openapi"),
         _gap("R@5", "embedding", 54, 0.9, 0.92, 0.02, -0.02, 0.05, 3, 2, 1.0, False, "api")])
     _write(tmp_path, "g.csv", gaps)
-    c = claims.scorer_gap_warning(gaps, "g.csv", by="style")
+    c = overview.scorer_gap_warning(gaps, "g.csv", by="style")
     first, second = c.text.split("\n\n")
     assert first.startswith("**Warning:** On openapi (65 labeled requests), <code>embedding</code>")
     assert second.startswith("On api (54 labeled requests), no single scorer is shown far")
     assert "a gap of 0.10" not in second  # the rule is said once
-    assert claims.scorer_gap_card(gaps, by="style").text == (
+    assert overview.scorer_gap_card(gaps, by="style").text == (
         "Warning: a single scorer is far below <code>default</code> on openapi (named on the "
         "page).")
     assert _log(tmp_path, c) == []
@@ -316,7 +321,7 @@ def test_real_differences_counts_the_pairs(tmp_path):
     paired = pd.DataFrame(pairs)
     _write(tmp_path, "p.csv", paired)
     _write(tmp_path, "s.csv", pd.DataFrame({"n_queries": [30]}))
-    c = claims.real_differences(paired, "p.csv", n_queries=30, n_source="s.csv")
+    c = recall_vs_payload.real_differences(paired, "p.csv", n_queries=30, n_source="s.csv")
     assert "over the 10 pairs" in c.text  # not "six"
     assert "s0 vs s4 (+10.0 points)" in c.text
     assert _log(tmp_path, c) == []
@@ -325,7 +330,7 @@ def test_real_differences_counts_the_pairs(tmp_path):
 def test_check_claims_catches_a_wrong_number_and_a_number_without_source(tmp_path):
     t = pd.DataFrame({"scorer": ["a", "b"], "R@k": [0.5, 0.6]})
     _write(tmp_path, "s.csv", t)
-    c = claims.leader(t, "R@k", "s.csv")
+    c = overview.leader(t, "R@k", "s.csv")
     log = claims.ClaimLog(tmp_path)
     log.add(c)
     log.add(claims.Claim("Bm25 wins by 13 points."))  # typed, not computed: no source
@@ -610,7 +615,7 @@ def _check_block(block: str, found: list) -> None:
 def test_readme_generated_blocks_match_the_committed_tables():
     """Every number of the generated blocks of docs/scorers.md ("Which scorer?" verdicts, which policy
     beats top-K, which embedding model) is read from the committed table it cites."""
-    from toolsel.report.which_scorer import (EMBEDDING_MARKERS, POLICY_MARKERS, README_MARKERS,
+    from toolsel.pages.which_scorer import (EMBEDDING_MARKERS, POLICY_MARKERS, README_MARKERS,
                                              SCORER_PAGE, relink,
                                              which_embedding_from_reports,
                                              which_policy_from_reports, which_scorer_claims)
@@ -624,15 +629,15 @@ def test_readme_generated_blocks_match_the_committed_tables():
         assert block == relink(rendered, SCORER_PAGE).strip()
         assert found
         _check_block(rendered.strip(), found)  # the page's block is this with its links relinked
-    # the issue's wrong claim: two-stage beats top-K on plugin and openapi, not marketplace
+    # the per-policy count is the paired-interval "beats", not "dominates on the means"
     policy = which_policy_from_reports(ROOT)[0]
     verdict = pd.read_csv(ROOT / "reports/12_selection_policies/policy_verdict.csv")
     won = list(verdict[(verdict.policy == "two_stage") & verdict.beats]["style"])
-    assert ("<code>two_stage</code> on " + str(len(won))) in policy
+    assert ("<code>two_stage</code> beats it on " + str(len(won))) in policy
 
 
 def test_which_embedding_block_from_hand_made_tables(tmp_path):
-    from toolsel.report.which_scorer import which_embedding_markdown
+    from toolsel.pages.which_scorer import which_embedding_markdown
     cols = ["model", "package", "scorer", "ms_per_query_4000", "api R@5", "api Complete@10"]
     t = pd.DataFrame([["ref", "p0", "embedding", 10.0, 0.9, 0.8],
                       ["ref", "p0", "default", 12.0, 0.95, 0.9],
@@ -750,7 +755,7 @@ def test_leader_says_highest_only_when_the_paired_interval_excludes_zero(tmp_pat
                            "diff_low": [-0.1, 0.1, 0.1], "diff_high": [0.05, 0.3, 0.3]})
     _write(tmp_path, "s.csv", t)
     _write(tmp_path, "p.csv", paired)
-    tie = claims.leader(t, "R@k", "s.csv", label="R@10", paired=paired, paired_source="p.csv",
+    tie = overview.leader(t, "R@k", "s.csv", label="R@10", paired=paired, paired_source="p.csv",
                         paired_where={"top_k": 10})
     assert tie.text == ("embedding (92.1%) and default (91.7%) tie on R@10: embedding's lead of "
                         "0.4 points on the mean has a paired 95% bootstrap interval of [-10.0, "
@@ -762,13 +767,13 @@ def test_leader_says_highest_only_when_the_paired_interval_excludes_zero(tmp_pat
                             b=["embedding", "bm25", "bm25"], diff_low=[-0.05, 0.1, 0.1],
                             diff_high=[0.1, 0.3, 0.3])
     _write(tmp_path, "q.csv", flipped)
-    again = claims.leader(t, "R@k", "s.csv", label="R@10", paired=flipped,
+    again = overview.leader(t, "R@k", "s.csv", label="R@10", paired=flipped,
                           paired_source="q.csv", paired_where={"top_k": 10})
     assert "[-10.0, +5.0]" in again.text
     # an interval above zero: "highest", with the lead as shown
     sure = paired.assign(diff_low=[0.01, 0.1, 0.1])
     _write(tmp_path, "r.csv", sure)
-    win = claims.leader(t, "R@k", "s.csv", label="R@10", paired=sure, paired_source="r.csv",
+    win = overview.leader(t, "R@k", "s.csv", label="R@10", paired=sure, paired_source="r.csv",
                         paired_where={"top_k": 10})
     assert win.text.startswith("embedding has the highest R@10 (92.1%), 0.4 points above "
                                "default (91.7%); the paired 95% bootstrap interval of that "

@@ -125,19 +125,19 @@ def test_plot_style_comparison(small):
 
 
 def test_readme_which_scorer_block_is_rendered_from_the_committed_tables():
-    from toolsel.report.which_scorer import (README_MARKERS, SCORER_PAGE, relink,
+    from toolsel.pages.which_scorer import (README_MARKERS, SCORER_PAGE, relink,
                                              which_scorer_from_reports)
     readme = (ROOT / SCORER_PAGE).read_text(encoding="utf-8")
     start, end = README_MARKERS
     block = readme.split(start, 1)[1].split(end, 1)[0]
-    # regenerate with: python -c "from toolsel.report.which_scorer import \
+    # regenerate with: python -c "from toolsel.pages.which_scorer import \
     #   update_readme_which_scorer; update_readme_which_scorer()"
     assert block == "\n" + relink(which_scorer_from_reports(ROOT), SCORER_PAGE) + "\n"
     assert "](../reports/06_default_scorer/" in block  # links relative to docs/
 
 
 def test_relink_makes_root_links_relative_to_the_page():
-    from toolsel.report.which_scorer import relink
+    from toolsel.pages.which_scorer import relink
     text = "[a](reports/x.csv), [b](https://e.org/y), [c](#here), [`d`](data/README.md#s)"
     assert relink(text, "docs/scorers.md") == ("[a](../reports/x.csv), [b](https://e.org/y), "
                                                "[c](#here), [`d`](../data/README.md#s)")
@@ -146,7 +146,7 @@ def test_relink_makes_root_links_relative_to_the_page():
 
 def test_which_scorer_markdown_rounds_from_the_table_and_reads_the_paired_intervals():
     import pandas as pd
-    from toolsel.report.which_scorer import which_scorer_markdown
+    from toolsel.pages.which_scorer import which_scorer_markdown
     table = pd.DataFrame([
         {"style": "s", "scorer": "bm25", "R@5": 0.5, "R@5_low": 0.4, "R@5_high": 0.6,
          "n_queries": 9},
@@ -169,7 +169,7 @@ def test_project_report_brings_the_readme_block_in_step(tmp_path):
     import shutil
 
     from toolsel.cli.report import _update_which_scorer
-    from toolsel.report.which_scorer import README_MARKERS, relink, which_scorer_from_reports
+    from toolsel.pages.which_scorer import README_MARKERS, relink, which_scorer_from_reports
     (tmp_path / "data").symlink_to(ROOT / "data")
     for sub in ("06_default_scorer", "benchmarks"):
         shutil.copytree(ROOT / "reports" / sub, tmp_path / "reports" / sub)

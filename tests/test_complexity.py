@@ -36,7 +36,7 @@ and notes sections) and ``junit_xml`` (25 → 4: a suite, a request's testcase, 
 ``eval/sweep.py sweep`` (37 → 11, each batch's rows a step); ``data.py _check_subschema``
 (32 → 4, one check per keyword) and ``read_records`` (21 → 6, JSON document or JSONL lines);
 ``scorers/fusion.py FusionScorer._fit`` (30 → 3: parameter checks, lexical, semantic signals);
-``report/which_scorer.py which_scorer_markdown`` (30 → 15, one style's rows a step) and
+``pages/which_scorer.py which_scorer_markdown`` (30 → 15, one style's rows a step) and
 ``which_embedding_markdown`` (28 → 10, one model's finding a step); ``eval/policies.py
 evaluate_policies`` (26 → 10: fitting the policies, a selection's cost, the table).
 """

@@ -110,10 +110,10 @@ def test_offline_pages_keep_data_blocks_and_drop_scripts():
 
 
 def test_report_inputs_follow_the_notebook_defaults():
-    reg, qs, scorers, ks = report_explorer_inputs(ROOT / "notebooks")
+    reg, qs, scorers, ks, always = report_explorer_inputs(ROOT / "notebooks")
     assert reg == (DATA / "registry.json").resolve()
     assert qs == (DATA / "queries.jsonl").resolve()
-    assert scorers and ks
+    assert scorers and ks and always == []  # the pages' convention: none
 
 
 def test_report_explorer_is_written_linked_and_removed_without_queries(tmp_path):

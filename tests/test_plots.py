@@ -33,10 +33,34 @@ def test_recall_figure_has_units_legend_and_k(summary):
     assert "%" in ax.get_xlabel() and "payload" in ax.get_xlabel()
     assert "%" in ax.get_ylabel()
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["jaccard", "bm25"]
-    assert _texts(ax) == ["K=1", "K=10", "K=30"]  # first scorer annotated by default
+    assert _texts(ax) == [] and _k_labels(fig) == ["K=30", "K=10", "K=1"]  # on a top axis
     plt.close(fig)
-    fig = plot_complete_vs_payload(summary, annotate=["jaccard", "bm25"])
-    assert len(_texts(fig.axes[0])) == 6 and "Complete@k" in fig.axes[0].get_ylabel()
+    fig = plot_complete_vs_payload(summary, annotate=["bm25"])
+    assert _k_labels(fig) == ["K=30", "K=10", "K=1"] and "Complete@k" in fig.axes[0].get_ylabel()
+    plt.close(fig)
+
+
+def _k_labels(fig):
+    fig.canvas.draw()
+    top = fig.axes[0].child_axes[0]
+    return [t.get_text() for t in top.get_xticklabels()]
+
+
+def test_k_labels_never_overlap():
+    """Cut-offs whose payloads nearly coincide (K=1..5 on a big registry): the labels kept on
+    the top axis never overlap one another, and the largest K is always marked."""
+    import matplotlib.pyplot as plt
+    ks = [1, 2, 3, 4, 5, 10, 20, 30]
+    rows = [{"scorer": "bm25", "top_k": k, "R@k": min(1.0, 0.3 + k / 40),
+             "payload_reduction": 1 - k / 400} for k in ks]
+    fig = plot_recall_vs_payload(pd.DataFrame(rows))
+    fig.canvas.draw()
+    top = fig.axes[0].child_axes[0]
+    labels = [t for t in top.get_xticklabels() if t.get_text()]
+    boxes = sorted((t.get_window_extent() for t in labels), key=lambda b: b.x0)
+    assert len(boxes) >= 3 and all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:]))
+    shown = [t.get_text() for t in labels]
+    assert "K=30" in shown and len(shown) < len(ks)
     plt.close(fig)
 
 

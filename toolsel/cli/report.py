@@ -83,7 +83,7 @@ def _update_which_scorer(out: Path) -> None:
     """After the project's own reports: bring the generated "Which scorer?" blocks of
     docs/scorers.md in step with the tables just written (only for ``<project>/reports`` with
     such a page)."""
-    from ..report.which_scorer import README_MARKERS, SCORER_PAGE, update_readme_which_scorer
+    from ..pages.which_scorer import README_MARKERS, SCORER_PAGE, update_readme_which_scorer
     root = out.resolve().parent
     readme = root / SCORER_PAGE
     if out.resolve().name != "reports" or not readme.is_file() or \

@@ -15,7 +15,7 @@ for small sets: a percentile bootstrap over a dozen requests is too narrow (4 re
 and none won out of 40 give an interval above zero, while the exact test gives p = 0.125). :func:`scorer_warning` runs the two scorers on ``(registry, queries)``
 and returns that message (or ``None``). :func:`gap_table` puts every scorer's gaps in one
 table with a ``far`` column (the rule above, row by row): what a report page writes as CSV and
-renders its warning from (:func:`toolsel.report.claims.scorer_gap_warning`).
+renders its warning from (:func:`toolsel.pages.overview.scorer_gap_warning`).
 
 The stated margin, :data:`MARGIN`, is 0.10 (ten points of R@5 or Complete@10): on the
 bundled styles the per-style 95% intervals of these metrics are about ±0.06-0.10 wide, so a

@@ -26,6 +26,13 @@ __all__ = ["PAGES", "page_module"]
 
 #: Notebook number → page module (``toolsel.pages.<module>``); the notebook is ``NN_<module>``.
 PAGES: dict[str, str] = {
+    "00": "overview",
+    "01": "recall_vs_payload",
+    "02": "misses",
+    "03": "escape_hatch",
+    "04": "explorer",
+    "05": "scale_benchmark",
+    "06": "default_scorer",
     "07": "discovery",
     "08": "conversations",
     "09": "description_repair",

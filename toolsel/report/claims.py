@@ -2,12 +2,14 @@
 
 A report page says two kinds of things: what a section measures and how (typed in the
 notebook's Markdown), and what came out (which scorer wins and by how much, whether an
-interval includes a loss, what a policy beats and on how many styles, what a repair
-changed). The second kind is rendered here, from the DataFrame the page also writes as CSV,
-so the same notebook says the right thing on any data: ties, a single scorer, no split,
-all-zero tables and n=1 each get their own wording.
+interval includes a loss, what a repair changed). The second kind is rendered from the
+DataFrame the page also writes as CSV, so the same notebook says the right thing on any data:
+ties, a single scorer, no split, all-zero tables and n=1 each get their own wording. This
+module is the kernel those sentences are built with (:class:`Builder`, :func:`fill`,
+:func:`counts`, :func:`per_row`, :func:`literal`, ...) and checked by; a page's own wording
+lives in its page module (:mod:`toolsel.pages`).
 
-Every function returns a :class:`Claim`: Markdown text plus, for every number in it, the
+Every sentence is a :class:`Claim`: Markdown text plus, for every number in it, the
 value it shows and where it comes from (:class:`Ref`: a CSV beside the page, a column, the
 rows it is read from). A notebook shows a claim with ``display(Markdown(log.add(claim)))``;
 :class:`ClaimLog` writes ``claims.json`` beside the page's CSVs, and :func:`check_claims`
@@ -25,19 +27,17 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from . import markdown as md
 
-__all__ = ["Ref", "Num", "Claim", "ClaimLog", "CLAIMS_FILE", "in_sample_words", "plural", "plural_form",
-           "one_request", "leader", "values", "real_differences", "mode_summary", "change",
-           "escape_hatch", "verdict_label", "versus_best", "versus_rows", "variant_vs", "signal_alone",
-           "policy_beats", "benchmark_counts",
-           "latency", "which_scorer_verdicts", "scorer_gap_warning", "scorer_gap_card", "page_summary", "skipped_sections", "SKIP_NOTE", "check_claims", "uncovered_numbers", "numbers_in", "data_table", "counts", "count_rows",
-           "fill", "per_row", "literal"]
+__all__ = ["Ref", "Num", "Claim", "Builder", "format_number", "rows_where", "ClaimLog",
+           "CLAIMS_FILE", "in_sample_words", "page_warnings", "plural", "plural_form", "and_list", "one_request", "values",
+           "page_summary", "skipped_sections", "SKIP_NOTE", "check_claims", "uncovered_numbers",
+           "numbers_in", "data_table", "counts", "count_rows", "fill", "per_row", "literal"]
 
 #: The file a page's claims are written to, beside its CSVs.
 CLAIMS_FILE = "claims.json"
@@ -149,7 +149,8 @@ def _num_dict(n: Num) -> dict:
             "ref": _ref_dict(n.ref)}
 
 
-def _fmt(value: float, kind: str, digits: int) -> str:
+def format_number(value: float, kind: str, digits: int) -> str:
+    """A number as a claim shows it (``kind``: int, pct, points, spoints, spct, dec, sdec)."""
     if kind == "int":
         return f"{int(round(value)):,}"
     if kind == "pct":
@@ -167,7 +168,7 @@ def _fmt(value: float, kind: str, digits: int) -> str:
     raise ValueError(f"unknown number kind {kind!r}")
 
 
-class _Builder:
+class Builder:
     """Collects the numbers and literals of one sentence while it is written."""
 
     def __init__(self) -> None:
@@ -176,7 +177,7 @@ class _Builder:
 
     def num(self, value: float, ref: Ref, kind: str = "int", digits: int = 0) -> str:
         value = float(_py(value))
-        text = _fmt(value, kind, digits)
+        text = format_number(value, kind, digits)
         self.numbers.append(Num(text, value, kind, digits, ref))
         return text
 
@@ -212,14 +213,17 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (many or plural_form(word))}"
 
 
-def _and(items: Sequence[str]) -> str:
+def and_list(items: Sequence[str]) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``."""
     items = list(items)
     if len(items) <= 2:
         return " and ".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _rows(df: pd.DataFrame, where: Mapping[str, object]) -> pd.DataFrame:
+def rows_where(df: pd.DataFrame, where: Mapping[str, object]) -> pd.DataFrame:
+    """The rows of ``df`` whose columns equal ``where``'s values (compared as text, as the
+    claims check reads them back from CSV)."""
     mask = pd.Series(True, index=df.index)
     for col, val in where.items():
         if col not in df.columns:
@@ -251,7 +255,7 @@ def one_request(n: int, source: str, *, column: str = "n_queries",
                 where: Mapping[str, object] | None = None, unit: str = "request",
                 what: str = "a rate") -> Claim:
     """"With 16 requests, one request moves a rate by 6.2 points." from the actual ``n``."""
-    b = _Builder()
+    b = Builder()
     ref = Ref(source, column, dict(where or {}), "value" if where else "max")
     if n <= 0:
         return b.claim(f"No {plural_form(unit)}: no rate.")
@@ -264,576 +268,34 @@ def one_request(n: int, source: str, *, column: str = "n_queries",
                    "points.")
 
 
+
+
+
+
+
+
 # --------------------------------------------------------------------------------------------
-# which scorer wins, and by how much
+# each row's value
 
 
 def values(table: pd.DataFrame, metric: str, source: str, *, by: str = "scorer",
            where: Mapping[str, object] | None = None, kind: str = "dec",
            digits: int = 3) -> Claim:
     """Each row's ``metric``: ``"jaccard 0.404, bm25 0.485"`` (rows in table order)."""
-    b = _Builder()
+    b = Builder()
     where = dict(where or {})
-    part = _rows(table, where) if where else table
+    part = rows_where(table, where) if where else table
     return b.claim(", ".join(
         f"{b.lit(r[by])} {b.num(r[metric], Ref(source, metric, {**where, by: r[by]}), kind, digits)}"
         for _, r in part.iterrows()))
 
 
-def leader(table: pd.DataFrame, metric: str, source: str, *, by: str = "scorer",
-           where: Mapping[str, object] | None = None, kind: str = "pct", digits: int = 1,
-           label: str | None = None, paired: pd.DataFrame | None = None,
-           paired_source: str = "", paired_where: Mapping[str, object] | None = None) -> Claim:
-    """Which row of ``by`` has the highest ``metric`` and by how much it leads the next one.
-
-    Ties (equal after rounding to what is shown) are named together; one row: "only X";
-    every row equal: "every scorer has ...". The lead is the difference of the two values
-    as shown (92.1% and 91.7%: 0.4 points). With ``paired`` (a
-    :func:`toolsel.eval.stats.paired_comparison` table, rows ``a``/``b`` with ``diff_low``,
-    ``diff_high``; ``paired_where`` picks its cut-off and metric), the leader is called
-    highest only when the paired interval of its difference with the runner-up excludes
-    zero; otherwise the sentence says the two tie. The family is that one comparison (the
-    top two), so no adjustment for multiple comparisons is made.
-    """
-    b = _Builder()
-    where = dict(where or {})
-    part = _rows(table, where) if where else table
-    label = label or metric
-    if part.empty:
-        return b.claim(f"No {label} to compare.")
-    vals = part.set_index(by)[metric].astype(float)
-
-    def num(name):
-        return b.num(vals[name], Ref(source, metric, {**where, by: name}), kind, digits)
-
-    first = [n for n in vals.index if _fmt(vals[n], kind, digits) == _fmt(vals.max(), kind,
-                                                                          digits)]
-    if len(vals) == 1 or len(first) == len(vals):
-        return b.claim(f"Only {b.lit(vals.index[0])} was run: {label} {num(vals.index[0])}."
-                       if len(vals) == 1 else
-                       f"Every {by} has the same {label}: {num(vals.index[0])}.")
-    if len(first) > 1:
-        return b.claim(f"{_and([b.lit(n) for n in first])} share the highest {label} "
-                       f"({num(first[0])}).")
-    name = first[0]
-    second = vals.drop(name).idxmax()
-    # the lead as shown: the difference of the two rounded values
-    places = digits + 2 if kind == "pct" else digits
-    lead = b.num(float(f"{vals[name]:.{places}f}") - float(f"{vals[second]:.{places}f}"),
-                 Ref(source, metric, {**where, by: name}, round_to=places,
-                     minus=Ref(source, metric, {**where, by: second}, round_to=places)),
-                 "points" if kind == "pct" else "dec", digits)
-    unit = " points" if kind == "pct" else ""
-    head = (f"{b.lit(name)} has the highest {label} ({num(name)}), {lead}{unit} above "
-            f"{b.lit(second)} ({num(second)})")
-    if paired is None:
-        return b.claim(head + ".")
-    low, lo, hi = _paired_interval(b, paired, paired_source, dict(paired_where or {}), name,
-                                   second, "spoints" if kind == "pct" else "sdec", digits)
-    if low > 0:
-        return b.claim(f"{head}; the paired 95% bootstrap interval of that lead, [{lo}, {hi}]"
-                       f"{unit}, is above zero (the top two compared, no other pair).")
-    return b.claim(f"{b.lit(name)} ({num(name)}) and {b.lit(second)} ({num(second)}) tie on "
-                   f"{label}: {b.lit(name)}'s lead of {lead}{unit} on the mean has a paired "
-                   f"95% bootstrap interval of [{lo}, {hi}]{unit}, which includes zero (the "
-                   "top two compared, no other pair).")
-
-
-def _paired_interval(b: _Builder, paired: pd.DataFrame, source: str, where: dict, name: str,
-                     second: str, kind: str, digits: int) -> tuple[float, str, str]:
-    """The paired interval of ``name`` − ``second`` from a paired-comparison table, whichever
-    way round its row is stored: ``(low, low as shown, high as shown)``, both cited."""
-    rows = _rows(paired, where) if where else paired
-    hit = rows[(rows["a"] == name) & (rows["b"] == second)]
-    flip = hit.empty
-    if flip:
-        hit = rows[(rows["a"] == second) & (rows["b"] == name)]
-    if len(hit) != 1:
-        raise ValueError(f"leader: no single paired row for {name} and {second} in the "
-                         f"paired table ({len(hit)} rows)")
-    r = hit.iloc[0]
-    ab = {**where, "a": second, "b": name} if flip else {**where, "a": name, "b": second}
-    ends = ("diff_high", "diff_low") if flip else ("diff_low", "diff_high")
-    sign = -1 if flip else 1
-    lo, hi = (b.num(sign * r[col], Ref(source, col, ab, negate=flip), kind, digits)
-              for col in ends)
-    return sign * r[ends[0]], lo, hi
-
-
-def real_differences(paired: pd.DataFrame, source: str, *, n_queries: int, n_source: str,
-                     metric: str = "R@k", alpha: float = 0.05) -> Claim:
-    """The pairs whose difference a Holm-adjusted sign test calls real, per cut-off, with the
-    number of pairs adjusted over counted from the table (``n_source``: a CSV with an
-    ``n_queries`` column, e.g. the sweep's summary)."""
-    b = _Builder()
-    if paired.empty:
-        return b.claim("No pairs of scorers to compare.")
-    per_k = paired.groupby("top_k", sort=False).size()
-    k0 = per_k.index[0]
-    n_pairs = b.num(per_k.iloc[0], Ref(source, "a", {"top_k": k0}, "count"))
-    real = paired[paired["real"].astype(bool)]
-    parts = []
-    for r in real.itertuples():
-        w = {"top_k": r.top_k, "a": r.a, "b": r.b}
-        parts.append(f"K={b.num(r.top_k, Ref(source, 'top_k', w))}: {b.lit(r.a)} vs "
-                     f"{b.lit(r.b)} ({b.num(r.diff, Ref(source, 'diff', w), 'spoints', 1)} "
-                     "points)")
-    head = (f"Holm-adjusted over the {n_pairs} pair{'s' if per_k.iloc[0] != 1 else ''} "
-            f"compared at each K, the sign test (p < {b.param(alpha)}) finds ")
-    nq = b.num(n_queries, Ref(n_source, "n_queries", {}, "max"))
-    if real.empty:
-        return b.claim(head + f"no real {md.escape(metric)} difference: every pair is within "
-                       f"what {nq} queries can tell apart.")
-    return b.claim(head + f"real {md.escape(metric)} differences for " + "; ".join(parts)
-                   + f". Every other pair is within what {nq} queries can tell apart.")
-
-
-# --------------------------------------------------------------------------------------------
-# misses and what the escape hatch recovers
-
-
-def mode_summary(counts: pd.DataFrame, source: str, *, k: int | None = None) -> Claim:
-    """Per failure mode, how many misses each scorer has and which have the fewest.
-
-    ``counts``: scorer rows (index or a ``scorer`` column) × mode columns and ``total``
-    (:func:`toolsel.tables.failure_modes.mode_counts`).
-    """
-    b = _Builder()
-    c = counts.reset_index() if "scorer" not in counts.columns else counts
-    c = c.set_index("scorer")
-    modes = [m for m in c.columns if m != "total"]
-    if c.empty:
-        return b.claim("No scorer was run.")
-    if "total" in c.columns and (c["total"] == 0).all():
-        return b.claim("No scorer missed a required tool" + (f" at K={k}" if k else "") + ".")
-    parts = [f"**{md.escape(m)}**: {_mode_counts(b, c[m].astype(int), m, source)}"
-             for m in modes if int(c[m].sum())]
-    none = [m for m in modes if int(c[m].sum()) == 0]
-    text = "; ".join(parts) + "."
-    if none:
-        text += (" No scorer has a miss of kind "
-                 + " or ".join(md.escape(m) for m in none) + ".")
-    return b.claim(text)
-
-
-def _mode_counts(b: _Builder, col: pd.Series, mode: str, source: str) -> str:
-    """One failure mode's misses per scorer, and which scorers have the fewest."""
-    each = ", ".join(f"{b.num(v, Ref(source, mode, {'scorer': s}))} with {b.lit(s)}"
-                     for s, v in col.items())
-    if len(col) > 1 and col.nunique() > 1:
-        fewest = [s for s, v in col.items() if v == col.min()]
-        each += f" (fewest: {_and([b.lit(s) for s in fewest])})"
-    elif len(col) > 1:
-        each += " (the same for every scorer)"
-    return each
-
-
-def change(before: float, after: float, metric: str, source: str, ref_before: Ref,
-           ref_after: Ref, *, kind: str = "pct", digits: int = 0) -> Claim:
-    """"raising Complete@10 from 50% to 63%" / "leaving Complete@10 at 50%" / "lowering"."""
-    b = _Builder()
-    x = b.num(before, ref_before, kind, digits)
-    if _fmt(before, kind, digits) == _fmt(after, kind, digits):
-        return b.claim(f"leaving {metric} at {x}")
-    y = b.num(after, ref_after, kind, digits)
-    return b.claim(f"{'raising' if after > before else 'lowering'} {metric} from {x} to {y}")
-
-
-def escape_hatch(summary: pd.DataFrame, source: str, scorer: str, k: int, n_queries: int,
-                 *, words: pd.DataFrame | None = None, words_source: str | None = None,
-                 has_search_terms: bool = True) -> Claim:
-    """What one ``discover`` call recovers for one scorer, and what it costs (notebook 03).
-
-    ``summary``: :attr:`toolsel.tables.scenario.EscapeHatch.summary`; ``words``: the
-    content-word variant's columns (``recovered_content_words``, ...), per scorer.
-    """
-    b = _Builder()
-    row = summary.set_index("scorer").loc[scorer]
-    w = {"scorer": scorer}
-
-    def n(col, kind="int", digits=0, src=source, frame=None):
-        return b.num((frame if frame is not None else row)[col], Ref(src, col, w), kind, digits)
-
-    kk = b.num(k, Ref(source, "top_k", w))
-    misses = int(row["misses"])
-    if misses == 0:
-        return b.claim(f"With **{b.lit(scorer)}** at K={kk} no required tool is missed "
-                       f"({n('n_queries')} queries): there is nothing for `discover` to recover.")
-    text = (f"With **{b.lit(scorer)}** at K={kk}: {n('misses')} "
-            f"miss{'es' if misses != 1 else ''} in {n('queries_with_miss')} "
-            f"quer{'ies' if int(row['queries_with_miss']) != 1 else 'y'}. One call with the "
-            f"user's words recovers {n('recovered_literal')}; with only unseen tools "
-            f"{n('recovered_literal_unseen')}")
-    if words is not None and words_source:
-        wr = words.set_index("scorer").loc[scorer]
-        c = change(row["Complete@k"], wr["Complete_after_content_words"], f"Complete@{k}",
-                   source, Ref(source, "Complete@k", w),
-                   Ref(words_source, "Complete_after_content_words", w))
-        b.numbers += c.numbers
-        text += (f"; with the query's content words (no labels) "
-                 f"{n('recovered_content_words', src=words_source, frame=wr)}, {c.text}")
-    if has_search_terms:
-        c2 = change(row["Complete@k"], row["Complete_after_search_term"], f"Complete@{k}",
-                    source, Ref(source, "Complete@k", w),
-                    Ref(source, "Complete_after_search_term", w))
-        b.numbers += c2.numbers
-        extra = b.num(row["payload_chars_search_term"] - row["payload_chars"],
-                      Ref(source, "payload_chars_search_term", w,
-                          minus=Ref(source, "payload_chars", w)), "dec", 0)
-        text += (f". With the labeler's search term it recovers {n('recovered_search_term')} "
-                 f"({c2.text}): an upper bound, since whoever wrote the term knew the answer. "
-                 f"Its cost: {n('extra_calls_search_term')} extra calls over "
-                 f"{n('n_queries')} queries and {extra} more characters per query on average; "
-                 f"the payload reduction goes from {n('payload_reduction', 'pct', 1)} to "
-                 f"{n('payload_reduction_search_term', 'pct', 1)}.")
-    else:
-        text += ". The query file gives no `search_term`: the search-term call is not made."
-    return b.claim(text)
-
-
-# --------------------------------------------------------------------------------------------
-# a candidate against the best single scorer; variants of one scorer
-
-
-def verdict_label(diff: float, low: float, high: float) -> str:
-    """A paired difference and its interval in words: ``better`` (interval above zero),
-    ``worse`` (below zero), or ahead/behind on the mean with what the interval allows."""
-    if low > 0:
-        return "better (interval above zero)"
-    if high < 0:
-        return "worse (interval below zero)"
-    if low == 0 and high == 0:
-        return "same on every request"
-    if diff > 0:
-        return ("ahead on the mean; interval reaches zero" if low == 0
-                else "ahead on the mean; interval includes a loss")
-    if diff < 0:
-        return ("behind on the mean; interval reaches zero" if high == 0
-                else "behind on the mean; interval includes a gain")
-    return "same mean; interval both ways"
-
-
-def versus_best(vs: pd.DataFrame, source: str, *, candidate: str = "default",
-                digits: int = 3) -> Claim:
-    """Where ``candidate`` is below the best single scorer on the means, where its paired
-    interval shows a gain, and where it includes a loss (from
-    :func:`toolsel.tables.compare_styles.versus_best`)."""
-    b = _Builder()
-    v = vs[vs["candidate"] == candidate] if "candidate" in vs.columns else vs
-    if v.empty:
-        return b.claim(f"No comparison of `{md.escape(candidate)}` with a single scorer.")
-
-    def cell(r, col="diff"):
-        w = {"style": r.style, "metric": r.metric}
-        return b.num(getattr(r, col), Ref(source, col, w), "sdec", digits)
-
-    def where(rows) -> str:
-        return _and([f"{b.lit(r.style)} {b.lit(r.metric)}" for r in rows.itertuples()])
-
-    below = v[v["diff"] < 0]
-    win = v[v["diff_low"] > 0]
-    loss = v[v["diff_low"] < 0]
-    cand = b.code(candidate)
-    text = (f"On the means {cand} is "
-            + ("at least the best single scorer everywhere" if below.empty else
-               "below the best single scorer on "
-               + _and([f"{b.lit(r.style)} {b.lit(r.metric)} ({cell(r)} against "
-                       f"{b.lit(r.best_single)})" for r in below.itertuples()])) + ". ")
-    text += ("The paired 95% interval shows a gain on " + where(win) if len(win)
-             else "No paired interval shows a gain")
-    text += ("; it includes a loss on " + where(loss) + ": there these requests cannot rule "
-             "out that the best single scorer is better." if len(loss)
-             else "; none includes a loss.")
-    return b.claim(text)
-
-
-def versus_rows(vs: pd.DataFrame, source: str, *, style: str, candidate: str = "default",
-                digits: int = 3) -> Claim:
-    """One registry's line: per metric, the candidate's mean against the best single
-    scorer's, the paired difference with its 95% interval, and :func:`verdict_label`."""
-    b = _Builder()
-    v = vs[(vs["style"].astype(str) == str(style)) & (vs["candidate"] == candidate)]
-    parts = []
-    for r in v.itertuples():
-        w = {"style": style, "metric": r.metric}
-
-        def n(col, kind="dec"):
-            return b.num(getattr(r, col), Ref(source, col, w), kind, digits)
-
-        parts.append(f"{b.lit(r.metric)} {n('candidate_mean')} vs {b.lit(r.best_single)} "
-                     f"{n('best_mean')}, {n('diff', 'sdec')} [{n('diff_low', 'sdec')}, "
-                     f"{n('diff_high', 'sdec')}]: {verdict_label(r.diff, r.diff_low, r.diff_high)}")
-    if not parts:
-        return b.claim(f"**{b.lit(style)}**: no comparison.")
-    return b.claim(f"**{b.lit(style)}**, {b.code(candidate)} against the best single scorer: "
-                   + "; ".join(parts) + ".")
-
-
-def _gap_groups(gaps: pd.DataFrame, by: str | None):
-    if by is None:
-        return [({}, gaps)]
-    return [({by: key}, part) for key, part in gaps.groupby(by, sort=False)]
-
-
-def scorer_gap_warning(gaps: pd.DataFrame, source: str, *, by: str | None = None,
-                       unit: str = "request", digits: int = 3) -> Claim:
-    """The single-scorer warning of :mod:`toolsel.eval.scorer_warning`, from its
-    :func:`~toolsel.eval.scorer_warning.gap_table` (``by="style"``: one sentence per style).
-
-    Where some row is ``far`` (a gap of at least the table's ``margin``, a paired 95% interval
-    above zero and a sign-test p-value below ``alpha``): a warning naming each such scorer with
-    its means, the gap and its interval, and the requests each scorer wins. Where none is: that
-    no scorer is shown far below, and the largest gap with its interval, saying why it does not
-    count (under the margin, an interval reaching zero, or too few requests for the sign test).
-    ``unit``: what a labeled item is called on the page (``"query"`` on the overview).
-    """
-    units = plural_form(unit)
-    b = _Builder()
-    if gaps.empty:
-        return b.claim("No single scorer was run beside the reference: nothing to compare.")
-    sentences = []
-    explained = False  # the rule is said once, on the first sentence that needs it
-    for where, part in _gap_groups(gaps, by):
-        ref_name = part["reference"].iloc[0]
-        first = part.iloc[0]
-
-        def num(r, col, kind="dec", digits=digits):
-            w = {**where, "metric": r["metric"], "scorer": r["scorer"]}
-            return b.num(r[col], Ref(source, col, w), kind, digits)
-
-        n_req = int(first["n"])
-        n = num(first, "n", "int", 0)
-        labeled = f"labeled {unit if n_req == 1 else units}"
-        head = f"On {b.lit(where[by])} ({n} {labeled})" if by else f"On these {n} {labeled}"
-        ref = b.code(ref_name)
-        margin = float(first["margin"])
-        def rule():
-            return (f"a gap of {num(first, 'margin', 'dec', 2)} or more on R@5 or "
-                    "Complete@10, with a 95% paired interval above zero and an exact sign test "
-                    f"over the {units} where the two differ below p = "
-                    f"{num(first, 'alpha', 'dec', 2)}")
-
-        far = part[part["far"].astype(str).str.lower().isin(["true", "1", "1.0"])]
-        if not far.empty:
-            per = []
-            for name, rows in far.groupby("scorer", sort=False):
-                per.append(f"{b.code(name)} " + ", ".join(
-                    f"{b.lit(r['metric'])} {num(r, 'mean_scorer')} vs {num(r, 'mean_reference')}"
-                    f" (gap {num(r, 'gap')} [{num(r, 'gap_low')}, {num(r, 'gap_high')}]; "
-                    f"{num(r, 'reference_wins', 'int', 0)} {units} better with {ref}, "
-                    f"{num(r, 'scorer_wins', 'int', 0)} worse)"
-                    for _, r in rows.iterrows()))
-            names = list(dict.fromkeys(far["scorer"]))
-            sentences.append(
-                f"**Warning:** {head}, {_and([b.code(x) for x in names])} "
-                f"{'is' if len(names) == 1 else 'are'} far below {ref}: " + "; ".join(per) + "."
-                + ("" if explained else
-                   f" Far means {rule()}: a loss these {units} show, not noise. {ref} is the "
-                   "safer pick here."))
-            explained = True
-            continue
-        scored = part[part["gap"].astype(float).notna()]
-        if scored.empty:  # every required tool always included: no request to compare on
-            sentences.append(f"{head}, no {unit} has a required tool left to rank: nothing "
-                             "to compare.")
-            continue
-        text = (f"{head}, no single scorer is shown far below {ref}"
-                + ("." if explained else f" ({rule()})."))
-        explained = True
-        top = scored.loc[scored["gap"].astype(float).idxmax()]
-        if float(top["gap"]) <= 0:
-            text += f" Every scorer is at or above {ref} on the mean."
-        else:
-            text += (f" The largest gap, {b.code(top['scorer'])}'s {b.lit(top['metric'])}, is "
-                     f"{num(top, 'gap')} [{num(top, 'gap_low')}, {num(top, 'gap_high')}]")
-            if float(top["gap"]) < margin - 1e-12:
-                text += ": under the margin."
-            elif float(top["gap_low"]) <= 0:
-                text += (f": its interval reaches zero, so these {units} cannot tell it from "
-                         f"noise (more labeled {units} narrow it).")
-            else:
-                wins = int(top["reference_wins"])
-                text += (f", but only {num(top, 'reference_wins', 'int', 0)} "
-                         f"{unit + ' is' if wins == 1 else units + ' are'} better with {ref} and "
-                         f"{num(top, 'scorer_wins', 'int', 0)} worse: the sign test's p = "
-                         f"{num(top, 'p_value', 'dec', 3)} is not below "
-                         f"{num(top, 'alpha', 'dec', 2)}, too few {units} to call it a loss.")
-        sentences.append(text)
-    return b.claim(" ".join(sentences) if by is None else "\n\n".join(sentences))
-
-
-def scorer_gap_card(gaps: pd.DataFrame, *, by: str | None = None) -> Claim | None:
-    """The index card's line of :func:`scorer_gap_warning`: which scorers are far below the
-    reference on this labeled data (per style with ``by``), or ``None`` when none is."""
-    b = _Builder()
-    if gaps.empty:
-        return None
-    far = gaps[gaps["far"].astype(str).str.lower().isin(["true", "1", "1.0"])]
-    if far.empty:
-        return None
-    ref_name = far["reference"].iloc[0]
-    if by:  # one line for the card: the groups where some scorer is far below
-        groups = list(dict.fromkeys(far[by]))
-        return b.claim(f"Warning: a single scorer is far below {b.code(ref_name)} on "
-                       f"{_and([b.lit(g) for g in groups])} (named on the page).")
-    names = list(dict.fromkeys(far["scorer"]))
-    return b.claim(f"Warning: {_and([b.code(x) for x in names])} "
-                   f"{'is' if len(names) == 1 else 'are'} far below {b.code(ref_name)} on this "
-                   "labeled data.")
-
-
-def variant_vs(table: pd.DataFrame, a: str, b_name: str, source: str, *,
-               metrics: Sequence[str] = ("R@5", "Complete@10", "MRR"), by: str = "style",
-               digits: int = 3, label: str | None = None) -> Claim:
-    """Per metric: on which groups variant ``a`` scores at least as well as ``b_name``, and
-    the values where it scores lower (every metric of the table, MRR included)."""
-    b = _Builder()
-    t = table.set_index([by, "scorer"])
-    groups = [g for g in dict.fromkeys(table[by]) if (g, a) in t.index and (g, b_name) in t.index]
-    if not groups:
-        return b.claim(f"No {md.escape(a)} / {md.escape(b_name)} pair to compare.")
-    held, lower = [], []
-    for m in metrics:
-        if m not in t.columns:
-            continue
-        lo = [g for g in groups if t.loc[(g, a), m] < t.loc[(g, b_name), m]]
-        if not lo:
-            held.append(m)
-            continue
-        lower.append(f"on {b.lit(m)} lower on " + _and([
-            f"{b.lit(g)} ({b.num(t.loc[(g, a), m], Ref(source, m, {by: g, 'scorer': a}), 'dec', digits)}"
-            f" vs {b.num(t.loc[(g, b_name), m], Ref(source, m, {by: g, 'scorer': b_name}), 'dec', digits)})"
-            for g in lo]))
-    every = "every " + by if len(groups) > 1 else f"{b.lit(groups[0])}"
-    text = (label or f"*{b.lit(a)}* against *{b.lit(b_name)}*") + ": "
-    if held:
-        text += f"at least as well on {_and([b.lit(m) for m in held])} on {every}"
-    if lower:
-        text += ("; " if held else "") + "; ".join(lower)
-    return b.claim(text + ".")
-
-
-def signal_alone(table: pd.DataFrame, source: str, *, candidate: str = "default",
-                 variants: Sequence[str] = ("lexical only", "embedding only"),
-                 metrics: Sequence[str] = ("R@5", "Complete@10", "MRR"), by: str = "style",
-                 digits: int = 3) -> Claim:
-    """Where one signal alone scored above the fused ``candidate`` (every metric shown)."""
-    b = _Builder()
-    t = table.set_index([by, "scorer"])
-    parts = []
-    for g in dict.fromkeys(table[by]):
-        if (g, candidate) not in t.index:
-            continue
-        for v in variants:
-            if (g, v) not in t.index:
-                continue
-            ms = [m for m in metrics if m in t.columns and t.loc[(g, v), m] > t.loc[(g, candidate), m]]
-            if ms:
-                parts.append(f"on {b.lit(g)} ({b.lit(v)}: "
-                             + ", ".join(
-                                 f"{b.lit(m)} "
-                                 f"{b.num(t.loc[(g, v), m], Ref(source, m, {by: g, 'scorer': v}), 'dec', digits)}"
-                                 f" vs {b.num(t.loc[(g, candidate), m], Ref(source, m, {by: g, 'scorer': candidate}), 'dec', digits)}"
-                                 for m in ms) + ")")
-    cand = b.code(candidate)
-    if not parts:
-        return b.claim(f"No signal alone scored above {cand} on "
-                       f"{_and([b.lit(m) for m in metrics if m in t.columns])}.")
-    return b.claim(f"A signal alone scored above {cand} " + "; ".join(parts) + ".")
-
-
-def latency(table: pd.DataFrame, source: str, *, candidate: str = "default",
-            tools: bool = True, p95_all: bool = False) -> Claim:
-    """Per-request latency from one benchmark table (``scorer, n_tools, p50_ms, p95_ms``):
-    the candidate's p50 and p95 first, then every other scorer of the same table."""
-    b = _Builder()
-    lat = table.set_index("scorer")
-    if candidate not in lat.index:
-        return b.claim(f"No {b.code(candidate)} row in the latency table.")
-
-    def ms(s, col):
-        v = float(lat.loc[s, col])
-        return b.num(v, Ref(source, col, {"scorer": s}), "dec", 1 if v >= 0.1 else 2)
-
-    d = lat.loc[candidate]
-    head = (f"at {b.num(d.n_tools, Ref(source, 'n_tools', {'scorer': candidate}))} tools"
-            if tools else "")
-    parts = [f"{b.code(candidate)} {ms(candidate, 'p50_ms')} ms p50 "
-             f"({ms(candidate, 'p95_ms')} ms p95)"]
-    parts += [f"{b.code(s)} {ms(s, 'p50_ms')} ms"
-              + (f" p50 ({ms(s, 'p95_ms')} ms p95)" if p95_all else "")
-              for s in lat.index if s != candidate]
-    return b.claim((head + ": " if head else "") + ", ".join(parts))
-
-
-def _lower_first(claim: Claim) -> Claim:
-    t = claim.text
-    return Claim(t[:1].lower() + t[1:], claim.numbers, claim.literals)
-
-
-def which_scorer_verdicts(versus: pd.DataFrame, *, versus_source: str,
-                          ablation: pd.DataFrame | None = None, ablation_source: str = "",
-                          latency_table: pd.DataFrame | None = None, latency_source: str = "",
-                          latency_long: pd.DataFrame | None = None,
-                          latency_long_source: str = "", candidate: str = "default",
-                          links: Mapping[str, str] | None = None) -> list[Claim]:
-    """The README's "Which scorer?" verdicts, one :class:`Claim` each, from the committed
-    tables (sources are paths relative to the README)."""
-    links = dict(links or {})
-    out = [Claim(f"Paired over the same test requests ({links.get('versus', '')}): ")
-           + _lower_first(versus_best(versus, versus_source, candidate=candidate, digits=2))]
-    if ablation is not None:
-        on = f"On the dev requests the design was chosen on ({links.get('ablation', '')}): "
-        out.append(Claim(on) + _lower_first(signal_alone(ablation, ablation_source,
-                                                         candidate=candidate, digits=2)))
-        if "clauses encoded apart" in set(ablation["scorer"]):
-            out.append(variant_vs(ablation, candidate, "clauses encoded apart",
-                                  ablation_source, digits=3,
-                                  label=f"Clauses read in context ({md.code(candidate)}) "
-                                        "against clauses encoded apart, on dev"))
-    if latency_table is not None and len(latency_table):
-        out.append(Claim("Per-request latency ") + latency(latency_table, latency_source,
-                                                          candidate=candidate) + ".")
-    if latency_long is not None and len(latency_long):
-        out.append(Claim("On requests of three to five sentences (the same benchmark script, "
-                         "its own run): ")
-                   + latency(latency_long, latency_long_source, candidate=candidate,
-                             tools=False, p95_all=True) + ".")
-    return out
 
 
 # --------------------------------------------------------------------------------------------
 # policies against fixed top-K
 
 
-def policy_beats(style_verdict: pd.DataFrame, policy_verdict: pd.DataFrame, source: str,
-                 policy_source: str, *, in_sample: bool,
-                 unit: tuple[str, str] = ("style", "styles")) -> Claim:
-    """How many styles a policy other than fixed top-K beats it on, and, per policy, on
-    which styles (from ``style_verdict.csv`` and ``policy_verdict.csv``)."""
-    b = _Builder()
-    n = len(style_verdict)
-    if n == 0:
-        return b.claim("No style evaluated.")
-    beats = style_verdict[style_verdict["beats_top_k"].astype(bool)]
-    nb = b.num(len(beats), Ref(source, "beats_top_k", {}, "count_true"))
-    nn = b.num(n, Ref(source, "style", {}, "count"))
-    unit = unit[0] if n == 1 else unit[1]
-    text = (f"A policy other than fixed top-K beats it on the frontier on **{nb} of {nn}** "
-            f"{unit}")
-    pv = policy_verdict.copy()
-    pv["beats"] = pv["beats"].astype(bool)
-    per = []
-    for pol, g in pv.groupby("policy", sort=False):
-        won = list(g.loc[g["beats"], "style"])
-        cnt = b.num(len(won), Ref(policy_source, "beats", {"policy": pol}, "count_true"))
-        per.append(f"{b.code(pol)} on {cnt}" + (f" ({_and([b.lit(s) for s in won])})"
-                                                  if won and n > 1 else ""))
-    text += ". Per policy: " + "; ".join(per) + "."
-    if in_sample:
-        text += (" Settings were chosen and measured on the same requests: this describes "
-                 "these requests, it is not a held-out result.")
-    return b.claim(text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -857,9 +319,9 @@ def counts(frame: pd.DataFrame, source: str, template: str, *,
     """A sentence of counts read from one row of ``frame`` (the row matching ``where``):
     ``template`` with ``{name}`` placeholders, each filled from the column ``columns[name]``
     (thousands separators)."""
-    b = _Builder()
+    b = Builder()
     where = dict(where or {})
-    part = _rows(frame, where) if where else frame
+    part = rows_where(frame, where) if where else frame
     if len(part) != 1:
         raise ValueError(f"counts: {len(part)} rows match {where}, expected one")
     row = part.iloc[0]
@@ -870,9 +332,9 @@ def counts(frame: pd.DataFrame, source: str, template: str, *,
 def count_rows(frame: pd.DataFrame, source: str, template: str, *,
                where: Mapping[str, object] | None = None) -> Claim:
     """``template`` with ``{n}`` the number of rows of ``frame`` (matching ``where``)."""
-    b = _Builder()
+    b = Builder()
     where = dict(where or {})
-    part = _rows(frame, where) if where else frame
+    part = rows_where(frame, where) if where else frame
     return b.claim(template.format(n=b.num(len(part), Ref(source, None, where, "count"))))
 
 
@@ -896,9 +358,9 @@ def fill(frame: pd.DataFrame, source: str, template: str, *,
     kind, digits)`` with ``op`` one of value, sum, mean, min, max, nunique, count_true and
     ``kind`` as shown (int, pct, points, dec, ...): e.g. the range of a column over rows,
     ``lo=("R@n", "min", "pct", 0), hi=("R@n", "max", "pct", 0)``."""
-    b = _Builder()
+    b = Builder()
     where = dict(where or {})
-    part = _rows(frame, where) if where else frame
+    part = rows_where(frame, where) if where else frame
     values = {}
     for name, spec in specs.items():
         col, op, kind, digits = _spec(spec)
@@ -926,9 +388,9 @@ def per_row(frame: pd.DataFrame, source: str, template: str, *, by: str = "score
     """``template`` once per row of ``frame`` matching ``where`` (table order), joined by
     ``sep``: ``{key}`` is the row's ``by`` (quoted data), each other ``{name}`` its column
     ``specs[name]`` (a column name, or ``(column, kind, digits)``)."""
-    b = _Builder()
+    b = Builder()
     where = dict(where or {})
-    part = _rows(frame, where) if where else frame
+    part = rows_where(frame, where) if where else frame
     out = []
     for _, r in part.iterrows():
         w = {**where, by: r[by]}
@@ -946,32 +408,10 @@ def literal(template: str, **values: object) -> Claim:
     name) or settings of the analysis (a smoke run's size): ``template`` with each
     ``{name}`` the escaped value (ints with thousands separators), recorded as a literal so
     the claims check does not take its digits for findings."""
-    b = _Builder()
+    b = Builder()
     shown = {name: b.lit(f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else v)
              for name, v in values.items()}
     return b.claim(template.format(**shown))
-
-
-def benchmark_counts(facts: pd.DataFrame, source: str) -> Claim:
-    """The labeled set in one sentence, naming only what the data has (no "0 domains")."""
-    b = _Builder()
-    f = facts.iloc[0]
-
-    def n(col):
-        return b.num(f[col], Ref(source, col))
-
-    text = f"**{n('n_queries')} labeled quer{'ies' if int(f['n_queries']) != 1 else 'y'}**"
-    if int(f["n_query_domains"]):
-        text += f" over {n('n_query_domains')} domain{'s' if int(f['n_query_domains']) != 1 else ''}"
-    phr = int(f["n_direct"]) + int(f["n_indirect"])
-    if phr:
-        text += f": {n('n_direct')} direct, {n('n_indirect')} indirect"
-        rest = int(f["n_queries"]) - phr
-        if rest:
-            text += f" ({b.num(rest, Ref(source, 'n_queries', minus=Ref(source, 'n_phrased')))} without a phrasing label)"
-    text += "; " + (f"{n('n_multi_tool')} need several tools" if int(f["n_multi_tool"])
-                    else "each needs one tool") + "."
-    return b.claim(text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -986,6 +426,7 @@ class ClaimLog:
         self.page = page or self.dir.name
         self.claims: list[Claim] = []
         self.skipped: list[dict[str, str]] = []
+        self.warnings: list[str] = []
         self._summary: str | None = None
 
     def skip(self, section: str, reason: str) -> str:
@@ -1006,6 +447,17 @@ class ClaimLog:
         plain = _plain(text)
         self._summary = plain[:1].upper() + plain[1:]
         self.write()
+        return text
+
+    def warn(self, claim: Claim) -> str:
+        """Record a warning the report's README repeats (:func:`page_warnings`); a warning
+        states no number (the page's own claims carry those). Returns its Markdown."""
+        text = claim.text
+        if numbers_in(text, claim.literals):
+            raise ValueError(f"a warning states no number: {text!r}")
+        if text not in self.warnings:
+            self.warnings.append(text)
+            self.write()
         return text
 
     def fixed(self, text: str, source: str) -> str:
@@ -1042,6 +494,8 @@ class ClaimLog:
             data["summary"] = self._summary
         if self.skipped:
             data["skipped"] = self.skipped
+        if self.warnings:
+            data["warnings"] = self.warnings
         return write_json(data, self.dir / CLAIMS_FILE)
 
 
@@ -1061,6 +515,17 @@ def skipped_sections(page_dir: str | Path) -> list[dict[str, str]]:
         return []
     try:
         return list(json.loads(path.read_text(encoding="utf-8")).get("skipped") or [])
+    except (OSError, ValueError):
+        return []
+
+
+def page_warnings(page_dir: str | Path) -> list[str]:
+    """The warnings a page recorded (:meth:`ClaimLog.warn`), as Markdown."""
+    path = Path(page_dir) / CLAIMS_FILE
+    if not path.is_file():
+        return []
+    try:
+        return list(json.loads(path.read_text(encoding="utf-8")).get("warnings") or [])
     except (OSError, ValueError):
         return []
 
@@ -1104,7 +569,7 @@ def _parse(token: str) -> float:
 def _eval(ref: dict, base: Path) -> float:
     path = base / ref["source"]
     df = pd.read_csv(path)
-    rows = _rows(df, ref.get("where") or {})
+    rows = rows_where(df, ref.get("where") or {})
     op, col = ref["op"], ref.get("column")
     if op == "count":
         v = float(len(rows))
@@ -1124,7 +589,7 @@ def _eval(ref: dict, base: Path) -> float:
         else:
             raise ValueError(f"unknown op {op!r}")
     if ref.get("round_to") is not None:
-        v = float(f"{v:.{ref['round_to']}f}")  # as _fmt rounds what is shown
+        v = float(f"{v:.{ref['round_to']}f}")  # as format_number rounds what is shown
     if ref.get("minus"):
         v -= _eval(ref["minus"], base)
     if ref.get("negate"):

@@ -68,18 +68,16 @@ def render_explorer(data: dict) -> str:
     source = data.get("source") or {}
     src = "; ".join(f"{k} {v}" for k, v in source.items())
     if always:
-        always_note = (f"The registry marks {len(always)} tool{'s' if len(always) != 1 else ''} "
-                       f"always_include ({', '.join(always)}): {'they are' if len(always) != 1 else 'it is'} "
-                       "sent with every request outside K, as toolsel's Selector sends them, "
-                       "and never ranked. Each column lists them under its header; the sent "
+        many = len(always) != 1
+        always_note = (f"{len(always)} tool{'s' if many else ''} {'are' if many else 'is'} "
+                       f"always included ({', '.join(always)}): sent with every request "
+                       "outside K, as toolsel's Selector sends them, and never ranked. Each column lists them under its header; the sent "
                        "counts and payloads include them; a required tool that is always "
-                       "included is left out of R@K and Complete@K. The sweep tables of the "
-                       "report (notebook 01) rank every tool with no always-include set, so "
-                       "their numbers can differ from these.")
+                       "included is left out of R@K and Complete@K.")
     else:
-        always_note = ("The registry marks no tool always_include: every tool competes for "
-                       "the K places (toolsel's Selector would send tools marked "
-                       "\"always_include\": true outside K).")
+        always_note = ("No tool is sent outside K: every tool competes for the K places, as "
+                       "in the report's sweep tables (toolsel's Selector sends the tools a "
+                       "registry marks \"always_include\": true outside K).")
     intro = (f"{n_q:,} labeled queries ranked against {n_tools:,} tools by "
              f"{len(scorers)} scorer{'s' if len(scorers) != 1 else ''} "
              f"({', '.join(s['name'] for s in scorers)}), computed by the toolsel package"
@@ -212,20 +210,24 @@ def write_explorer(out: str | Path, registry: str | Path, queries: str | Path,
 
 
 def report_explorer_inputs(notebooks_dir: str | Path, data=None
-                           ) -> tuple[Path, Path, list[str], list[int]] | None:
-    """``(registry, queries, scorers, top_k)`` the explorer of a report shows, or ``None``.
+                           ) -> tuple[Path, Path, list[str], list[int], list[str]] | None:
+    """``(registry, queries, scorers, top_k, always_include)`` the explorer of a report
+    shows, or ``None``.
 
     On a user's data (a :class:`~toolsel.report.runner.UserData`): its registry and queries
     (``None`` without queries), its scorers and cut-offs when given. For the project's reports:
     the defaults of the first notebook whose parameters take ``registry`` and ``queries``
-    (paths resolved against the notebooks folder), with its ``scorers`` and ``top_k``.
+    (paths resolved against the notebooks folder), with its ``scorers``, ``top_k`` and
+    ``always_include``. The always-include set is the pages' (none unless a page's parameter
+    names some; the registry's own marks are not taken), so the explorer's R@K and Complete@K
+    are those of the report's sweep tables.
     """
     from ..eval.sweep import DEFAULT_SCORERS, DEFAULT_TOP_K
     if data is not None:
         if data.queries is None:
             return None
         return (Path(data.registry), Path(data.queries),
-                list(data.scorers or DEFAULT_SCORERS), list(data.top_k or DEFAULT_TOP_K))
+                list(data.scorers or DEFAULT_SCORERS), list(data.top_k or DEFAULT_TOP_K), [])
     import papermill as pm
 
     nb_dir = Path(notebooks_dir)
@@ -235,7 +237,7 @@ def report_explorer_inputs(notebooks_dir: str | Path, data=None
             continue
         try:
             values = {n: ast.literal_eval(p["default"]) for n, p in params.items()
-                      if n in ("registry", "queries", "scorers", "top_k")}
+                      if n in ("registry", "queries", "scorers", "top_k", "always_include")}
         except (ValueError, SyntaxError):
             continue
         if not values.get("registry") or not values.get("queries"):
@@ -243,7 +245,8 @@ def report_explorer_inputs(notebooks_dir: str | Path, data=None
         top_k = values.get("top_k", DEFAULT_TOP_K)
         return ((nb_dir / values["registry"]).resolve(), (nb_dir / values["queries"]).resolve(),
                 list(values.get("scorers") or DEFAULT_SCORERS),
-                [top_k] if isinstance(top_k, int) else list(top_k))
+                [top_k] if isinstance(top_k, int) else list(top_k),
+                list(values.get("always_include") or []))
     return None
 
 
@@ -265,12 +268,12 @@ def write_report_explorer(out_dir: str | Path, notebooks_dir: str | Path, data=N
                                                                      errors="replace"):
             page.unlink()
         return None
-    registry, queries, scorers, top_k = inputs
+    registry, queries, scorers, top_k, always = inputs
     depth = min(_MAX_DEPTH, max([DEFAULT_DEPTH, *top_k]))
     title = "toolsel explorer" if data is None else "toolsel explorer: your data"
     try:
-        return write_explorer(page, registry, queries, scorers,
-                              depth=depth, title=title)
+        return write_explorer(page, registry, queries, scorers, depth=depth, title=title,
+                              always_include=always)
     except Exception as exc:  # the notebooks' report stands without the explorer
         warnings.warn(f"{EXPLORER_PAGE} not written: {type(exc).__name__}: {exc}",
                       RuntimeWarning, stacklevel=2)

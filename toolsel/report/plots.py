@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # for the annotation only: report reads tables, never the rev
     from ..tables.runs import RunsReport
 
 __all__ = ["setup_style", "save_figure", "bound_figure", "shorten", "MAX_LABEL_CHARS",
-           "MAX_FIGURE_INCHES", "plain_log_axis", "plot_metric_vs_payload", "plot_recall_vs_payload",
+           "MAX_FIGURE_INCHES", "plain_log_axis", "k_axis", "plot_metric_vs_payload", "plot_recall_vs_payload",
            "plot_complete_vs_payload", "plot_failure_modes", "plot_escape_hatch",
            "plot_noise_curve", "plot_multi_tool", "pyplot", "scorer_color", "SCORER_COLORS",
            "CACHE_COLORS", "CACHE_LABELS", "plot_latency_vs_tools",
@@ -173,8 +173,9 @@ def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
 
     ``summary`` is a sweep summary (``scorer, top_k, <metric>, payload_reduction``).
     ``intervals`` (from :func:`toolsel.eval.stats.bootstrap_intervals`) adds 95% error bars.
-    K labels are written next to the points of the scorers in ``annotate`` (default: the
-    first scorer), so labels of overlapping curves do not pile up.
+    K is marked on a top axis, at the points of the first scorer in ``annotate`` (default: the
+    first scorer), so no label sits on a curve or an error bar; a K whose point is too close
+    to the previous one to label apart is left unlabeled (:func:`k_axis`).
     """
     plt = pyplot()
     for col in ("scorer", "top_k", metric, payload):
@@ -186,6 +187,7 @@ def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
         fig, ax = plt.subplots(figsize=(8, 5.5))
     else:
         fig = ax.figure
+    marks = None
     for i, name in enumerate(names):
         g = summary[summary["scorer"] == name].sort_values("top_k")
         x = 100 * g[payload].to_numpy(float)
@@ -199,19 +201,39 @@ def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
         ax.errorbar(x, y, yerr=yerr, color=color, marker=_MARKERS[i % len(_MARKERS)],
                     markersize=6, linewidth=1.8, capsize=2.5, elinewidth=0.8, alpha=0.95,
                     label=name)
-        if name in annotate:
-            for xx, yy, k in zip(x, y, g["top_k"]):
-                ax.annotate(f"K={k}", (xx, yy), textcoords="offset points", xytext=(-8, -14),
-                            ha="right", fontsize=9, color=color, fontweight="bold")
+        if name in annotate[:1]:
+            marks = (x, list(g["top_k"]))
     ax.set_xlabel("payload reduction vs sending all tools (%, name + description chars)")
     ax.set_ylabel(f"{metric} (% of queries)" if metric != "R@k"
                   else "R@k: required tools sent (%)")
     ax.set_ylim(0, 105)
-    ax.legend(title=f"scorer (bars: 95% {interval_method(metric)} CI)" if intervals is not None
-              else "scorer", loc="lower left")
+    method = interval_method(metric)
+    if method == "bootstrap":  # the reports' rule: Wilson's where a bootstrap is a point
+        method += " CI, Wilson's where it is a point"
+    else:
+        method += " CI"
+    ax.legend(title=f"scorer (bars: 95% {method})" if intervals is not None else "scorer",
+              loc="lower left")
+    if marks is not None:
+        k_axis(ax, *marks)
     ax.set_title(title or f"{metric} against payload reduction, one point per cut-off K")
     fig.tight_layout()
     return fig
+
+
+def k_axis(ax, xs: Sequence[float], ks: Sequence[int], *, min_gap: float = 0.04):
+    """Mark each cut-off ``K=k`` at ``x`` on a top axis of ``ax``; a K closer than
+    ``min_gap`` (a fraction of the axis' width) to the last one marked is left unmarked, so
+    the labels never overlap. Returns the top axis."""
+    lo, hi = ax.get_xlim()
+    kept: list[tuple[float, int]] = []
+    for x, k in sorted(zip((float(v) for v in xs), ks)):
+        if not kept or x - kept[-1][0] >= min_gap * (hi - lo):
+            kept.append((x, int(k)))
+    top = ax.secondary_xaxis("top")
+    top.set_xticks([x for x, _ in kept], [f"K={k}" for _, k in kept])
+    top.tick_params(labelsize=8, length=3)
+    return top
 
 
 def plot_recall_vs_payload(summary: pd.DataFrame, **kwargs):

@@ -177,8 +177,8 @@ def render_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],
     if head is not None:
         table, src = head
         out += ["## Headline", "", f"Recall against payload (from {src}).", "", table, ""]
-    out += _scorer_gap_lines(rep)
     ran = [r for r in runs if r.skipped is None]
+    out += _page_warnings(rep, [r.source.stem for r in ran])
     skipped = [r for r in runs if r.skipped is not None]
     out += ["## Notebooks run", ""]
     for r in ran:
@@ -191,17 +191,13 @@ def render_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _scorer_gap_lines(rep: Path) -> list[str]:
-    """The overview's single-scorer warning, when it gave one (else nothing)."""
-    gaps_csv = rep / "00_overview" / "scorer_gaps.csv"
-    if not gaps_csv.exists():
-        return []
-    from .claims import scorer_gap_card
-    card = scorer_gap_card(pd.read_csv(gaps_csv))
-    if card is None:
-        return []
-    return [f"**{card.text}** See [the overview](00_overview.html) and its "
-            "[`scorer_gaps.csv`](00_overview/scorer_gaps.csv).", ""]
+def _page_warnings(rep: Path, stems: Sequence[str]) -> list[str]:
+    """The warnings the pages run recorded (the overview's single scorer far below
+    ``default``, ...), each linking its page."""
+    from .claims import page_warnings
+    lines = [f"**{w}** See [{stem}]({stem}.html)." for stem in stems
+             for w in page_warnings(rep / stem)]
+    return [line for w in lines for line in (w, "")]
 
 
 def _ran_lines(rep: Path, r: NotebookRun) -> list[str]:

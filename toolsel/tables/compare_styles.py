@@ -8,7 +8,7 @@ per-query metrics, bootstrap intervals, and per-query latency; :func:`versus_bes
 style and metric, whether a candidate (the ``default`` scorer) is at least as good as the best
 single scorer there, with a paired bootstrap interval of the difference;
 :func:`toolsel.report.plots.plot_style_comparison` draws the table and
-:mod:`toolsel.report.which_scorer` renders the README's "Which scorer?" block from it.
+:mod:`toolsel.pages.which_scorer` renders the README's "Which scorer?" block from it.
 
 Metrics are per request over the whole registry (no always-include set: every tool competes):
 ``R@5`` share of required tools in the top 5, ``Complete@10`` 1 if every required tool is in
