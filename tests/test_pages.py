@@ -21,3 +21,8 @@ def test_each_page_has_its_module_and_notebook_pair(number):
 def test_an_unknown_page_names_the_known_ones():
     with pytest.raises(KeyError, match="13_labels"):
         page_module("99")
+
+
+def test_every_bundled_notebook_is_a_registered_page():
+    stems = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    assert stems == [f"{n}_{m}" for n, m in sorted(PAGES.items())]
