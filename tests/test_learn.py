@@ -96,6 +96,36 @@ def test_learned_lifts_a_labeled_tool(registry):
     assert rank_learned == 1 < rank_blind
 
 
+def test_knn_signal_is_the_nearest_labeled_request_of_each_tool():
+    from toolsel.learn.signals import FLOOR, fit_evidence, learned_signals
+    # 3 tools, unit 2-d request vectors; tool 0 labeled by requests 0 and 1, tool 2 by 1
+    vecs = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+    ev = fit_evidence(3, ["a", "b", "c"], vecs, [[0], [0, 2], [2]])
+    q = np.array([[0.8, 0.6]])
+    knn = learned_signals(ev, ["q"], q, None)["knn"][0]
+    scale = lambda c: max(0.0, (c - FLOOR) / (1 - FLOOR))  # noqa: E731
+    # tool 0: nearest of (cos .8 to request 0, .6 to request 1); tool 2: of (.6, .96)
+    assert np.allclose(knn, [scale(0.8), 0.0, scale(0.96)])
+
+
+def test_rule_keeps_blind_unless_the_sign_test_passes():
+    from toolsel.learn.rule import _pick, sign_test
+    assert sign_test(5, 0) == 1 / 32
+    assert abs(sign_test(6, 2) - 37 / 256) < 1e-12
+    assert sign_test(0, 0) == 1.0
+    settings = [Setting("blind"), Setting("knn", 1.0), Setting("knn", 2.0)]
+    blind = np.zeros(40)
+    # knn(1): +1 on 6 requests, -1 on 2 (mean gain .1 > 1/40, but p = .14): not kept;
+    # knn(2): +1 on 5 requests, none lost (p = 1/32): kept although its mean is lower
+    mixed = blind.copy()
+    mixed[:6], mixed[6:8] = 1, -1
+    clean = blind.copy()
+    clean[:5] = 0.5
+    per = np.vstack([blind, mixed, clean])
+    assert _pick(settings, per.mean(axis=1), per) == 2
+    assert _pick(settings[:2], per[:2].mean(axis=1), per[:2]) == 0
+
+
 def test_cross_fit_never_scores_a_request_with_a_model_that_saw_it(registry, requests):
     qs = requests[:60]
     p = prepare(registry, qs, "bm25")

@@ -10,10 +10,19 @@ Stated once, used by every fit:
    fold left out, in turn.
 3. A setting's dev score is the mean over those held-out requests of
    ``(R@5 + Complete@10) / 2`` (the rule the blind ``default`` was tuned with).
-4. The best dev score wins if it beats ``blind`` by more than one held-out request's worth
-   (``1 / n`` for ``n`` held-out requests: a gain smaller than one request flipping is noise
-   on sets of this size); otherwise ``blind`` stays. Ties go to the simpler setting (the
-   order of :data:`~toolsel.learn.signals.SETTINGS`). With fewer than two groups of requests
+4. The best dev score wins only when the held-out evidence against ``blind`` is real, both:
+
+   - it beats ``blind`` by more than one held-out request's worth (``1 / n`` for ``n``
+     held-out requests: a gain smaller than one request flipping is noise), and
+   - a paired sign test over the held-out requests: of the requests whose score differs,
+     the ones it wins must be so many that as many wins or more would happen with
+     probability at most :data:`SIGN_TEST` (one-sided binomial, half a chance each) if
+     the labels did nothing; e.g. 5 wins and 0 losses pass (p = 1/32), 6 wins and 2
+     losses do not (p = 0.14).
+
+   Otherwise ``blind`` stays: a learned setting that wins a few requests and loses others
+   is not kept on the strength of a small mean. Ties go to the simpler setting (the order
+   of :data:`~toolsel.learn.signals.SETTINGS`). With fewer than two groups of requests
    there is nothing to validate on, and the rule picks ``blind``.
 
 Only the requests handed to the fit are read: inside a cross-fitted evaluation the rule runs
@@ -23,19 +32,24 @@ on the training folds alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import comb
 
 import numpy as np
 
 from .groups import group_folds
 from .signals import SETTINGS, Setting, combine, fit_evidence, learned_signals
 
-__all__ = ["choose_setting", "objective", "required_ranks", "RULE", "MAX_FOLDS"]
+__all__ = ["choose_setting", "objective", "required_ranks", "sign_test", "RULE", "MAX_FOLDS",
+           "SIGN_TEST"]
 
 MAX_FOLDS = 5
+#: Largest one-sided sign-test p-value at which the rule keeps a learned setting.
+SIGN_TEST = 0.05
 #: One line saying the rule (written into model files and reports).
 RULE = ("inner group k-fold CV (k = min(5, groups)) on the labeled requests; score = mean "
         "(R@5 + Complete@10) / 2 on held-out requests; the best wins if it beats blind by "
-        "more than 1/n (n held-out requests), else blind; ties to the simpler setting")
+        "more than 1/n (n held-out requests) and a paired sign test of its wins vs losses "
+        "against blind gives p <= 0.05 (one-sided), else blind; ties to the simpler setting")
 
 
 def required_ranks(scores: np.ndarray, required: Sequence[Sequence[int]],
@@ -55,6 +69,15 @@ def required_ranks(scores: np.ndarray, required: Sequence[Sequence[int]],
         better = (row[None, :] > s) | ((row[None, :] == s) & (pos[None, :] < req[:, None]))
         out.append(1 + (better & cand[None, :]).sum(axis=1))
     return out
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """One-sided sign-test p-value: the chance of ``wins`` or more wins among
+    ``wins + losses`` requests that differ, each a fair coin (1.0 when none differ)."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    return sum(comb(n, i) for i in range(wins, n + 1)) / 2 ** n
 
 
 def objective(ranks: Sequence[np.ndarray]) -> np.ndarray:
@@ -92,7 +115,7 @@ def choose_setting(blind: np.ndarray, texts: Sequence[str], vectors: np.ndarray,
                                description_vectors, settings, max_per_tool)
     valid = ~np.isnan(per[0])
     means = per[:, valid].mean(axis=1) if valid.any() else np.zeros(len(settings))
-    best = _pick(settings, means, valid)
+    best = _pick(settings, means, per[:, valid])
     rows = [{"setting": s.label, "method": s.method, "dev_score": float(m),
              "n_requests": int(valid.sum()), "chosen": i == best}
             for i, (s, m) in enumerate(zip(settings, means))]
@@ -121,11 +144,18 @@ def _held_out_objectives(blind: np.ndarray, texts: Sequence[str], vectors: np.nd
     return per
 
 
-def _pick(settings: list[Setting], means: np.ndarray, valid: np.ndarray) -> int:
-    """Index of the setting step 4 of the rule picks from the dev ``means``."""
-    best = int(np.argmax(np.round(means, 12)))  # first of the best: the simpler setting
+def _pick(settings: list[Setting], means: np.ndarray, per: np.ndarray) -> int:
+    """Index of the setting step 4 of the rule picks from the dev ``means`` and the per-request
+    held-out objectives ``per`` (settings × requests with something to find)."""
     blind_at = next((i for i, s in enumerate(settings) if s.method == "blind"), None)
-    if blind_at is not None and valid.any() and \
-            means[best] - means[blind_at] <= 1.0 / valid.sum() + 1e-12:
-        best = blind_at  # not more than one request's worth better than the labels unused
-    return best
+    if blind_at is None:
+        return int(np.argmax(np.round(means, 12)))  # first of the best: the simpler setting
+    n = per.shape[1]
+    ok = np.zeros(len(settings), dtype=bool)
+    for i in range(len(settings)):
+        diff = np.round(per[i] - per[blind_at], 12)
+        ok[i] = n > 0 and means[i] - means[blind_at] > 1.0 / n + 1e-12 and \
+            sign_test(int((diff > 0).sum()), int((diff < 0).sum())) <= SIGN_TEST
+    if not ok.any():
+        return blind_at  # no gain on held-out requests is shown to be real
+    return int(np.argmax(np.where(ok, np.round(means, 12), -np.inf)))
