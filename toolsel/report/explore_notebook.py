@@ -82,11 +82,28 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
+def _default_scorers(source: Path) -> list[str]:
+    """The ``scorers`` default of the explorer notebook's parameters cell."""
+    import ast
+
+    from papermill.inspection import _infer_parameters
+    from papermill.iorw import load_notebook_node
+    found = [p for p in _infer_parameters(load_notebook_node(str(source)))
+             if p.name == "scorers"]
+    if not found:
+        raise ValueError(f"{source}: the parameters cell has no 'scorers'")
+    return list(ast.literal_eval(found[0].default))
+
+
 def write_explore_notebook(notebooks_dir: str | Path, registry: str | Path, out: str | Path, *,
                            queries: str | Path | None = None,
                            scorers: Sequence[str] | None = None,
-                           top_k: int | list[int] | None = None) -> Path:
+                           top_k: int | list[int] | None = None,
+                           model: str | Path | None = None) -> Path:
     """Write the explorer notebook on ``registry`` (and ``queries``) into the folder ``out``.
+
+    ``model``: a model file written by ``toolsel fit``, loaded now (a bad file fails here) and
+    shown as one more panel, ``<base>+labels``, after ``scorers`` (default: the notebook's).
 
     The files are checked first (:func:`toolsel.load_registry`, :func:`toolsel.load_queries`:
     a bad file is a :class:`~toolsel.data.DataError` naming it). Returns the notebook's path.
@@ -124,6 +141,12 @@ def write_explore_notebook(notebooks_dir: str | Path, registry: str | Path, out:
         if bad or not scorers:
             raise ValueError(f"--scorers: unknown {bad!r}; available: {', '.join(known)}")
         params["scorers"] = list(scorers)
+    if model is not None:
+        from ..learn.artifact import load_model
+        model = Path(model).expanduser().resolve()
+        load_model(model, reg)  # a bad or foreign file is an error before anything is written
+        params["scorers"] = params.get("scorers") or _default_scorers(source)
+        params["scorers"] = [*params["scorers"], str(model)]
     if top_k is not None:
         params["top_k"] = [int(k) for k in ([top_k] if isinstance(top_k, int) else top_k)]
     stem = "explore_" + (re.sub(r"[^A-Za-z0-9_.-]+", "_", registry.stem).strip("._") or "registry")
