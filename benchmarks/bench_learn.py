@@ -18,9 +18,9 @@ Two studies (both by default):
     sets with about 5 per tool), built from this repository's data: ``workspace-all`` is the
     workspace registry (61 tools) with every labeled request there is, ``data/requests.jsonl``,
     ``data/queries.jsonl`` and each labeled turn of ``data/conversations.jsonl`` (a
-    conversation's turns share a fold): 279 requests, about 6 per tool. Cross-fitted per scorer with 2
-    folds (half the labels to learn from, half to evaluate, as the public targets are stated)
-    and with 5 folds; each method forced (weight by the rule) at 5 folds. Writes
+    conversation's turns share a fold): 279 requests, about 6 per tool. Cross-fitted per
+    scorer with 2 folds (half the labels to learn from, half to evaluate, as the public
+    targets are stated) and with 5 folds; each method forced (weight by the rule) at 5 folds. Writes
     ``learn_many.csv``. The quality study also includes ``workspace-all`` among its sets.
 ``cost``
     ``LearnedScorer(base="default").fit`` on a synthetic registry (``toolsel.synthetic``) of
