@@ -143,6 +143,7 @@ if tables is not None:
 # A tool that a fold's model missed (not in the top 5) while that model had no labeled
 # request for it is one the labels could not help yet: these are the tools to write the next
 # labeled requests for, most such misses first (`missed_cold`), then fewest labels.
+# `toolsel label --registry R --queries Q --suggest` prints the same table from the terminal.
 
 # %%
 if tables is not None:
