@@ -36,8 +36,9 @@
 # tools' blind scores; **a tool with no labeled request keeps its blind score exactly**.
 # Which method and weight a registry gets is chosen by the selection rule below, by inner
 # cross-validation on the labeled requests the model is fit on; a learned setting is kept only
-# when it beats blind on the held-out requests by more than one request's worth *and* a paired
-# sign test of its wins against its losses passes (one-sided, p ≤ 0.05); otherwise blind stays.
+# when it beats blind on the held-out requests by more than one request's worth *and* the
+# paired 95% interval of its gain (mean − 1.96 standard errors) is above zero; otherwise blind
+# stays.
 #
 # **Honest numbers.** Every figure on this page is **cross-fitted**: the labeled requests are
 # split into folds, keeping near-duplicates (same normalized text, or token overlap of 0.8 or

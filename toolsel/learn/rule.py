@@ -10,20 +10,20 @@ Stated once, used by every fit:
    fold left out, in turn.
 3. A setting's dev score is the mean over those held-out requests of
    ``(R@5 + Complete@10) / 2`` (the rule the blind ``default`` was tuned with).
-4. The best dev score wins only when the held-out evidence against ``blind`` is real, both:
+4. A setting is eligible only when the held-out evidence against ``blind`` is real, both:
 
    - it beats ``blind`` by more than one held-out request's worth (``1 / n`` for ``n``
      held-out requests: a gain smaller than one request flipping is noise), and
-   - a paired sign test over the held-out requests: of the requests whose score differs,
-     the ones it wins must be so many that as many wins or more would happen with
-     probability at most :data:`SIGN_TEST` (one-sided binomial, half a chance each) if
-     the labels did nothing; e.g. 5 wins and 0 losses pass (p = 1/32), 6 wins and 2
-     losses do not (p = 0.14).
+   - the paired 95% interval of its gain excludes zero: over the held-out requests, the
+     mean of (its objective - blind's) minus :data:`Z` standard errors is above 0 (normal
+     approximation; e.g. 5 requests won by 1 and none lost among 100 pass, 6 won and 2
+     lost do not).
 
-   Otherwise ``blind`` stays: a learned setting that wins a few requests and loses others
-   is not kept on the strength of a small mean. Ties go to the simpler setting (the order
-   of :data:`~toolsel.learn.signals.SETTINGS`). With fewer than two groups of requests
-   there is nothing to validate on, and the rule picks ``blind``.
+5. The eligible setting with the best dev score wins; with none eligible ``blind`` stays: a
+   learned setting that wins a few held-out requests and loses others is not kept on the
+   strength of a small mean. Ties go to the simpler setting (the order of
+   :data:`~toolsel.learn.signals.SETTINGS`). With fewer than two groups of requests there is
+   nothing to validate on, and the rule picks ``blind``.
 
 Only the requests handed to the fit are read: inside a cross-fitted evaluation the rule runs
 on the training folds alone.
@@ -32,24 +32,23 @@ on the training folds alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import comb
 
 import numpy as np
 
 from .groups import group_folds
 from .signals import SETTINGS, Setting, combine, fit_evidence, learned_signals
 
-__all__ = ["choose_setting", "objective", "required_ranks", "sign_test", "RULE", "MAX_FOLDS",
-           "SIGN_TEST"]
+__all__ = ["choose_setting", "objective", "required_ranks", "gain_low", "RULE", "MAX_FOLDS",
+           "Z"]
 
 MAX_FOLDS = 5
-#: Largest one-sided sign-test p-value at which the rule keeps a learned setting.
-SIGN_TEST = 0.05
+#: Standard errors below the mean paired gain that must still be above zero (95% interval).
+Z = 1.96
 #: One line saying the rule (written into model files and reports).
 RULE = ("inner group k-fold CV (k = min(5, groups)) on the labeled requests; score = mean "
         "(R@5 + Complete@10) / 2 on held-out requests; the best wins if it beats blind by "
-        "more than 1/n (n held-out requests) and a paired sign test of its wins vs losses "
-        "against blind gives p <= 0.05 (one-sided), else blind; ties to the simpler setting")
+        "more than 1/n (n held-out requests) and the paired 95% interval of its gain over blind "
+        "(mean - 1.96 standard errors) is above 0, else blind; ties to the simpler setting")
 
 
 def required_ranks(scores: np.ndarray, required: Sequence[Sequence[int]],
@@ -71,13 +70,13 @@ def required_ranks(scores: np.ndarray, required: Sequence[Sequence[int]],
     return out
 
 
-def sign_test(wins: int, losses: int) -> float:
-    """One-sided sign-test p-value: the chance of ``wins`` or more wins among
-    ``wins + losses`` requests that differ, each a fair coin (1.0 when none differ)."""
-    n = wins + losses
-    if n == 0:
-        return 1.0
-    return sum(comb(n, i) for i in range(wins, n + 1)) / 2 ** n
+def gain_low(diff: np.ndarray) -> float:
+    """The low end of the paired 95% interval of ``diff``'s mean: mean - :data:`Z` standard
+    errors (normal approximation; ``-inf`` for fewer than two values)."""
+    diff = np.asarray(diff, dtype=np.float64)
+    if len(diff) < 2:
+        return float("-inf")
+    return float(diff.mean() - Z * diff.std(ddof=1) / np.sqrt(len(diff)))
 
 
 def objective(ranks: Sequence[np.ndarray]) -> np.ndarray:
@@ -153,9 +152,8 @@ def _pick(settings: list[Setting], means: np.ndarray, per: np.ndarray) -> int:
     n = per.shape[1]
     ok = np.zeros(len(settings), dtype=bool)
     for i in range(len(settings)):
-        diff = np.round(per[i] - per[blind_at], 12)
         ok[i] = n > 0 and means[i] - means[blind_at] > 1.0 / n + 1e-12 and \
-            sign_test(int((diff > 0).sum()), int((diff < 0).sum())) <= SIGN_TEST
+            gain_low(np.round(per[i] - per[blind_at], 12)) > 0
     if not ok.any():
         return blind_at  # no gain on held-out requests is shown to be real
     return int(np.argmax(np.where(ok, np.round(means, 12), -np.inf)))
