@@ -206,7 +206,9 @@ def cost(n_tools: int, n_labels: int, n_requests: int, repeat: int, out: Path | 
                      "n_requests": len(requests), "n_timings": len(v),
                      "p50_ms": round(v[len(v) // 2], 2),
                      "p95_ms": round(v[int(0.95 * (len(v) - 1))], 2),
-                     "mean_ms": round(statistics.fmean(v), 2), "cpus": os.cpu_count()})
+                     "mean_ms": round(statistics.fmean(v), 2), "cpus": os.cpu_count(),
+                     # other processes share the cores: the 1-minute load when timing ended
+                     "load_avg_1m": round(os.getloadavg()[0], 1)})
     table = pd.DataFrame(rows)
     print(table.to_string(index=False))
     if out is not None:
