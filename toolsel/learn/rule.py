@@ -46,9 +46,10 @@ MAX_FOLDS = 5
 Z = 1.96
 #: One line saying the rule (written into model files and reports).
 RULE = ("inner group k-fold CV (k = min(5, groups)) on the labeled requests; score = mean "
-        "(R@5 + Complete@10) / 2 on held-out requests; the best wins if it beats blind by "
-        "more than 1/n (n held-out requests) and the paired 95% interval of its gain over blind "
-        "(mean - 1.96 standard errors) is above 0, else blind; ties to the simpler setting")
+        "(R@5 + Complete@10) / 2 on held-out requests; a setting is eligible if it beats blind "
+        "by more than 1/n (n held-out requests) and the paired 95% interval of its gain "
+        "(mean - 1.96 standard errors) is above 0; the best eligible wins, else blind; ties "
+        "to the simpler setting")
 
 
 def required_ranks(scores: np.ndarray, required: Sequence[Sequence[int]],
