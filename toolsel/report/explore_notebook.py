@@ -86,13 +86,8 @@ def _default_scorers(source: Path) -> list[str]:
     """The ``scorers`` default of the explorer notebook's parameters cell."""
     import ast
 
-    from papermill.inspection import _infer_parameters
-    from papermill.iorw import load_notebook_node
-    found = [p for p in _infer_parameters(load_notebook_node(str(source)))
-             if p.name == "scorers"]
-    if not found:
-        raise ValueError(f"{source}: the parameters cell has no 'scorers'")
-    return list(ast.literal_eval(found[0].default))
+    from papermill import inspect_notebook
+    return list(ast.literal_eval(inspect_notebook(str(source))["scorers"]["default"]))
 
 
 def _panel_scorers(scorers: Sequence[str] | None, model: str | Path | None, reg,
