@@ -43,4 +43,7 @@ def test_suggest_says_why_when_there_is_too_little(tmp_path, capsys):
     assert main(["label", "--registry", str(DATA / "registry.json"), "--queries",
                  str(tmp_path / "missing.jsonl"), "--suggest"]) == 2
     assert "missing.jsonl: no such file" in capsys.readouterr().err
+    assert main(["label", "--registry", str(DATA / "registry.json"), "--queries", str(one),
+                 "--suggest", "--expected", "calculator"]) == 2
+    assert "appends nothing" in capsys.readouterr().err
     assert not (tmp_path / "missing.jsonl").exists()

@@ -158,6 +158,10 @@ def _run(args: argparse.Namespace) -> int:
     from ..tables.labeling import LabelSession, read_requests
     reg = load_registry(args.registry)
     if args.suggest:
+        if args.expected or args.id is not None:
+            print("toolsel label: error: --suggest appends nothing: drop --expected/--id",
+                  file=sys.stderr)
+            return 2
         return _suggest(reg, args)
     session = LabelSession(reg, args.queries, rank_by=args.rank_by, top=args.top,
                            scorers=args.scorers, ks=args.top_k,
