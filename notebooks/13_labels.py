@@ -29,13 +29,16 @@
 # | --- | --- |
 # | `expand` | BM25 over its labeled requests' words (document expansion) |
 # | `centroid` | cosine to the mean vector of its labeled requests, optionally mixed with its description vector (Tool2Vec's representation) |
-# | `knn` | votes from the request's nearest labeled requests |
+# | `knn` | cosine to the nearest of its labeled requests (each labeled request votes for its tools) |
 # | `fusion` | a weighted mix of the three |
 #
 # Each adds `weight × (best − mean blind score of the request) × signal` to the labeled
 # tools' blind scores; **a tool with no labeled request keeps its blind score exactly**.
-# Which method and weight a registry gets is chosen by the selection rule below (inner cross-validation), by cross-validation
-# on the labeled requests the model is fit on.
+# Which method and weight a registry gets is chosen by the selection rule below, by inner
+# cross-validation on the labeled requests the model is fit on; a learned setting is kept only
+# when it beats blind on the held-out requests by more than one request's worth *and* the
+# paired 95% interval of its gain (mean − 1.96 standard errors) is above zero; otherwise blind
+# stays.
 #
 # **Honest numbers.** Every figure on this page is **cross-fitted**: the labeled requests are
 # split into folds, keeping near-duplicates (same normalized text, or token overlap of 0.8 or
@@ -141,6 +144,7 @@ if tables is not None:
 # A tool that a fold's model missed (not in the top 5) while that model had no labeled
 # request for it is one the labels could not help yet: these are the tools to write the next
 # labeled requests for, most such misses first (`missed_cold`), then fewest labels.
+# `toolsel label --registry R --queries Q --suggest` prints the same table from the terminal.
 
 # %%
 if tables is not None:

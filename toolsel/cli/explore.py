@@ -36,6 +36,10 @@ def _args(p: argparse.ArgumentParser) -> None:
                    help="folder for the notebook and its tables (default: ./toolsel-explore)")
     p.add_argument("--scorers", type=csv_list, default=None,
                    help="comma-separated scorers, one panel each (default: the notebook's)")
+    p.add_argument("--model", type=Path, default=None, metavar="FILE",
+                   help="also show a model written by `toolsel fit`: one more panel, "
+                        "<base>+labels (loaded on --registry; tools whose text changed since "
+                        "the fit keep their blind scores, with a warning)")
     p.add_argument("--top-k", type=int_list, default=None,
                    help="comma-separated cut-offs (the explorer shows the headline one first)")
     p.add_argument("--notebooks", type=Path, default=None,
@@ -124,7 +128,7 @@ def _explore(args: argparse.Namespace) -> int:
     from .report import default_notebooks
     notebooks = args.notebooks if args.notebooks is not None else default_notebooks()
     path = write_explore_notebook(notebooks, args.registry, args.out, queries=args.queries,
-                                  scorers=args.scorers, top_k=args.top_k)
+                                  scorers=args.scorers, top_k=args.top_k, model=args.model)
     print(f"wrote {path} (tables go to {path.with_suffix('')}/)", flush=True)
     if args.no_lab:
         return 0

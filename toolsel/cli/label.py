@@ -8,7 +8,11 @@ Three ways, one process each (the scorers are fitted and the embedding model loa
 - ``--from FILE``: the requests of a file (one per line, or JSONL with a ``query`` field and
   optionally ``expected``: :func:`toolsel.tables.labeling.read_requests`), all checked first,
   then labeled one after the other;
-- ``--query`` (with ``--expected`` and ``--yes`` for scripts): one request.
+- ``--query`` (with ``--expected`` and ``--yes`` for scripts): one request;
+- ``--suggest``: appends nothing; prints the tools worth a labeled request next (report page
+  13's table, :func:`toolsel.pages.labels.tool_tables`): tools whose requests the
+  cross-fitted learned ``--rank-by`` scorer missed at 5 while its fold had no labeled request
+  naming them, most such misses first.
 
 The logic is :mod:`toolsel.tables.labeling` (:class:`~toolsel.tables.labeling.LabelSession`).
 """
@@ -36,6 +40,10 @@ def _args(p: argparse.ArgumentParser) -> None:
                           "or JSONL with a 'query' field (and optionally 'expected', "
                           "'category', 'split'); a request without 'expected' is picked from "
                           "the ranking")
+    how.add_argument("--suggest", action="store_true",
+                     help="append nothing; print the tools worth labeling next: tools whose "
+                          "requests were missed at 5 (cross-fitted) while no labeled request "
+                          "named them, most such misses first (report page 13's table)")
     p.add_argument("--expected", type=csv_list,
                    help="comma-separated expected tool names (picked from a ranking if omitted)")
     p.add_argument("--split", choices=SPLITS[:2],
@@ -149,6 +157,12 @@ def _label_one(session, args, text: str, expected=None, *, category=None, split=
 def _run(args: argparse.Namespace) -> int:
     from ..tables.labeling import LabelSession, read_requests
     reg = load_registry(args.registry)
+    if args.suggest:
+        if args.expected or args.id is not None:
+            print("toolsel label: error: --suggest appends nothing: drop --expected/--id",
+                  file=sys.stderr)
+            return 2
+        return _suggest(reg, args)
     session = LabelSession(reg, args.queries, rank_by=args.rank_by, top=args.top,
                            scorers=args.scorers, ks=args.top_k,
                            embed_check=not args.no_embed_check)
@@ -168,6 +182,39 @@ def _run(args: argparse.Namespace) -> int:
     if args.from_file is not None:
         return _label_file(session, args, read_requests(args.from_file, reg))
     return _label_asked(session, args)
+
+
+def _suggest(reg, args) -> int:
+    """``--suggest``: the next requests worth labeling, from the labeled file as it is."""
+    from ..data import load_queries
+    from ..eval.crossfit import can_cross_fit, cross_fit, prepare
+    from ..pages.labels import tool_tables
+    if not args.queries.is_file():
+        print(f"toolsel label: error: {args.queries}: no such file; --suggest reads the "
+              "labeled requests there", file=sys.stderr)
+        return 2
+    queries = load_queries(args.queries, reg)
+    reason = can_cross_fit(queries)
+    if reason:
+        print(f"toolsel label: nothing to suggest from {args.queries}: {reason}",
+              file=sys.stderr)
+        return 1
+    prep = prepare(reg, queries, args.rank_by)
+    nxt = tool_tables(prep, cross_fit(reg, queries, prepared=prep))[1]
+    print(f"{len(queries)} labeled requests in {args.queries}, cross-fitted with "
+          f"{args.rank_by} learning from them (each request scored by a model fit without it)")
+    if not len(nxt):
+        print("no tool to suggest: every required tool the learned selector missed at 5 had "
+              "a labeled request in its fold's training data")
+        return 0
+    print(f"tools worth a labeled request next ({len(nxt)}; missed: requests needing the tool "
+          "missed at 5 while no labeled request named it):")
+    print(f"{'rank':>4}  {'tool':<40} {'missed':>6} {'requests':>8}")
+    for r in nxt.head(args.top).itertuples(index=False):
+        print(f"{r.rank:>4}  {r.tool:<40} {r.missed_cold:>6} {r.n_requests:>8}")
+    if len(nxt) > args.top:
+        print(f"(+{len(nxt) - args.top} more; --top N shows more)")
+    return 0
 
 
 def _label_file(session, args, requests) -> int:

@@ -10,11 +10,20 @@ Stated once, used by every fit:
    fold left out, in turn.
 3. A setting's dev score is the mean over those held-out requests of
    ``(R@5 + Complete@10) / 2`` (the rule the blind ``default`` was tuned with).
-4. The best dev score wins if it beats ``blind`` by more than one held-out request's worth
-   (``1 / n`` for ``n`` held-out requests: a gain smaller than one request flipping is noise
-   on sets of this size); otherwise ``blind`` stays. Ties go to the simpler setting (the
-   order of :data:`~toolsel.learn.signals.SETTINGS`). With fewer than two groups of requests
-   there is nothing to validate on, and the rule picks ``blind``.
+4. A setting is eligible only when the held-out evidence against ``blind`` is real, both:
+
+   - it beats ``blind`` by more than one held-out request's worth (``1 / n`` for ``n``
+     held-out requests: a gain smaller than one request flipping is noise), and
+   - the paired 95% interval of its gain excludes zero: over the held-out requests, the
+     mean of (its objective - blind's) minus :data:`Z` standard errors is above 0 (normal
+     approximation; e.g. 5 requests won by 1 and none lost among 100 pass, 6 won and 2
+     lost do not).
+
+5. The eligible setting with the best dev score wins; with none eligible ``blind`` stays: a
+   learned setting that wins a few held-out requests and loses others is not kept on the
+   strength of a small mean. Ties go to the simpler setting (the order of
+   :data:`~toolsel.learn.signals.SETTINGS`). With fewer than two groups of requests there is
+   nothing to validate on, and the rule picks ``blind``.
 
 Only the requests handed to the fit are read: inside a cross-fitted evaluation the rule runs
 on the training folds alone.
@@ -29,13 +38,18 @@ import numpy as np
 from .groups import group_folds
 from .signals import SETTINGS, Setting, combine, fit_evidence, learned_signals
 
-__all__ = ["choose_setting", "objective", "required_ranks", "RULE", "MAX_FOLDS"]
+__all__ = ["choose_setting", "objective", "required_ranks", "gain_low", "RULE", "MAX_FOLDS",
+           "Z"]
 
 MAX_FOLDS = 5
+#: Standard errors below the mean paired gain that must still be above zero (95% interval).
+Z = 1.96
 #: One line saying the rule (written into model files and reports).
 RULE = ("inner group k-fold CV (k = min(5, groups)) on the labeled requests; score = mean "
-        "(R@5 + Complete@10) / 2 on held-out requests; the best wins if it beats blind by "
-        "more than 1/n (n held-out requests), else blind; ties to the simpler setting")
+        "(R@5 + Complete@10) / 2 on held-out requests; a setting is eligible if it beats blind "
+        "by more than 1/n (n held-out requests) and the paired 95% interval of its gain "
+        "(mean - 1.96 standard errors) is above 0; the best eligible wins, else blind; ties "
+        "to the simpler setting")
 
 
 def required_ranks(scores: np.ndarray, required: Sequence[Sequence[int]],
@@ -55,6 +69,15 @@ def required_ranks(scores: np.ndarray, required: Sequence[Sequence[int]],
         better = (row[None, :] > s) | ((row[None, :] == s) & (pos[None, :] < req[:, None]))
         out.append(1 + (better & cand[None, :]).sum(axis=1))
     return out
+
+
+def gain_low(diff: np.ndarray) -> float:
+    """The low end of the paired 95% interval of ``diff``'s mean: mean - :data:`Z` standard
+    errors (normal approximation; ``-inf`` for fewer than two values)."""
+    diff = np.asarray(diff, dtype=np.float64)
+    if len(diff) < 2:
+        return float("-inf")
+    return float(diff.mean() - Z * diff.std(ddof=1) / np.sqrt(len(diff)))
 
 
 def objective(ranks: Sequence[np.ndarray]) -> np.ndarray:
@@ -92,7 +115,7 @@ def choose_setting(blind: np.ndarray, texts: Sequence[str], vectors: np.ndarray,
                                description_vectors, settings, max_per_tool)
     valid = ~np.isnan(per[0])
     means = per[:, valid].mean(axis=1) if valid.any() else np.zeros(len(settings))
-    best = _pick(settings, means, valid)
+    best = _pick(settings, means, per[:, valid])
     rows = [{"setting": s.label, "method": s.method, "dev_score": float(m),
              "n_requests": int(valid.sum()), "chosen": i == best}
             for i, (s, m) in enumerate(zip(settings, means))]
@@ -121,11 +144,17 @@ def _held_out_objectives(blind: np.ndarray, texts: Sequence[str], vectors: np.nd
     return per
 
 
-def _pick(settings: list[Setting], means: np.ndarray, valid: np.ndarray) -> int:
-    """Index of the setting step 4 of the rule picks from the dev ``means``."""
-    best = int(np.argmax(np.round(means, 12)))  # first of the best: the simpler setting
+def _pick(settings: list[Setting], means: np.ndarray, per: np.ndarray) -> int:
+    """Index of the setting step 4 of the rule picks from the dev ``means`` and the per-request
+    held-out objectives ``per`` (settings × requests with something to find)."""
     blind_at = next((i for i, s in enumerate(settings) if s.method == "blind"), None)
-    if blind_at is not None and valid.any() and \
-            means[best] - means[blind_at] <= 1.0 / valid.sum() + 1e-12:
-        best = blind_at  # not more than one request's worth better than the labels unused
-    return best
+    if blind_at is None:
+        return int(np.argmax(np.round(means, 12)))  # first of the best: the simpler setting
+    n = per.shape[1]
+    ok = np.zeros(len(settings), dtype=bool)
+    for i in range(len(settings)):
+        ok[i] = n > 0 and means[i] - means[blind_at] > 1.0 / n + 1e-12 and \
+            gain_low(np.round(per[i] - per[blind_at], 12)) > 0
+    if not ok.any():
+        return blind_at  # no gain on held-out requests is shown to be real
+    return int(np.argmax(np.where(ok, np.round(means, 12), -np.inf)))

@@ -17,8 +17,9 @@ labeled request:
     requests' vectors (Tool2Vec's representation), mixed with the tool's description vector
     (share ``alpha``); rescaled as ``(cos - FLOOR) / (1 - FLOOR)``, clipped to ``[0, 1]``.
 ``knn``
-    The request's ``NEIGHBORS`` nearest labeled requests vote for the tools they were labeled
-    with; a tool gets the rescaled cosine of its nearest voting neighbour.
+    Nearest labeled request: a tool gets the rescaled cosine between the request and the
+    nearest of the labeled requests that name it (every labeled request votes for its tools;
+    unlike ``centroid``, a tool used for several kinds of request keeps each of them).
 
 A :class:`Setting` mixes them into the blind scores:
 ``score = blind + weight * spread * mix``, where ``spread`` is the request's best blind score
@@ -35,13 +36,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["Setting", "Evidence", "fit_evidence", "learned_signals", "combine", "SETTINGS",
-           "FLOOR", "NEIGHBORS", "SIGNALS", "METHODS"]
+           "FLOOR", "WEIGHTS", "SIGNALS", "METHODS"]
 
 #: Cosine under which a labeled request or a usage vector says nothing (MiniLM cosines of
 #: unrelated sentences sit around 0 to 0.2).
 FLOOR = 0.2
-#: Labeled requests that vote in ``knn``.
-NEIGHBORS = 5
+#: The weights every method is tried at (the learned lift in units of the blind spread).
+WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0)
 SIGNALS = ("expand", "centroid", "knn")
 METHODS = ("blind", "expand", "centroid", "knn", "fusion")
 
@@ -89,7 +90,7 @@ class Setting:
 
 
 def _settings() -> list[Setting]:
-    weights = (0.25, 0.5, 1.0, 2.0)
+    weights = WEIGHTS
     out = [Setting("blind")]
     out += [Setting("expand", w) for w in weights]
     out += [Setting("centroid", w, alpha=a) for a in (0.0, 0.5) for w in weights]
@@ -119,7 +120,6 @@ class Evidence:
     pairs: np.ndarray  # (p, 2) int: request row, tool index
     labeled: np.ndarray = field(init=False)  # tool indices with a labeled request, sorted
     centroids: np.ndarray = field(init=False)  # (len(labeled), d): unit mean request vector
-    teaching: np.ndarray = field(init=False)  # rows of the requests that teach some tool
     _index: object = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -132,15 +132,14 @@ class Evidence:
         for j, t in self.pairs:
             self.centroids[pos[int(t)]] += self.vectors[j]
         self.centroids = _unit(self.centroids)
-        # what each teaching request votes for, and the teaching requests' vectors, built
-        # once: a request's knn scoring reads them without touching the whole registry
-        taught: dict[int, list[int]] = {}
-        for j, t in self.pairs:
-            taught.setdefault(int(j), []).append(int(t))
-        self.teaching = np.asarray(sorted(taught), dtype=np.int64)
-        self.votes = [np.asarray(taught[int(j)], dtype=np.int64) for j in self.teaching]
-        self.teaching_vectors = np.ascontiguousarray(self.vectors[self.teaching]) \
-            if len(self.teaching) else np.zeros((0, d))
+        # the (request row, tool) pairs ordered by tool, and where each tool's run starts:
+        # ``knn`` takes a maximum per run (np.maximum.reduceat) without a Python loop
+        order = np.lexsort((self.pairs[:, 0], self.pairs[:, 1])) if len(self.pairs) else \
+            np.zeros(0, dtype=np.int64)
+        self.teaching_vectors = np.ascontiguousarray(self.vectors[self.pairs[order, 0]]) \
+            if len(self.pairs) else np.zeros((0, d))
+        self.runs = np.flatnonzero(np.r_[True, np.diff(self.pairs[order, 1]) != 0]) \
+            if len(self.pairs) else np.zeros(0, dtype=np.int64)
         self._mixed: dict[float, np.ndarray] = {}
 
     def example_index(self):
@@ -216,16 +215,11 @@ def learned_signals(ev: Evidence, texts: Sequence[str], vectors: np.ndarray,
                 c = ev._mixed[a]
             s[:, lab] = _rescale(q @ c.T)
         out[f"centroid@{a:g}"] = s
-    # knn
+    # knn: per labeled tool, the nearest of its labeled requests
     s = np.zeros((n, T))
-    if len(ev.teaching) and n:
-        sims = q @ ev.teaching_vectors.T  # (n, m')
-        k = min(NEIGHBORS, len(ev.teaching))
-        near = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-        for r in range(n):
-            for j in near[r]:
-                tools = ev.votes[j]
-                s[r, tools] = np.maximum(s[r, tools], _rescale(sims[r, j]))
+    if len(lab) and n:
+        sims = q @ ev.teaching_vectors.T  # (n, pairs), pairs grouped by tool
+        s[:, lab] = _rescale(np.maximum.reduceat(sims, ev.runs, axis=1))
     out["knn"] = s
     return out
 

@@ -82,11 +82,43 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
+def _default_scorers(source: Path) -> list[str]:
+    """The ``scorers`` default of the explorer notebook's parameters cell."""
+    import ast
+
+    from papermill import inspect_notebook
+    return list(ast.literal_eval(inspect_notebook(str(source))["scorers"]["default"]))
+
+
+def _panel_scorers(scorers: Sequence[str] | None, model: str | Path | None, reg,
+                   source: Path) -> list[str]:
+    """The ``scorers`` parameter: the names given (checked; default: the notebook's), then the
+    model file's absolute path when one is given (loaded now: a bad or foreign file is an error
+    before anything is written)."""
+    from ..scorers.base import available_scorers
+    if scorers is not None:
+        known = available_scorers()
+        bad = [s for s in scorers if s not in known]
+        if bad or not scorers:
+            raise ValueError(f"--scorers: unknown {bad!r}; available: {', '.join(known)}")
+    out = list(scorers) if scorers is not None else _default_scorers(source)
+    if model is not None:
+        from ..learn.artifact import load_model
+        model = Path(model).expanduser().resolve()
+        load_model(model, reg)
+        out.append(str(model))
+    return out
+
+
 def write_explore_notebook(notebooks_dir: str | Path, registry: str | Path, out: str | Path, *,
                            queries: str | Path | None = None,
                            scorers: Sequence[str] | None = None,
-                           top_k: int | list[int] | None = None) -> Path:
+                           top_k: int | list[int] | None = None,
+                           model: str | Path | None = None) -> Path:
     """Write the explorer notebook on ``registry`` (and ``queries``) into the folder ``out``.
+
+    ``model``: a model file written by ``toolsel fit``, loaded now (a bad file fails here) and
+    shown as one more panel, ``<base>+labels``, after ``scorers`` (default: the notebook's).
 
     The files are checked first (:func:`toolsel.load_registry`, :func:`toolsel.load_queries`:
     a bad file is a :class:`~toolsel.data.DataError` naming it). Returns the notebook's path.
@@ -97,7 +129,6 @@ def write_explore_notebook(notebooks_dir: str | Path, registry: str | Path, out:
 
     from ..data import load_queries, load_registry
     from ..io import write_text
-    from ..scorers.base import available_scorers
     nb_dir = Path(notebooks_dir)
     source = explorer_notebook(nb_dir)
     out = Path(out)
@@ -118,12 +149,8 @@ def write_explore_notebook(notebooks_dir: str | Path, registry: str | Path, out:
         queries = Path(queries).expanduser().resolve()
         load_queries(queries, reg)
         params["queries"] = str(queries)
-    if scorers is not None:
-        known = available_scorers()
-        bad = [s for s in scorers if s not in known]
-        if bad or not scorers:
-            raise ValueError(f"--scorers: unknown {bad!r}; available: {', '.join(known)}")
-        params["scorers"] = list(scorers)
+    if scorers is not None or model is not None:
+        params["scorers"] = _panel_scorers(scorers, model, reg, source)
     if top_k is not None:
         params["top_k"] = [int(k) for k in ([top_k] if isinstance(top_k, int) else top_k)]
     stem = "explore_" + (re.sub(r"[^A-Za-z0-9_.-]+", "_", registry.stem).strip("._") or "registry")

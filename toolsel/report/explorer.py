@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -84,6 +85,8 @@ def _fitted(registry: Registry, scorer: str | Scorer, fields: Sequence[str] | No
         sc = get_scorer(scorer) if fields is None else get_scorer(scorer, fields=tuple(fields))
     else:
         sc = scorer
+        if sc.is_fitted_for(registry):  # a loaded model: fitted here, never refit blind
+            return sc
     sc.fit(registry)
     if cache is not None:
         cache[key] = sc
@@ -92,13 +95,15 @@ def _fitted(registry: Registry, scorer: str | Scorer, fields: Sequence[str] | No
 
 def explore(registry: Sequence[Tool], query: str, scorer: str | Scorer = "bm25", *,
             fields: Sequence[str] | None = None, top_k: int = 10,
-            always_include: Iterable[str] | None = None, _cache: dict | None = None
-            ) -> ExplorerView:
+            always_include: Iterable[str] | None = None, label: str | None = None,
+            _cache: dict | None = None) -> ExplorerView:
     """Score ``query`` against the registry and show the ranking and what is sent.
 
     ``fields=None`` uses the scorer's default fields. Ties go to the earlier tool.
     ``always_include=None`` takes the tools the registry marks ``always_include`` (sent
     outside ``top_k``, as :class:`~toolsel.selection.Selector` does); pass ``()`` for none.
+    A fitted scorer object (a model loaded from a ``toolsel fit`` file) is used as it is;
+    ``label`` names its panel.
     """
     from .explorer_data import scorer_fields
     reg = registry if isinstance(registry, Registry) else Registry(registry)
@@ -122,10 +127,38 @@ def explore(registry: Sequence[Tool], query: str, scorer: str | Scorer = "bm25",
                      "always_include": bool(always_mask[i]), "domain": t.domain or ""})
     tools_sent = [reg.get(n) for n in sent]
     chars = payload_chars(tools_sent)
-    label = scorer if isinstance(scorer, str) else sc.name
+    label = label or (scorer if isinstance(scorer, str) else sc.name)
     return ExplorerView(query, label, tuple(sc.fields_), top_k, always, pd.DataFrame(rows),
                         sent, chars, payload_tokens(tools_sent),
-                        payload_reduction(chars, payload_chars(reg)), scorer_fields(sc))
+                        payload_reduction(chars, payload_chars(reg)),
+                        scorer_fields(getattr(sc, "base_", sc)))
+
+
+def resolve_scorers(registry: Registry, scorers: Sequence[str]) -> tuple[list[str], dict]:
+    """Panel labels for ``scorers`` and the loaded models among them.
+
+    Each entry is a scorer name, or the path of a model file written by ``toolsel fit``: that
+    model is loaded on ``registry`` (:func:`toolsel.learn.artifact.load_model`) and its panel
+    is labeled ``<base>+labels``. Returns ``(labels, {label: model})``; an entry that is
+    neither is a ``ValueError`` naming it and the scorers available.
+    """
+    from ..eval.crossfit import learned_label
+    from ..learn.artifact import is_model_file, load_model
+    from ..scorers.base import available_scorers
+    known = available_scorers()
+    labels, models = [], {}
+    for entry in scorers:
+        if entry in known:
+            labels.append(entry)
+        elif Path(entry).expanduser().is_file() and is_model_file(Path(entry).expanduser()):
+            model = load_model(Path(entry).expanduser(), registry)
+            labels.append(learned_label(model.base if isinstance(model.base, str)
+                                        else model.base_.name))
+            models[labels[-1]] = model
+        else:
+            raise ValueError(f"scorers: {entry!r} is neither a scorer ({', '.join(known)}) "
+                             "nor a model file written by `toolsel fit`")
+    return labels, models
 
 
 def rankings_markdown(views: Sequence[ExplorerView], rows: int = 15,
@@ -189,7 +222,8 @@ class Explorer:
         self.registry = registry
         self._cache: dict = {}
         self.views: list[ExplorerView] = []
-        names = available_scorers()
+        scorers, self.models = resolve_scorers(registry, scorers)
+        names = available_scorers() + list(self.models)
         self.query = w.Text(value=query, description="query", continuous_update=False,
                             layout=w.Layout(width="95%"))
         self.panels = []
@@ -223,9 +257,11 @@ class Explorer:
         views = []
         for panel in self.panels:
             fields = tuple(panel["fields"].value) or None
-            view = explore(self.registry, self.query.value, panel["scorer"].value,
+            name = panel["scorer"].value
+            view = explore(self.registry, self.query.value, self.models.get(name, name),
                            fields=fields, top_k=panel["top_k"].value,
-                           always_include=panel["always"].value, _cache=self._cache)
+                           always_include=panel["always"].value, label=name,
+                           _cache=self._cache)
             panel["out"].value = view.to_html()
             views.append(view)
         self.views = views
@@ -236,7 +272,8 @@ def build_explorer(registry: Sequence[Tool], scorers: Sequence[str] = ("jaccard"
                    query: str = "file a bug report on the backend repo", top_k: int = 10,
                    always_include: Iterable[str] | None = None) -> Explorer:
     """Build the explorer, one panel per scorer (call ``display(explorer.widget)`` in a
-    notebook).
+    notebook). A ``scorers`` entry may be a model file written by ``toolsel fit``
+    (:func:`resolve_scorers`).
 
     ``always_include=None``: the tools the registry marks ``always_include``, as
     :class:`~toolsel.selection.Selector` sends them. Needs ipywidgets. Call
