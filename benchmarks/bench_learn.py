@@ -45,15 +45,21 @@ import sys
 import time
 from pathlib import Path
 
+import dataclasses
+
+import numpy as np
 import pandas as pd
 
 from toolsel import Selector, load_queries, load_registry
 from toolsel.data import Query
 from toolsel.datasets import load_conversations, load_style
 from toolsel.eval.crossfit import cross_fit, learned_label, learning_curve, prepare
+from toolsel.eval.metrics import evaluate
 from toolsel.eval.stats import paired_comparison
 from toolsel.io import write_table
 from toolsel.learn import LearnedScorer, Setting
+from toolsel.learn.rule import required_ranks
+from toolsel.scorers.base import get_scorer
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = ("api", "plugin", "pooled", "marketplace", "openapi", "workspace", "workspace-all")
@@ -130,6 +136,43 @@ def quality(sets, scorers, out: Path | None) -> None:
             write_table(table, out / file)
 
 
+def appended(cf, prep, scorer: str, per_tool: int = 5) -> list[dict]:
+    """The crude trick on ``cf``'s folds: each fold's training requests appended to their
+    tools' descriptions (at most ``per_tool`` each), ``scorer`` refit blind on that registry,
+    the fold's held-out requests scored; paired with the blind scores of ``cf``."""
+    reg, qs = prep.registry, prep.queries
+    scores = np.empty_like(cf.blind_scores)
+    for f in range(int(cf.folds.max()) + 1):
+        train, test = np.flatnonzero(cf.folds != f), np.flatnonzero(cf.folds == f)
+        examples: dict[str, list[str]] = {}
+        for j in train:
+            for name in qs[j].expected:
+                if len(examples.setdefault(name, [])) < per_tool:
+                    examples[name].append(qs[j].query)
+        tools = [dataclasses.replace(t, description=t.description + " Example requests: "
+                                     + " | ".join(examples[t.name]))
+                 if t.name in examples else t for t in reg]
+        sc = get_scorer(scorer).fit(tools)
+        scores[test] = sc.score_many([qs[j].query for j in test])
+    cand = prep.scorer.candidates_
+    required = [[t for t in (reg.index(n) for n in q.expected) if cand[t]] for q in qs]
+    rows = []
+    for col, metric, k in METRICS:
+        per = [evaluate(required_ranks(s, required, cand), [k], [len(r) for r in required])
+               for s in (scores, cf.blind_scores)]
+        a, b = per[0][metric][:, 0], per[1][metric][:, 0]
+        table = pd.DataFrame({"scorer": ["appended"] * len(qs) + ["blind"] * len(qs),
+                              "top_k": k, "query_id": [q.id for q in qs] * 2,
+                              metric: np.concatenate([a, b])})
+        r = paired_comparison(table, metric, scorers=["appended", "blind"], top_k=[k]).iloc[0]
+        rows.append({"metric": col, "blind": r["mean_b"], "learned": r["mean_a"],
+                     "diff": r["diff"], "diff_low": r["diff_low"],
+                     "diff_high": r["diff_high"], "won": int(r["a_wins"]),
+                     "lost": int(r["b_wins"]),
+                     "n_queries": int(r["a_wins"] + r["b_wins"] + r["ties"])})
+    return rows
+
+
 def many(scorers, out: Path | None) -> None:
     reg, qs = load_set("workspace-all")
     per_tool = sum(len(q.expected) for q in qs) / len(reg)
@@ -142,6 +185,9 @@ def many(scorers, out: Path | None) -> None:
             cf = cross_fit(reg, qs, prepared=prep, ks=(5, 10), k=k)
             rows += _paired(cf, set="workspace-all", scorer=scorer, folds=k, method="rule",
                             settings="; ".join(cf.settings["setting"]))
+            rows += [{"set": "workspace-all", "scorer": scorer, "folds": k,
+                      "method": "appended", "settings": "examples in descriptions (<= 5)",
+                      **r} for r in appended(cf, prep, scorer)]
             if scorer == "default" and k == 5:
                 for method in METHODS:
                     m = cross_fit(reg, qs, prepared=prep, ks=(5, 10), k=k, setting=method)
