@@ -158,9 +158,9 @@ display(Markdown(f"Settings kept {on_dev}, per registry and policy (count):\n\n"
 # ### The frontier per registry
 #
 # Pareto-best points are ringed, with 95% intervals of their recall (bootstrap; Wilson's
-# where the bootstrap collapses to a point). The x axis is the mean tokens sent (log scale):
-# on registries of hundreds or thousands of tools every policy removes more than 95% of the
-# payload, so the reduction itself hides the differences.
+# where the bootstrap collapses to a point). The x axis is the mean tokens sent (log scale),
+# not the payload reduction: the larger the registry, the closer every policy's reduction is
+# to 100%, so the reduction hides the differences that the tokens sent show.
 
 # %%
 display(Markdown(f"Measured on: {words['heading']}."))
