@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from toolsel import Selector, Tool, load_queries, load_registry
-from toolsel.eval.policies import (beats_top_k, best_at_comparable_payload, default_grid,
+from toolsel.eval.policies import (dominates_top_k, best_at_comparable_payload, default_grid,
                                    dev_choice, evaluate_policies, frontier, summarize_policies)
 from toolsel.policies import (AdaptiveK, Threshold, TokenBudget, TopK, TwoStage,
                               as_policies, available_policies, get_policy, parse_policy,
@@ -322,10 +322,10 @@ def test_frontier_on_a_hand_made_table():
     marked = frontier(df)
     # t1 dominates TopK(k=3) (more reduction, same R); t2 is dominated; x1 ties TopK(k=5)
     assert marked["pareto"].tolist() == [True, False, True, True, False, True]
-    beats = beats_top_k(df).set_index("policy")
-    assert beats.loc["threshold", "beats"] and beats.loc["threshold", "config"] == "t1"
+    beats = dominates_top_k(df).set_index("policy")
+    assert beats.loc["threshold", "dominates"] and beats.loc["threshold", "config"] == "t1"
     assert beats.loc["threshold", "dominated"] == "TopK(k=3)"
-    assert not beats.loc["x", "beats"]  # equal is not better
+    assert not beats.loc["x", "dominates"]  # equal is not better
     chosen = dev_choice(df)
     assert set(chosen["config"]) == {"TopK(k=1)", "TopK(k=3)", "TopK(k=5)", "t1", "x1"}
     comp = best_at_comparable_payload(df, ks=[3]).iloc[0]
@@ -370,7 +370,7 @@ def test_policies_command_writes_the_frontier(tmp_path, capsys):
     assert set(summary["policy"]) == {"top_k", "threshold", "adaptive_k", "token_budget",
                                       "two_stage"}
     assert summary["pareto"].any() and (summary["R@sent"].between(0, 1)).all()
-    beats = pd.read_csv(out / "beats_top_k.csv")
+    beats = pd.read_csv(out / "dominates_top_k.csv")
     assert "top_k" not in set(beats["policy"])
     assert "on the frontier" in capsys.readouterr().out
 

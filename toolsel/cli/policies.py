@@ -8,7 +8,7 @@ from ..data import load_queries, load_registry
 from .common import (add_always_include, add_out, add_queries, add_registry, add_scorers,
                      add_split, always_include_names, command)
 
-_FILES = ("per_query.csv", "summary.csv", "beats_top_k.csv")
+_FILES = ("per_query.csv", "summary.csv", "dominates_top_k.csv")
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -24,7 +24,7 @@ def _args(p: argparse.ArgumentParser) -> None:
          "on the recall-vs-payload plane; Pareto-best settings marked", _args)
 def _run(args: argparse.Namespace) -> int:
     from ..datasets import filter_split
-    from ..eval.policies import (beats_top_k, default_grid, evaluate_policies, frontier,
+    from ..eval.policies import (default_grid, dominates_top_k, evaluate_policies, frontier,
                                  settings_table, summarize_policies)
     from ..io import check_output_dir, write_set
     if args.out:
@@ -39,7 +39,7 @@ def _run(args: argparse.Namespace) -> int:
         .assign(scorer=scorer) for scorer in args.scorers], ignore_index=True)
     per_query = per_query[["scorer", *[c for c in per_query.columns if c != "scorer"]]]
     summary = frontier(summarize_policies(per_query, by=["scorer"]), by="scorer")
-    beats = beats_top_k(summary, by="scorer")
+    beats = dominates_top_k(summary, by="scorer")
     best = settings_table(summary[summary["pareto"]], grid, by=("scorer",))
     best = best.sort_values(["scorer", "payload_reduction"], ascending=[True, False],
                             kind="stable")

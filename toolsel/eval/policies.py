@@ -14,8 +14,9 @@ Required tools that are always-include are visible anyway and never count (the
 zero-relevant policy of :mod:`toolsel.eval.metrics`). :func:`summarize_policies` averages
 per policy configuration; :func:`frontier` marks the Pareto-best points (no other point has
 at least the payload reduction and at least the recall, one of them strictly);
-:func:`beats_top_k` asks whether a policy has a point that no fixed top-K point dominates and
-that dominates at least one; :func:`dev_choice` keeps, per policy family, the configurations
+:func:`dominates_top_k` asks whether a policy has a point that no fixed top-K point dominates
+and that dominates at least one (on the means: whether that is a real gain is the paired
+interval of notebook 12's ``beats``); :func:`dev_choice` keeps, per policy family, the configurations
 on that family's own frontier of the dev split (what a test report then shows);
 :func:`best_at_comparable_payload` reads the frontier at the payload of given top-K cut-offs.
 Everything is deterministic (no timings).
@@ -33,7 +34,7 @@ from ..policies import Policy, TopK, PrefixPolicy, default_grid, get_policy
 from .engine import DEFAULT_BATCH_SIZE, Candidates, fit_scorers, rank_batches
 from .metrics import evaluate_sent, group_means, tool_costs
 
-__all__ = ["evaluate_policies", "summarize_policies", "frontier", "beats_top_k", "dev_choice",
+__all__ = ["evaluate_policies", "summarize_policies", "frontier", "dominates_top_k", "dev_choice",
            "best_at_comparable_payload", "default_grid", "SUMMARY_COLUMNS",
            "settings_table"]
 
@@ -202,13 +203,14 @@ def frontier(df: pd.DataFrame, *, x: str = "payload_reduction", y: str = "R@sent
     return out
 
 
-def beats_top_k(summary: pd.DataFrame, *, baseline: str = "top_k",
+def dominates_top_k(summary: pd.DataFrame, *, baseline: str = "top_k",
                 x: str = "payload_reduction", y: str = "R@sent",
                 by: str | Sequence[str] | None = None) -> pd.DataFrame:
-    """Per (``by`` ×) policy family: does it beat the fixed top-K on the frontier?
+    """Per (``by`` ×) policy family: does a point of it dominate a fixed top-K point?
 
-    A policy *beats* top-K when one of its points is dominated by no ``baseline`` point and
-    dominates at least one. Returns ``policy, beats, n_winning``, and the winning point with the
+    ``dominates`` is true when one of its points is dominated by no ``baseline`` point and
+    dominates at least one, on the means (no interval: notebook 12 says where such a point
+    is a real gain). Returns ``policy, dominates, n_winning``, and the winning point with the
     largest ``y`` (``config, <x>, <y>``) and the baseline point it dominates with the largest
     ``y`` (``dominated, dominated_<x>, dominated_<y>``).
     """
@@ -226,7 +228,7 @@ def beats_top_k(summary: pd.DataFrame, *, baseline: str = "top_k",
             dominating = _dominates(px[:, None], py[:, None], bx[None, :], by_[None, :])
             win = ~dominated_by.any(axis=0) & dominating.any(axis=1)
             row = dict(zip(keys, key))
-            row.update({"policy": policy, "beats": bool(win.any()),
+            row.update({"policy": policy, "dominates": bool(win.any()),
                         "n_winning": int(win.sum())})
             if win.any():
                 i = int(np.flatnonzero(win)[np.argmax(py[win])])
@@ -235,7 +237,7 @@ def beats_top_k(summary: pd.DataFrame, *, baseline: str = "top_k",
                             "dominated": base["config"].iloc[j], f"dominated_{x}": bx[j],
                             f"dominated_{y}": by_[j]})
             rows.append(row)
-    cols = [*keys, "policy", "beats", "n_winning", "config", x, y, "dominated",
+    cols = [*keys, "policy", "dominates", "n_winning", "config", x, y, "dominated",
             f"dominated_{x}", f"dominated_{y}"]
     return pd.DataFrame(rows).reindex(columns=cols)
 

@@ -21,8 +21,8 @@ import pandas as pd
 
 from ..data import Query, Registry
 from ..datasets import filter_split
-from ..eval.policies import (beats_top_k, best_at_comparable_payload, default_grid, dev_choice,
-                             evaluate_policies, frontier, summarize_policies)
+from ..eval.policies import (best_at_comparable_payload, default_grid, dev_choice,
+                             dominates_top_k, evaluate_policies, frontier, summarize_policies)
 from ..eval.stats import bootstrap_intervals, paired_comparison, with_wilson
 from ..policies import TopK
 from ..report import claims
@@ -103,10 +103,10 @@ def _comparable(summary, rows, ks, n_boot, seed) -> pd.DataFrame:
 
 
 def _verdict(summary, comparable) -> pd.DataFrame:
-    """:func:`~toolsel.eval.policies.beats_top_k` (whether a policy's point dominates a top-K
-    point on the frontier, renamed ``dominates``) and ``beats``: the policy is the best at the
+    """:func:`~toolsel.eval.policies.dominates_top_k` (whether a policy's point dominates a
+    top-K point on the means, ``dominates``) and ``beats``: the policy is the best at the
     payload of some K with a gain whose paired interval lies above zero."""
-    v = beats_top_k(summary, by="style").rename(columns={"beats": "dominates"})
+    v = dominates_top_k(summary, by="style")
     won = comparable[comparable["beats"]]
     v["beats"] = [bool(((won["style"] == s) & (won["best_policy"] == p)).any())
                   for s, p in zip(v["style"], v["policy"])]
