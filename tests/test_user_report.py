@@ -174,6 +174,26 @@ def test_nothing_written_outside_out(reports):
 
 
 @pytest.mark.slow  # reads whole reports run end to end
+@pytest.mark.parametrize("name", ["plugin", "mcp"])
+def test_no_machine_path_in_a_user_report(reports, name):
+    """A user's report names its data relative to itself (README, executed notebooks, their
+    papermill metadata, pages), so it reads the same from any folder or machine; the
+    README names the registry by a path that resolves from the report folder."""
+    out = reports[name]["out"]
+    # an absolute path to a folder of this machine (a relative one may pass through it:
+    # "../../work/...", preceded by a dot)
+    machine = re.compile("|".join(f"(?<![\\w.]){re.escape(str(m))}" for m in
+                                  (reports["base"], ROOT, Path.home())))
+    found = [f"{p.relative_to(out)}: {hit.group(0)}" for p in out.rglob("*")
+             if p.is_file() and p.suffix in (".md", ".ipynb", ".html", ".json", ".csv")
+             for hit in machine.finditer(p.read_text(encoding="utf-8"))]
+    assert not found, found[:10]
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("- registry: <code>", 1)[1].split("</code>", 1)[0]
+    assert (out / shown).resolve() == reports[name]["registry"].resolve()
+
+
+@pytest.mark.slow  # reads whole reports run end to end
 def test_every_file_in_home_is_under_a_place_the_report_named(reports):
     """Run with an empty HOME: each file the reports left there lies under one of the places
     their "also written outside it:" line names (onnxruntime's telemetry files: none)."""

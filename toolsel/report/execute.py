@@ -15,10 +15,13 @@ from .site import (FOOT_END, FOOT_START, NAV_END, NAV_START, PAGE_CSS, TITLE_TAG
 __all__ = ["execute_notebook", "export_html"]
 
 
-def _scrub(path: Path, replace: dict[str, str] | None = None) -> None:
+def _scrub(path: Path, replace: dict[str, str] | None = None,
+           out_dir: str | None = None) -> None:
     """Drop run timestamps and durations that papermill and the kernel write into a notebook.
 
-    ``replace`` maps strings (a staging folder's paths) to what the notebook should show.
+    ``replace`` maps strings (a staging folder's paths) to what the notebook should show;
+    ``out_dir``, when given, is the ``out_dir`` papermill's metadata records (as the injected
+    parameters cell shows it: relative to the executed notebook).
     """
     text = path.read_text(encoding="utf-8")
     for old, new in (replace or {}).items():
@@ -27,6 +30,8 @@ def _scrub(path: Path, replace: dict[str, str] | None = None) -> None:
     pm = nb.get("metadata", {}).get("papermill", {})
     for key in ("start_time", "end_time", "duration", "input_path", "output_path"):
         pm.pop(key, None)
+    if out_dir is not None and "out_dir" in pm.get("parameters", {}):
+        pm["parameters"]["out_dir"] = out_dir
     for cell in nb.get("cells", []):
         meta = cell.get("metadata", {})
         meta.pop("execution", None)
@@ -106,10 +111,17 @@ def execute_notebook(source: str | Path, executed: str | Path, out_dir: str | Pa
     # writes beside it (and not into a folder relative to notebooks/)
     shown = Path(shown_out_dir if shown_out_dir is not None else out_dir).resolve()
     home = shown.parent / os.path.relpath(executed.parent.resolve(), Path(out_dir).resolve().parent)
-    replace = {f'out_dir = "{rel}"': f'out_dir = "{os.path.relpath(shown, home.resolve())}"'}
+    shown_rel = os.path.relpath(shown, home.resolve())
+    replace = {f'out_dir = "{rel}"': f'out_dir = "{shown_rel}"'}
     if shown_out_dir is not None:
         replace.update({rel: os.path.relpath(shown, cwd.resolve()),
                         str(Path(out_dir).resolve()): str(shown)})
+    # a user's data files, passed as absolute paths, are shown relative to the executed
+    # notebook's folder: the page reads the same from any folder or machine
+    data = {v for v in (parameters or {}).values()
+            if isinstance(v, str) and os.path.isabs(v) and os.path.exists(v)}
+    for path in sorted(data, key=len, reverse=True):
+        replace.setdefault(path, os.path.relpath(path, home.resolve()))
     executed.parent.mkdir(parents=True, exist_ok=True)
     # the kernel inherits this: report_link relates paths to the page's final folder
     saved = os.environ.get(SHOWN_OUT_DIR_ENV)
@@ -127,7 +139,7 @@ def execute_notebook(source: str | Path, executed: str | Path, out_dir: str | Pa
         else:
             os.environ[SHOWN_OUT_DIR_ENV] = saved
         if executed.exists():
-            _scrub(executed, replace)
+            _scrub(executed, replace, shown_rel)
     return executed
 
 

@@ -454,7 +454,7 @@ def _write_pages(staging: Path, rep: Path, nb_dir: Path, data: UserData | None,
         write_readme(staging, all_notebooks)
         write_index(staging, all_notebooks, runs=runs)
     else:
-        write_user_readme(staging, runs, data)
+        write_user_readme(staging, runs, data, shown_dir=rep)
         write_index(staging, [r.source for r in runs], runs=runs,
                     title="toolsel report on your data", intro=_user_intro(data))
     return explorer
