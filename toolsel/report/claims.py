@@ -508,37 +508,32 @@ def _plain(markdown_text: str) -> str:
     return re.sub(r"\s+", " ", _html.unescape(text)).strip()
 
 
-def skipped_sections(page_dir: str | Path) -> list[dict[str, str]]:
-    """The sections a page skipped as bundled-only (:meth:`ClaimLog.skip`), with why."""
+def _recorded(page_dir: str | Path, key: str):
+    """What a page recorded under ``key`` in its ``claims.json``, or ``None`` (no file, or one
+    that cannot be read as a JSON object)."""
     path = Path(page_dir) / CLAIMS_FILE
     if not path.is_file():
-        return []
+        return None
     try:
-        return list(json.loads(path.read_text(encoding="utf-8")).get("skipped") or [])
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return []
+        return None
+    return data.get(key) if isinstance(data, dict) else None
+
+
+def skipped_sections(page_dir: str | Path) -> list[dict[str, str]]:
+    """The sections a page skipped as bundled-only (:meth:`ClaimLog.skip`), with why."""
+    return list(_recorded(page_dir, "skipped") or [])
 
 
 def page_warnings(page_dir: str | Path) -> list[str]:
     """The warnings a page recorded (:meth:`ClaimLog.warn`), as Markdown."""
-    path = Path(page_dir) / CLAIMS_FILE
-    if not path.is_file():
-        return []
-    try:
-        return list(json.loads(path.read_text(encoding="utf-8")).get("warnings") or [])
-    except (OSError, ValueError):
-        return []
+    return list(_recorded(page_dir, "warnings") or [])
 
 
 def page_summary(page_dir: str | Path) -> str | None:
     """The one-line summary a page recorded of what ran (``claims.json``), or ``None``."""
-    path = Path(page_dir) / CLAIMS_FILE
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8")).get("summary") or None
-    except (OSError, ValueError):
-        return None
+    return _recorded(page_dir, "summary") or None
 
 
 _NUMBER = re.compile(r"(?<![\w.\-/=@,])[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?(?![\w])")
