@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -96,12 +97,15 @@ def test_install_line_installs_from_a_commit_without_a_tag(tmp_path):
     assert install.startswith("python -m pip install ")
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
                             text=True, check=True).stdout.strip()
+    # the interpreter's path and the repository's URL may hold spaces or non-ASCII letters
+    # (a clone in "~/My projects/"): the path is quoted for the shell, the URL percent-encoded
     line = install.replace("python -m pip install",
-                           f"{sys.executable} -m pip install --dry-run --no-deps "
+                           f"{shlex.quote(sys.executable)} -m pip install --dry-run --no-deps "
                            "--ignore-installed --no-cache-dir", 1)
+    url = "git+" + ROOT.as_uri() + "@" + commit
     done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
-                               "TOOLSEL_SOURCE": f"git+file://{ROOT}@{commit}"})
+                               "TOOLSEL_SOURCE": url})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "Would install toolsel-" in done.stdout
 

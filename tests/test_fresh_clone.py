@@ -49,14 +49,22 @@ def _outputs(reports: Path) -> dict[str, bytes]:
 def test_two_clones_in_other_folders_regenerate_the_committed_pages_unchanged(tmp_path):
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout: nothing to clone")
-    clones = [_clone(tmp_path / "a"), _clone(tmp_path / "elsewhere" / "deeper" / "b")]
+    # a space and non-ASCII letters in the path, as in many users' home folders (issue 39)
+    clones = [_clone(tmp_path / "some dir" / "clöne a"),
+              _clone(tmp_path / "elsewhere" / "deeper" / "b")]
+    # each clone encodes afresh (its own embedding cache), the second with one BLAS thread:
+    # another summation order, as another CPU would have, so drift in the last digits
+    # shows up here rather than on a user's machine
+    threads = [{"TOOLSEL_CACHE": str(tmp_path / "cache a")},
+               {"TOOLSEL_CACHE": str(tmp_path / "cache b"), "OMP_NUM_THREADS": "1",
+                "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}]
     outputs = []
-    for clone in clones:
+    for clone, extra in zip(clones, threads):
         proc = subprocess.run(
             [sys.executable, "-m", "toolsel.cli", "report", "--only",
              ",".join(p[:2] for p in PAGES), "--out", "reports"],
             cwd=clone, capture_output=True, text=True,
-            env={**os.environ, "PYTHONPATH": str(clone)})  # the clone's code, kernel included
+            env={**os.environ, "PYTHONPATH": str(clone), **extra})  # the clone's code
         assert proc.returncode == 0, proc.stdout + proc.stderr
         outputs.append(_outputs(clone / "reports"))
     committed = _outputs(ROOT / "reports")

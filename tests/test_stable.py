@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from toolsel.report.stable import (ATOL, RTOL, differing_numbers, equal_within_tolerance,
@@ -81,3 +82,56 @@ def test_keep_equal_files_never_reads_through_a_link(tmp_path):
     (built / "sub" / "t.csv").write_bytes(THEIRS)
     assert keep_equal_files(built, prev) == []
     assert (built / "sub" / "t.csv").read_bytes() == THEIRS
+
+
+class _Drifting:
+    """A fitted scorer whose scores move by about 2e-7 (relative), as a float model's do on
+    another CPU (other kernels, other summation order)."""
+
+    def __init__(self, scorer):
+        self._scorer = scorer
+
+    def __getattr__(self, name):
+        return getattr(self._scorer, name)
+
+    def score_many(self, texts):
+        scores = np.asarray(self._scorer.score_many(texts), dtype=np.float64)
+        # a function of the value, so equal scores stay equal (ties are ties on every CPU)
+        return scores * (1 + 2e-7 * np.sin(scores * 1e4))
+
+
+def test_explorer_written_on_another_cpu_is_kept_byte_for_byte(monkeypatch, tmp_path):
+    """explorer.html embeds rounded scores; scores that drift in their seventh digit (another
+    CPU) give a page the report keeps as the previous bytes: numbers within tolerance, or one
+    unit apart in a rounded last digit. The unrounded scale the page once embedded differed
+    in its last digits on another machine (issue 39)."""
+    from toolsel import load_queries, load_registry
+    from toolsel.report import explorer_data as xd
+    from toolsel.report.explorer_page import render_explorer
+    from conftest import DATA
+
+    reg = load_registry(DATA / "registry.json")
+    qs = load_queries(DATA / "queries.jsonl")
+    scorers = ["jaccard", "bm25", "tfidf", "embedding"]
+    here = render_explorer(xd.explorer_data(reg, qs, scorers, depth=12)).encode()
+    real = xd.rank_batches
+    monkeypatch.setattr(xd, "rank_batches",
+                        lambda sc, *a, **k: real(_Drifting(sc), *a, **k))
+    there = render_explorer(xd.explorer_data(reg, qs, scorers, depth=12)).encode()
+    assert here != there  # the drift reaches the written numbers
+    assert differing_numbers(there, here) is not None, "a drift in the 7th digit is not noise"
+    (tmp_path / "new").mkdir()
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new" / "explorer.html").write_bytes(there)
+    (tmp_path / "old" / "explorer.html").write_bytes(here)
+    assert keep_equal_files(tmp_path / "new" / "explorer.html",
+                            tmp_path / "old" / "explorer.html") == ["explorer.html"]
+    assert (tmp_path / "new" / "explorer.html").read_bytes() == here
+
+
+def test_one_unit_in_a_rounded_last_digit_is_drift_but_not_on_short_numbers():
+    assert equal_within_tolerance(b"s 0.1054,", b"s 0.1053,")   # 4 significant digits
+    assert equal_within_tolerance(b"s 12.35,", b"s 12.34,")
+    assert not equal_within_tolerance(b"s 0.1055,", b"s 0.1053,")  # two units
+    assert not equal_within_tolerance(b"83.4%", b"83.3%")          # 3 digits: a reader sees it
+    assert not equal_within_tolerance(b"s 0.105,", b"s 0.1053,")   # other decimals

@@ -20,7 +20,8 @@ The registry's always-include tools (``"always_include": true``) are sent outsid
 is always included is left out of R@K and Complete@K (as in the sweep when given the same
 always-include set).
 
-Scores are rounded to 4 significant digits (ranks are computed on the exact scores).
+Scores are rounded to 4 significant digits (ranks are computed on the exact scores), the
+threshold policy's scale to 8: every float is written to a stated precision.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ __all__ = ["explorer_data", "scorer_fields", "DEFAULT_DEPTH", "FORMAT_VERSION"]
 #: Ranks kept per query and scorer (the largest K the page offers), besides required tools.
 DEFAULT_DEPTH = 20
 FORMAT_VERSION = 1
+#: Significant digits of the threshold policy's scale (scores themselves keep 4).
+SCALE_DIGITS = 8
 
 
 def _sig(x: float, digits: int = 4) -> float | None:
@@ -117,10 +120,13 @@ def _required_terms(reg, queries: Sequence[Query]) -> tuple[list[list[int]], lis
 
 def _scale(batch, b: int, cand_idx) -> list:
     """The threshold policy's relative scale (toolsel.policies.Threshold.relative): the mean
-    of the candidates' finite scores and the best one, unrounded."""
+    of the candidates' finite scores and the best one, to :data:`SCALE_DIGITS` significant
+    digits (their last digits depend on the CPU's summation order, and the file must be the
+    same on every machine)."""
     cs = np.asarray(batch.scores[b, cand_idx], dtype=np.float64)
     cs = cs[np.isfinite(cs)]
-    return [float(cs.mean()), float(cs.max())] if cs.size else [None, None]
+    return ([_sig(float(cs.mean()), SCALE_DIGITS), _sig(float(cs.max()), SCALE_DIGITS)]
+            if cs.size else [None, None])
 
 
 def _required_info(batch, b: int, required: Sequence[int], cands, head, cand_dom) -> list[list]:

@@ -6,7 +6,9 @@ computed on one machine can differ from another's in about the seventh significa
 (seen: ``0.105349`` written on one machine, ``0.105348`` on another). Tables are written with
 six decimals, so such a score can change its last written digit. Two files are *equal within
 tolerance* when they are the same text but for numbers, and each pair of differing numbers is
-within :data:`RTOL` of each other (relative) or :data:`ATOL` (absolute). A change a reader can
+within :data:`RTOL` of each other (relative) or :data:`ATOL` (absolute), or written with at
+least :data:`MIN_SIG_LAST_DIGIT` significant digits and one unit apart in the last one (a value
+rounded for display whose drift crossed a rounding boundary). A change a reader can
 see (a rank, a count, a percentage shown with one decimal) is far above it.
 
 :func:`keep_equal_files` lets a report run keep the previous bytes of a file whose new content
@@ -21,13 +23,16 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["RTOL", "ATOL", "TEXT_SUFFIXES", "equal_within_tolerance", "differing_numbers",
+__all__ = ["RTOL", "ATOL", "MIN_SIG_LAST_DIGIT", "TEXT_SUFFIXES", "equal_within_tolerance", "differing_numbers",
            "keep_equal_files"]
 
 #: Relative tolerance between two numbers at the same place of two files.
 RTOL = 1e-4
 #: Absolute tolerance (numbers near zero, e.g. a score of 0.000001 against 0.000002).
 ATOL = 5e-6
+#: A number written with at least this many significant digits may also differ by one unit in
+#: its last digit (a rounding boundary crossed), whatever the relative tolerance.
+MIN_SIG_LAST_DIGIT = 4
 #: Files compared by their text; any other file (a PNG) must be byte-identical.
 TEXT_SUFFIXES = frozenset({".csv", ".json", ".html", ".ipynb", ".md", ".svg", ".txt"})
 
@@ -55,10 +60,31 @@ def differing_numbers(new: bytes, old: bytes, *, rtol: float = RTOL,
         if a == b:
             continue
         x, y = float(a), float(b)
-        if abs(x - y) > max(atol, rtol * max(abs(x), abs(y))):
+        if abs(x - y) > max(atol, rtol * max(abs(x), abs(y))) and not _last_digit(a, b):
             return None
         pairs.append((a.decode(), b.decode()))
     return pairs
+
+
+def _digits(num: bytes) -> tuple[int, int] | None:
+    """(significant digits, decimals) as ``num`` is written; ``None`` with an exponent."""
+    if b"e" in num.lower():
+        return None
+    mantissa = num.lstrip(b"+-")
+    decimals = len(mantissa.split(b".")[1]) if b"." in mantissa else 0
+    return len(mantissa.replace(b".", b"").lstrip(b"0")), decimals
+
+
+def _last_digit(a: bytes, b: bytes) -> bool:
+    """Whether ``a`` and ``b``, written with the same decimals and at least
+    :data:`MIN_SIG_LAST_DIGIT` significant digits, differ by one unit in their last digit: a
+    value a CPU's drift moved across a rounding boundary (0.10535 written 0.1054 on one machine,
+    0.1053 on another)."""
+    da, db = _digits(a), _digits(b)
+    if da is None or db is None or da[1] != db[1] or min(da[0], db[0]) < MIN_SIG_LAST_DIGIT:
+        return False
+    unit = 10 ** da[1]
+    return abs(round(float(a) * unit) - round(float(b) * unit)) == 1
 
 
 def equal_within_tolerance(new: bytes, old: bytes, *, rtol: float = RTOL,
