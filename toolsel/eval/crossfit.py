@@ -34,7 +34,8 @@ from ..learn.model import LearnedScorer, check_labeled
 from ..learn.rule import MAX_FOLDS, required_ranks
 
 __all__ = ["Prepared", "prepare", "cross_fit", "CrossFit", "learning_curve", "CURVE_CAPS",
-           "DEFAULT_KS", "learned_label", "can_cross_fit", "COVERAGE"]
+           "DEFAULT_KS", "learned_label", "can_cross_fit", "COVERAGE", "gain_table", "Estimate",
+           "fit_estimated", "GAIN_SUBSETS"]
 
 DEFAULT_KS = (1, 3, 5, 10, 20, 30)
 #: Labeled requests per tool on the learning curve (``None``: all of them).
@@ -244,3 +245,98 @@ def learning_curve(prepared: Prepared, *, caps: Sequence[int | None] = CURVE_CAP
                      "n_labeled_tools": float(np.mean([len(m.labeled_tools_)
                                                       for m in cf.models]))})
     return pd.DataFrame(rows)
+
+
+#: The rows of an estimate's gain table: every request, then by coverage.
+GAIN_SUBSETS = ("every request", *COVERAGE)
+
+
+def gain_table(cf: CrossFit, metrics: Sequence[tuple[str, str, int]] = (
+        ("R@5", "R@k", 5), ("Complete@10", "Complete@k", 10))) -> pd.DataFrame:
+    """Learned - blind on the cross-fitted requests, per metric and coverage subset, with the
+    paired bootstrap interval that resamples request groups
+    (:func:`toolsel.eval.stats.clustered_gain`). Columns: ``metric, subset, n, blind,
+    learned, diff, low, high, won, lost``."""
+    from .stats import clustered_gain
+    qm = cf.query_metrics
+    label = learned_label(cf.base)
+    top = int(qm["top_k"].max())
+    rows = []
+    for name, col, k in metrics:
+        k = min(k, top)
+        at = qm[qm["top_k"] == k]
+        a = at[at["scorer"] == label].set_index("query_id")
+        b = at[at["scorer"] == cf.base].set_index("query_id").loc[a.index]
+        for subset in GAIN_SUBSETS:
+            sel = np.ones(len(a), dtype=bool) if subset == GAIN_SUBSETS[0] else \
+                (a["coverage"] == subset).to_numpy()
+            g = clustered_gain(a[col].to_numpy()[sel], b[col].to_numpy()[sel],
+                               a["group"].to_numpy()[sel])
+            rows.append({"metric": name, "subset": subset, "n": g["n"], "blind": g["mean_b"],
+                         "learned": g["mean_a"], "diff": g["diff"], "low": g["low"],
+                         "high": g["high"], "won": g["won"], "lost": g["lost"]})
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class Estimate:
+    """The cross-fitted estimate of a fit and what it decided.
+
+    ``gains``: :func:`gain_table`. ``ships``: the learned model is written (the interval of
+    its R@5 gain over every request lies above zero); otherwise the model is blind.
+    ``sentence``: the decision in one plain sentence with its numbers."""
+
+    cross_fit: CrossFit | None
+    gains: pd.DataFrame
+    ships: bool
+    sentence: str
+
+
+def _decision(gains: pd.DataFrame, base: str) -> tuple[bool, str]:
+    r = gains[(gains["metric"] == "R@5") & (gains["subset"] == GAIN_SUBSETS[0])].iloc[0]
+    numbers = (f"cross-fitted R@5 {r['blind']:.3f} blind, {r['learned']:.3f} learned, "
+               f"{r['diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}] over {int(r['n'])} "
+               f"requests ({int(r['won'])} won, {int(r['lost'])} lost)")
+    if r["low"] > 0:
+        return True, f"ships the learned model: {numbers}; the interval lies above zero."
+    return False, (f"ships blind {base} (the labels unused): {numbers}; the interval is not "
+                   f"above zero, so the labels are not shown to help.")
+
+
+def fit_estimated(registry: Sequence[Tool], queries: Sequence[Query],
+                  base: str = "default", *, bases: Sequence[str] | None = None,
+                  setting="auto", max_per_tool: int | None = None,
+                  always_include: Sequence[str] | None = None, k: int = MAX_FOLDS,
+                  prepared: Prepared | None = None) -> tuple[LearnedScorer, Estimate]:
+    """What ``toolsel fit`` does: estimate the fitting procedure by cross-fitting (the dev rule
+    and learning run on each outer training fold, scored on the fold left out), then fit the
+    same procedure on every labeled request, and keep it only when the estimate's R@5 gain
+    has an interval above zero; otherwise the model is blind ``base``.
+
+    The model returned is the one the estimate evaluated: the same rule, candidates and
+    settings, fit by the same code on all the requests."""
+    p = prepared or prepare(registry, queries, base, always_include=always_include,
+                            bases=bases)
+    reason = can_cross_fit(p.queries, k)
+    if reason:
+        cf, gains = None, pd.DataFrame(columns=["metric", "subset", "n", "blind", "learned",
+                                                "diff", "low", "high", "won", "lost"])
+        ships, sentence = False, f"ships blind {p.scorer.base_name_}: {reason}."
+    else:
+        cf = cross_fit(p.registry, p.queries, prepared=p, setting=setting,
+                       max_per_tool=max_per_tool, k=k)
+        gains = gain_table(cf)
+        ships, sentence = _decision(gains, cf.base)
+    model = copy.copy(p.scorer)
+    model.max_per_tool = max_per_tool
+    if ships:
+        model.setting = setting
+        model._learn(p.registry, p.queries, p.blinds or {model.base_name_: p.blind}, p.vectors)
+    else:
+        from ..learn.signals import Setting
+        model.setting = Setting("blind")
+        ref = p.scorer.vectors_from_
+        model._learn(p.registry, p.queries, {ref: (p.blinds or {ref: p.blind})[ref]},
+                     p.vectors)
+    model.estimate_ = Estimate(cf, gains, ships, sentence)
+    return model, model.estimate_

@@ -196,7 +196,8 @@ class LearnedScorer(Scorer):
             return list(SETTINGS)
         if s in METHODS:
             from .signals import legacy_settings
-            return [x for x in (*SETTINGS, *legacy_settings()) if x.method in ("blind", s)]
+            return list(dict.fromkeys(x for x in (*SETTINGS, *legacy_settings())
+                                      if x.method in ("blind", s)))
         raise ValueError(f"setting must be 'auto', a method among {list(METHODS)} or a "
                          f"Setting, got {s!r}")
 

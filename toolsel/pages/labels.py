@@ -231,7 +231,7 @@ def model_table(registry: Registry, queries: Sequence[Query], model, *, n_boot: 
     n_fit = len(queries) - len(held)
     if not held:
         return None, n_fit
-    base = model.base if isinstance(model.base, str) else model.base_.name
+    base = model.base_name_
     label = _label(base)
     res = sweep(registry, held, {base: model.base_, label: model}, [5, 10],
                 always_include=[registry[int(i)].name for i in
