@@ -127,10 +127,12 @@ def _labeled_mask(ev: Evidence) -> np.ndarray:
     return m
 
 
-def _rows(feats: np.ndarray, required: Sequence[Sequence[int]], candidates: np.ndarray
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """Training rows of one fold: per request, its required tools (1) and its hardest
-    candidates (0): the best :data:`NEGATIVES` by blind score, usage and description."""
+def _rows(feats: np.ndarray, required: Sequence[Sequence[int]], candidates: np.ndarray,
+          rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Training rows of one fold: per request, its required tools (1), its hardest
+    candidates (0: the best :data:`NEGATIVES` by blind score, usage and description) and as
+    many drawn at random (so labeled tools, the only ones with usage, are not over-represented
+    among the negatives)."""
     cand = np.flatnonzero(np.asarray(candidates, dtype=bool))
     xs, ys = [], []
     for i, req in enumerate(required):
@@ -141,6 +143,8 @@ def _rows(feats: np.ndarray, required: Sequence[Sequence[int]], candidates: np.n
         for col in (0, 2, 5):
             top = cand[np.argsort(-f[:, col], kind="stable")[:NEGATIVES]]
             keep.update(int(t) for t in top)
+        keep.update(int(t) for t in rng.choice(cand, size=min(len(cand), NEGATIVES),
+                                               replace=False))
         idx = np.asarray(sorted(keep), dtype=np.int64)
         xs.append(feats[i, idx])
         ys.append(np.isin(idx, np.asarray(req, dtype=np.int64)).astype(np.int64))
@@ -181,7 +185,7 @@ def fit_ltr(blind: np.ndarray, vectors: np.ndarray, tools_of: Sequence[Sequence[
                               max_per_tool=max_per_tool)
             feats = features(blind[test], knn_signal(ev, vectors[test]), description[test],
                              _labeled_mask(ev), candidates)
-            x, y = _rows(feats, [required[j] for j in test], candidates)
+            x, y = _rows(feats, [required[j] for j in test], candidates, rng)
             xs.append(x)
             ys.append(y)
     x, y = np.vstack(xs), np.concatenate(ys)
