@@ -31,7 +31,8 @@ from ..data import (DataError, Registry, Tool, UnknownShapeError, check_name_syn
 from .benchmarks import BenchmarkImport, from_beir, from_bfcl, from_metatool, from_toolbench, \
     is_bfcl_folder, is_bfcl_record, metatool_kind
 from .importers import (SEPARATOR, TOOL_FORMATS, ToolFormat, detect_tool_format, merge_servers,
-                        read_json_or_none, read_tool_file)
+                        read_json_or_none, read_server_list, read_tool_file,
+                        refuse_server_name, server_list)
 from .schemas import SchemaNormalizer
 
 __all__ = ["IMPORT_FORMATS", "ImportFormat", "Probe", "import_formats", "detect_format",
@@ -149,6 +150,15 @@ def _tool_file_format(spec: ToolFormat) -> ImportFormat:
              normalizer: SchemaNormalizer) -> list[Group]:
         groups = []
         for i, path, given in inputs:
+            listed = read_server_list(path, spec.name, strict=strict, normalizer=normalizer)
+            if listed is not None:  # several servers in one file: one group each
+                refuse_server_name(path, given, len(listed[0]))
+                n_tools = sum(len(tools) for _, tools in listed[0])
+                out.read.append((path, f"{spec.name} server list: {len(listed[0])} servers, "
+                                       f"{n_tools} tools"))
+                out.notes.extend(f"{path}: {note}" for note in listed[1])
+                groups.extend((i, server, tools, []) for server, tools in listed[0])
+                continue
             tools, server, _ = read_tool_file(path, spec.name, given, strict=strict,
                                               normalizer=normalizer)
             out.read.append((path, f"{spec.name}: {len(tools)} tools"))
@@ -156,6 +166,11 @@ def _tool_file_format(spec: ToolFormat) -> ImportFormat:
         return groups
 
     def detect(probe: Probe) -> bool:
+        servers = server_list(probe.doc)
+        if servers is not None:  # a server list: the format its first tool looks like
+            first = next((tools[0] for _, _, tools, _ in servers if tools), None)
+            found = detect_tool_format(first)
+            return found == spec.name or (spec.server_in_file and found is None)
         if probe.tools is not None:  # a tools list: the format its first tool looks like
             return detect_tool_format(probe.first) == spec.name or (
                 spec.server_in_file and detect_tool_format(probe.first) is None)
