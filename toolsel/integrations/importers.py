@@ -448,9 +448,9 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
                          "per file, in the same order")
     groups: list[tuple[str, list[Tool]]] = []
     for i, path in enumerate(paths):
-        listed = read_server_list(path, fmt, strict=strict)
+        listed = read_server_list(path, fmt, given=servers[i] if servers else None,
+                                  strict=strict)
         if listed is not None:  # several servers in one file: a group each
-            refuse_server_name(path, servers[i] if servers else None, len(listed[0]))
             groups.extend(listed[0])
             continue
         tools, server, _ = read_tool_file(path, fmt, servers[i] if servers else None,
@@ -640,16 +640,18 @@ def _unique_servers(servers: list[ServerEntry], notes: list[str]) -> list[Server
     return out
 
 
-def read_server_list(path: Path, fmt: str, *, strict: bool = False,
+def read_server_list(path: Path, fmt: str, *, given: str | None = None, strict: bool = False,
                      normalizer: SchemaNormalizer | None = None
                      ) -> tuple[list[tuple[str, list[Tool]]], list[str]] | None:
     """A server-list file (:func:`server_list`) as ``([(server, tools), ...], notes)``, each
     server's tools read by the format ``fmt`` (one group per server, as one file per server
     would be), or ``None`` when the file is not a server list. A server without tools is left
-    out with a note; an error names the file, the server's place and the tool."""
+    out with a note; an error names the file, the server's place and the tool. A ``given``
+    server name (``--server``) is refused: the file names its servers."""
     servers = server_list(read_json_or_none(path))
     if servers is None:
         return None
+    refuse_server_name(path, given, len(servers))
     notes: list[str] = []
     groups: list[tuple[str, list[Tool]]] = []
     for name, loc, records, category in _unique_servers(servers, notes):

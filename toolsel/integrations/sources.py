@@ -31,8 +31,7 @@ from ..data import (DataError, Registry, Tool, UnknownShapeError, check_name_syn
 from .benchmarks import BenchmarkImport, from_beir, from_bfcl, from_metatool, from_toolbench, \
     is_bfcl_folder, is_bfcl_record, metatool_kind
 from .importers import (SEPARATOR, TOOL_FORMATS, ToolFormat, detect_tool_format, merge_servers,
-                        read_json_or_none, read_server_list, read_tool_file,
-                        refuse_server_name, server_list)
+                        read_json_or_none, read_server_list, read_tool_file, server_list)
 from .schemas import SchemaNormalizer
 
 __all__ = ["IMPORT_FORMATS", "ImportFormat", "Probe", "import_formats", "detect_format",
@@ -150,9 +149,9 @@ def _tool_file_format(spec: ToolFormat) -> ImportFormat:
              normalizer: SchemaNormalizer) -> list[Group]:
         groups = []
         for i, path, given in inputs:
-            listed = read_server_list(path, spec.name, strict=strict, normalizer=normalizer)
+            listed = read_server_list(path, spec.name, given=given, strict=strict,
+                                      normalizer=normalizer)
             if listed is not None:  # several servers in one file: one group each
-                refuse_server_name(path, given, len(listed[0]))
                 n_tools = sum(len(tools) for _, tools in listed[0])
                 out.read.append((path, f"{spec.name} server list: {len(listed[0])} servers, "
                                        f"{n_tools} tools"))
