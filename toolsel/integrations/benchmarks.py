@@ -258,11 +258,20 @@ def _bfcl_classify(path: Path, in_folder: bool) -> tuple[str, list[tuple[str, An
     why = _bfcl_skip_reason(path, records, in_folder=in_folder)
     if why is not None:
         return "skip", records, f"{len(records)} entries: {why}"
+    return _bfcl_other(path, records, shape, lenient=in_folder or bool(_BFCL_NAME.match(
+        path.name)))
+
+
+def _bfcl_other(path: Path, records: list[tuple[str, Any]], shape: str | None, *,
+                lenient: bool) -> tuple[str, list[tuple[str, Any]], str]:
+    """A file neither answers nor of a skipped category: questions (entries with
+    ``question`` or ``function``; checked entry by entry), else of another shape: skipped
+    when ``lenient`` (in a folder, or named ``BFCL_v<N>_*``), refused otherwise."""
     known = any(isinstance(r, Mapping) and {"question", "function"} & set(r) for _, r in records)
-    if shape is None and (known or not records or not (in_folder or _BFCL_NAME.match(path.name))):
+    if shape is None and (known or not records or not lenient):
         return "questions", records, ""
     shape = shape or describe_json([r for _, r in records])
-    if in_folder or _BFCL_NAME.match(path.name):
+    if lenient:
         return "skip", [], f"valid JSON of another shape ({shape}), neither {_BFCL_SHAPES}"
     raise DataError(f"valid JSON of an unknown shape for BFCL: {shape}; expected "
                     f"{_BFCL_SHAPES.replace(' nor ', ' or ')}", path=path)
