@@ -265,6 +265,8 @@ def write_server_list(path: Path) -> Path:
              _mcp_tool("add_note", "Add a note.", text="string")]}}},
         {"name": "Broken", "description": "A server whose listing came back empty",
          "category": "Other", "tools": {"broken": {"tools": []}}},
+        {"name": "Flaky", "description": "Its listing failed when the dump was made",
+         "category": "Other", "tools": {"flaky": {"error": "listing timed out"}}},
     ]
     path.write_text(json.dumps(doc, ensure_ascii=False, indent=2), encoding="utf-8")
     return path
@@ -276,6 +278,8 @@ def test_server_list_with_nested_tool_lists_imports_as_downloaded(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "  tools.json: mcp server list: 2 servers, 5 tools" in proc.stdout
     assert ("note: tools.json: server 'broken' (item 3, tools.broken) lists no tools: left "
+            "out") in proc.stdout
+    assert ("note: tools.json: server 'flaky' (item 4, tools.flaky) lists no tools: left "
             "out") in proc.stdout
     assert "2 clashing names qualified by server: amap-maps__search, notes__search" \
         in proc.stdout

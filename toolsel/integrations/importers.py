@@ -568,16 +568,18 @@ def _entry_servers(entry: Any, loc: str, default: str | None) -> list[ServerEntr
         return None
     category = entry.get("category") if isinstance(entry.get("category"), str) else None
     tools = entry["tools"]
-    own = _tool_list(tools)
+    own = [] if tools is None or tools == {} else _tool_list(tools)
     if own is not None:
         name = _entry_name(entry) or default
         return [(name, loc, own, category)] if name else None
-    if not isinstance(tools, Mapping) or not tools:
+    if not isinstance(tools, Mapping):
         return None
-    nested = {key: _tool_list(value) for key, value in tools.items()}
-    if any(v is None for v in nested.values()):
+    # a server whose listing failed ({"error": ...}, null) is a server without tools
+    nested = {key: _tool_list(value) if value else [] for key, value in tools.items()}
+    if any(v is None and not isinstance(tools[k], Mapping) for k, v in nested.items()):
         return None
-    return [(str(key), f"{loc}, tools.{key}", value, category) for key, value in nested.items()]
+    return [(str(key), f"{loc}, tools.{key}", value or [], category)
+            for key, value in nested.items()]
 
 
 def _many_servers(entries: Any, where: str) -> list[ServerEntry] | None:
@@ -606,16 +608,17 @@ def server_list(doc: Any) -> list[ServerEntry] | None:
     and one entry whose ``tools`` maps server names to their tools. A server's tools may be a
     list, ``{"tools": [...]}`` or a ``tools/list`` response."""
     if isinstance(doc, list):
-        return _many_servers(doc, "")
+        found = _many_servers(doc, "")
+        return found if found and any(tools for _, _, tools, _ in found) else None
     if not isinstance(doc, Mapping) or _tool_list(doc) is not None:
         return None  # a tools/list result of one server is not a server list
-    for key in _SERVER_LIST_KEYS:
-        if key in doc:
-            return _many_servers(doc[key], f"{key}.")
-    single = _entry_servers(doc, "", None)
-    if single is not None and isinstance(doc.get("tools"), Mapping):
-        return single
-    return _many_servers(doc, "")
+    found = next((_many_servers(doc[key], f"{key}.") for key in _SERVER_LIST_KEYS
+                  if key in doc), None)
+    if found is None and isinstance(doc.get("tools"), Mapping):
+        found = _entry_servers(doc, "", None)
+    if found is None:
+        found = _many_servers(doc, "")
+    return found if found and any(tools for _, _, tools, _ in found) else None
 
 
 def _unique_servers(servers: list[ServerEntry], notes: list[str]) -> list[ServerEntry]:
