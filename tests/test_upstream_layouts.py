@@ -277,6 +277,9 @@ def test_server_list_with_nested_tool_lists_imports_as_downloaded(tmp_path):
     proc = _cli("import", "tools.json", "--out", "reg.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "  tools.json: mcp server list: 2 servers, 5 tools" in proc.stdout
+    # the empty description: one warning for the file, naming the server
+    assert proc.stderr.count("MCP tool(s) have no description") == 1
+    assert "1 MCP tool(s) have no description: 'search' (server 'amap-maps')" in proc.stderr
     assert ("note: tools.json: server 'broken' (item 3, tools.broken) lists no tools: left "
             "out") in proc.stdout
     assert ("note: tools.json: server 'flaky' (item 4, tools.flaky) lists no tools: left "

@@ -657,13 +657,27 @@ def read_server_list(path: Path, fmt: str, *, given: str | None = None, strict: 
     refuse_server_name(path, given, len(servers))
     notes: list[str] = []
     groups: list[tuple[str, list[Tool]]] = []
-    for name, loc, records, category in _unique_servers(servers, notes):
-        if not records:
-            notes.append(f"server {name!r} ({loc}) lists no tools: left out")
-            continue
-        tools = _server_tools(records, fmt, name, loc, category, path=path, strict=strict,
-                              normalizer=normalizer)
-        groups.append((name, tools))
+    with warnings.catch_warnings(record=True) as caught:  # one warning for the file, below
+        warnings.simplefilter("always", MissingDescriptionWarning)
+        for name, loc, records, category in _unique_servers(servers, notes):
+            if not records:
+                notes.append(f"server {name!r} ({loc}) lists no tools: left out")
+                continue
+            tools = _server_tools(records, fmt, name, loc, category, path=path,
+                                  strict=strict, normalizer=normalizer)
+            groups.append((name, tools))
+    for w in caught:
+        if not issubclass(w.category, MissingDescriptionWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    fallback = [f"{t.name!r} (server {server!r})" for server, tools in groups for t in tools
+                if "description_fallback" in t.metadata]
+    if fallback:
+        more = f" and {len(fallback) - 5} more" if len(fallback) > 5 else ""
+        warnings.warn(f"{path}: {len(fallback)} MCP tool(s) have no description: "
+                      f"{', '.join(fallback[:5])}{more}; imported with their title, else their "
+                      "name split into words, as description (metadata description_fallback); "
+                      "write real descriptions for better selection (--strict refuses them)",
+                      MissingDescriptionWarning, stacklevel=2)
     return groups, notes
 
 
