@@ -176,6 +176,10 @@ def test_bfcl_folder_and_format_sensitivity_given_by_name(tmp_path):
     assert ("data/BFCL_v4_format_sensitivity.json: bfcl format_sensitivity: skipped, valid "
             "JSON of another shape (an object with keys simple_python, multiple)") in proc.stdout
     assert "reg.json: 2 tools from 3 input(s)" in proc.stdout
+    proc = _cli("import", "data/BFCL_v4_format_sensitivity.json",  # detected, too
+                "data/BFCL_v4_simple_python.json", "--out", "reg1.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "bfcl format_sensitivity: skipped, valid JSON of another shape" in proc.stdout
     (data / "sensitivity_copy.json").write_text(
         (data / "BFCL_v4_format_sensitivity.json").read_text())
     proc = _cli("import", "--from", "bfcl", "data/sensitivity_copy.json", "--out", "r2.json",

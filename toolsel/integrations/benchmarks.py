@@ -70,7 +70,8 @@ from ..data import (DataError, Tool, describe_json, loads_json, id_field, read_r
                     read_text, tool_from_record)
 from .schemas import SchemaNormalizer
 
-__all__ = ["BenchmarkImport", "is_bfcl_record", "is_bfcl_folder", "bfcl_folder_files",
+__all__ = ["BenchmarkImport", "is_bfcl_record", "is_bfcl_folder", "is_bfcl_name",
+           "bfcl_folder_files",
            "from_bfcl", "from_toolbench",
            "from_metatool", "from_beir", "toolbench_standardize", "toolbench_function_name",
            "bfcl_name"]
@@ -208,6 +209,11 @@ def _bfcl_skip_reason(path: Path, records: list[tuple[str, Any]], *, in_folder: 
 _BFCL_NAME = re.compile(r"BFCL_v\d+_.+\.jsonl?$")
 #: What a BFCL file holds, for the line of a file of another shape.
 _BFCL_SHAPES = ("BFCL entries (id, question, function) nor answers (id, ground_truth)")
+
+
+def is_bfcl_name(path: Path) -> bool:
+    """Whether a file is named as BFCL names its data files (``BFCL_v4_live_simple.json``)."""
+    return bool(_BFCL_NAME.match(path.name))
 
 
 def is_bfcl_folder(path: Path) -> bool:

@@ -29,7 +29,7 @@ from typing import Any
 from ..data import (DataError, Registry, Tool, UnknownShapeError, check_name_syntax,
                     describe_json, query_from_record, read_records)
 from .benchmarks import BenchmarkImport, from_beir, from_bfcl, from_metatool, from_toolbench, \
-    is_bfcl_folder, is_bfcl_record, metatool_kind
+    is_bfcl_folder, is_bfcl_name, is_bfcl_record, metatool_kind
 from .importers import (SEPARATOR, TOOL_FORMATS, ToolFormat, detect_tool_format, merge_servers,
                         read_json_or_none, read_server_list, read_tool_file, server_list)
 from .schemas import SchemaNormalizer
@@ -185,8 +185,10 @@ IMPORT_FORMATS: dict[str, ImportFormat] = {f.name: f for f in (
         metatool_kind(p.path, p.doc) is not None), _benchmark("metatool", from_metatool,
                                                                options=False),
                  "a {tool: description} JSON plus Query,Tool CSV or {query, tool} JSON files"),
+    # a file named BFCL_v<N>_* of another shape (v4's format_sensitivity) is BFCL's: skipped
     ImportFormat("bfcl", lambda p: is_bfcl_folder(p.path) if p.path.is_dir() else (
-        p.tools is None and is_bfcl_record(p.first, p.path)), _benchmark("bfcl", from_bfcl),
+        p.tools is None and (is_bfcl_record(p.first, p.path) or (
+            p.doc is not None and is_bfcl_name(p.path)))), _benchmark("bfcl", from_bfcl),
                  "BFCL's data folder, or its question and possible_answer files"),
     ImportFormat("toolbench", lambda p: p.tools is None and isinstance(p.first, Mapping)
                  and "api_list" in p.first, _benchmark("toolbench", from_toolbench),
