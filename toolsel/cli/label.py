@@ -226,9 +226,11 @@ def _note_just_labeled(last, shown) -> None:
     with one labeled request, that request is held out whenever its tool is scored."""
     just = [t for t in shown["tool"] if t in last.expected]
     if just:
-        print(f"note: {', '.join(just)} {'is' if len(just) == 1 else 'are'} named by the last "
-              f"labeled request ({last.id}); its own label is held out when it is scored, so "
-              "a second request worded differently is what makes the label count")
+        one = len(just) == 1
+        print(f"note: {', '.join(just)} {'is' if one else 'are'} named by the last labeled "
+              f"request ({last.id}); {'its' if one else 'their'} own label is held out when "
+              f"{'it is' if one else 'they are'} scored, so a second request worded "
+              "differently is what makes the label count")
 
 
 def _label_file(session, args, requests) -> int:
