@@ -152,6 +152,19 @@ def _without(queries: list[Query], registry: Registry, hidden: set[int]) -> list
             if any(registry.index(n) not in hidden for n in q.expected)]
 
 
+def _training(p: Prepared, fold: int, train: np.ndarray, tool_holdout: float | None
+              ) -> tuple[np.ndarray, list[Query]]:
+    """A fold's training rows and requests: as labeled, or (``tool_holdout``) without the
+    labels of that share of the tools."""
+    if not tool_holdout:
+        return train, [p.queries[j] for j in train]
+    hidden = _hidden_tools(p, fold, tool_holdout)
+    train = train[_without([p.queries[j] for j in train], p.registry, hidden)]
+    return train, [dataclasses.replace(
+        p.queries[j], expected=tuple(n for n in p.queries[j].expected
+                                     if p.registry.index(n) not in hidden)) for j in train]
+
+
 def cross_fit(registry: Sequence[Tool], queries: Sequence[Query],
               base: str | Scorer = "default", *, k: int = MAX_FOLDS,
               setting="auto", max_per_tool: int | None = None,
@@ -189,15 +202,7 @@ def cross_fit(registry: Sequence[Tool], queries: Sequence[Query],
     models, rows = [], []
     for f in range(int(folds.max()) + 1):
         train, test = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-        train_q = [p.queries[j] for j in train]
-        if tool_holdout:
-            hidden = _hidden_tools(p, f, tool_holdout)
-            keep = _without(train_q, p.registry, hidden)
-            train = train[keep]
-            train_q = [dataclasses.replace(
-                p.queries[j], expected=tuple(n for n in p.queries[j].expected
-                                             if p.registry.index(n) not in hidden))
-                for j in train]
+        train, train_q = _training(p, f, train, tool_holdout)
         m = copy.copy(p.scorer)  # the label-free half is shared; _learn sets new attributes
         m.setting = setting
         m.max_per_tool = max_per_tool

@@ -79,15 +79,7 @@ def model_record(scorer: LearnedScorer, registry: Sequence[Tool]) -> dict:
         np.zeros(len(reg), dtype=int)
     vectors = np.ascontiguousarray(ev.vectors, dtype="<f4")
     always = [reg[i].name for i in np.flatnonzero(~scorer.candidates_)]
-    est = getattr(scorer, "estimate_", None)
-    estimate = None
-    if est is not None:
-        estimate = {"ships": bool(est.ships), "sentence": est.sentence,
-                    "gains": [{k: (None if isinstance(v, float) and not np.isfinite(v) else
-                                   (float(v) if isinstance(v, (float, np.floating)) else
-                                    (int(v) if isinstance(v, (np.integer,)) else v)))
-                               for k, v in row.items()}
-                              for row in est.gains.to_dict("records")]}
+    estimate = _estimate_record(getattr(scorer, "estimate_", None))
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION, "toolsel_version": _version(),
         "base": scorer.base_name_, "vectors_from": scorer.vectors_from_,
@@ -106,6 +98,22 @@ def model_record(scorer: LearnedScorer, registry: Sequence[Tool]) -> dict:
         "vectors": {"dtype": "float32", "shape": list(vectors.shape),
                     "base64": base64.b64encode(vectors.tobytes()).decode("ascii")},
     }
+
+
+def _plain(v):
+    """A table cell as plain JSON: finite floats, ints, strings; ``None`` for nan."""
+    if isinstance(v, (float, np.floating)):
+        return float(v) if np.isfinite(v) else None
+    return int(v) if isinstance(v, np.integer) else v
+
+
+def _estimate_record(est) -> dict | None:
+    """The fit's cross-fitted estimate as the model file keeps it (``None``: not estimated)."""
+    if est is None:
+        return None
+    return {"ships": bool(est.ships), "sentence": est.sentence,
+            "gains": [{k: _plain(v) for k, v in row.items()}
+                      for row in est.gains.to_dict("records")]}
 
 
 def is_model_file(path: str | Path) -> bool:

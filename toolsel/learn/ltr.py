@@ -43,12 +43,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from .groups import group_folds
-from .signals import Evidence, FLOOR, fit_evidence
+from .signals import FEATURES, FLOOR, Evidence, fit_evidence
 
 __all__ = ["FEATURES", "features", "fit_ltr", "ltr_scores", "knn_signal", "description_signal",
            "TOOL_HOLDOUT", "FEATURE_FOLDS"]
 
-FEATURES = ("blind_rel", "blind_rank", "usage", "labeled", "labeled_far", "description")
 #: Share of labeled tools whose labels a tool-held-out training fold removes.
 TOOL_HOLDOUT = 0.3
 #: Group folds the training features are computed over (fewer with fewer groups).

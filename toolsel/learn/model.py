@@ -19,7 +19,7 @@ import numpy as np
 from ..data import Query, Registry, Tool
 from ..scorers.base import NotFittedError, Scorer, get_scorer, registry_fingerprint
 from .groups import request_groups
-from .rule import RULE, _Fold, choose, fit_setting, setting_scores
+from .rule import RULE, FoldSignals, choose, fit_setting, setting_scores
 from .signals import METHODS, SETTINGS, Evidence, Setting, fit_evidence
 
 __all__ = ["LearnedScorer", "tool_hash", "labels_hash", "check_labeled"]
@@ -298,9 +298,8 @@ class LearnedScorer(Scorer):
             return np.asarray(blind, dtype=np.float64).copy()
         if vectors is None:
             vectors = self._request_vectors(texts)
-        fold = _Fold.__new__(_Fold)  # a fresh signal cache: these requests only
-        fold.ev, fold._cache = ev, {}
-        return setting_scores(s, blind, list(texts), vectors, fold, self.description_vectors_,
+        return setting_scores(s, blind, list(texts), vectors, FoldSignals(ev),
+                              self.description_vectors_,
                               self.candidates_)
 
     def _score_many(self, queries: list[str]) -> np.ndarray:

@@ -42,11 +42,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from .groups import group_folds
-from .signals import SETTINGS, Setting, combine, fit_evidence, interleave, learned_signals, \
+from .signals import SETTINGS, Evidence, Setting, combine, fit_evidence, interleave, learned_signals, \
     lift, tool2vec_signal
 
 __all__ = ["choose_setting", "choose", "objective", "required_ranks", "gain_low", "RULE",
-           "MAX_FOLDS", "Z", "setting_scores", "fit_setting", "TOOL_HOLDOUT",
+           "MAX_FOLDS", "Z", "setting_scores", "FoldSignals", "fit_setting", "TOOL_HOLDOUT",
            "FLOOR_UNCOVERED"]
 
 MAX_FOLDS = 5
@@ -98,13 +98,18 @@ def objective(ranks: Sequence[np.ndarray], k: int = 5) -> np.ndarray:
     return out
 
 
-class _Fold:
-    """What one training set teaches, computed once and shared by every setting scored on
-    one set of requests."""
+class FoldSignals:
+    """What one training set teaches (its :class:`~toolsel.learn.signals.Evidence`) and the
+    signals of one set of requests read from it, computed once and shared by every setting
+    scored on those requests."""
 
-    def __init__(self, n_tools: int, texts, vectors, tools_of, max_per_tool):
-        self.ev = fit_evidence(n_tools, texts, vectors, tools_of, max_per_tool=max_per_tool)
+    def __init__(self, ev: Evidence):
+        self.ev = ev
         self._cache: dict = {}
+
+    @classmethod
+    def fit(cls, n_tools: int, texts, vectors, tools_of, max_per_tool) -> FoldSignals:
+        return cls(fit_evidence(n_tools, texts, vectors, tools_of, max_per_tool=max_per_tool))
 
     def signal(self, name: str, vectors, description_vectors):
         """The ``tool2vec`` or ``knn`` signal of the requests of ``vectors`` (the same
@@ -135,7 +140,7 @@ def fit_setting(setting: Setting, blind: np.ndarray, vectors: np.ndarray,
 
 
 def setting_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
-                   vectors: np.ndarray, fold: _Fold, description_vectors: np.ndarray | None,
+                   vectors: np.ndarray, fold: FoldSignals, description_vectors: np.ndarray | None,
                    candidates: np.ndarray) -> np.ndarray:
     """Scores of requests (``blind``, ``texts``, ``vectors``) under a fitted ``setting`` that
     learned ``fold``'s evidence."""
@@ -147,7 +152,7 @@ def setting_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
 
 
 def _learned_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
-                    vectors: np.ndarray, fold: _Fold, description_vectors: np.ndarray | None,
+                    vectors: np.ndarray, fold: FoldSignals, description_vectors: np.ndarray | None,
                     candidates: np.ndarray) -> np.ndarray:
     ev = fold.ev
     m = setting.method
@@ -220,12 +225,63 @@ def choose(blinds: dict[str, np.ndarray], texts: Sequence[str], vectors: np.ndar
                                  "method": pick.method, "dev_score": float("nan"),
                                  "n_requests": len(texts), "chosen": True}]
     folds = group_folds(groups, min(max_folds, n_groups))
+    per, uncovered = _held_out(blinds, texts, vectors, tools_of, required, candidates,
+                               np.asarray(groups), folds, description_vectors, settings,
+                               max_per_tool)
+    valid = ~np.isnan(per[0])
+    means = per[:, valid].mean(axis=1) if valid.any() else np.zeros(len(per))
+    unc = valid & uncovered
+    unc_means = per[:, unc].mean(axis=1) if unc.any() else np.zeros(len(per))
+    ok = _eligible(unc_means, settings, unc.any())
+    best = int(np.argmax(np.where(ok, np.round(means, 12), -np.inf)))  # first of the best
+    rows = [{"base": base, "setting": s.label, "method": s.method,
+             "dev_score": float(means[j]), "n_requests": int(valid.sum()),
+             "uncovered_score": float(unc_means[j]) if unc.any() else float("nan"),
+             "n_uncovered": int(unc.sum()), "eligible": bool(ok[j]), "chosen": j == best}
+            for j, (base, s) in enumerate((b, s) for b in bases for s in settings)]
+    return bases[best // len(settings)], settings[best % len(settings)], rows
+
+
+def _eligible(unc_means: np.ndarray, settings: list[Setting], any_uncovered: bool) -> np.ndarray:
+    """Step 4 of the rule: candidates (rows: base-major) whose mean R@5 on uncovered held-out
+    requests is at most :data:`FLOOR_UNCOVERED` below the first blind scorer's blind row."""
+    ok = np.ones(len(unc_means), dtype=bool)
+    reference = next((i for i, s in enumerate(settings) if s.method == "blind"), None)
+    if reference is not None and any_uncovered:
+        ok = np.round(unc_means - unc_means[reference], 12) >= -FLOOR_UNCOVERED
+        ok[reference] = True
+    return ok
+
+
+def _fitted_settings(settings: list[Setting], blind: np.ndarray, vectors: np.ndarray,
+                     train: np.ndarray, train_tools: list, candidates: np.ndarray,
+                     groups: np.ndarray, description_vectors, max_per_tool) -> list[Setting]:
+    """Each setting fit on one training set; ``ltr`` is fit once and shared by its
+    interleaved twin."""
+    required = [[t for t in ts if candidates[t]] for ts in train_tools]
+    out, ltr = [], None
+    for s in settings:
+        if s.method == "ltr" and not s.coef and ltr is not None:
+            out.append(dataclasses.replace(ltr, interleave=s.interleave)
+                       if ltr.method == "ltr" else ltr)
+            continue
+        fitted = fit_setting(s, blind[train], vectors[train], train_tools, required,
+                             candidates, groups[train], description_vectors,
+                             max_per_tool=max_per_tool)
+        if s.method == "ltr":
+            ltr = fitted
+        out.append(fitted)
+    return out
+
+
+def _held_out(blinds, texts, vectors, tools_of, required, candidates, groups, folds,
+              description_vectors, settings, max_per_tool) -> tuple[np.ndarray, np.ndarray]:
+    """R@5 per candidate (rows: base-major, then setting) and held-out request (columns: each
+    request as fit on the other folds, then again with the tool-held-out training), and
+    which columns are uncovered (none of the request's tools labeled in that training)."""
     n = len(texts)
-    # columns: each request held out once with the other folds' labels (request folds), and
-    # once more with a share of the tools' labels gone too (tool-held-out folds)
-    per = np.full((len(bases) * len(settings), 2 * n), np.nan)
+    per = np.full((len(blinds) * len(settings), 2 * n), np.nan)
     uncovered = np.zeros(2 * n, dtype=bool)
-    groups = np.asarray(groups)
     n_tools = next(iter(blinds.values())).shape[1]
     rng = np.random.default_rng(0)
     for f in np.unique(folds):
@@ -234,51 +290,20 @@ def choose(blinds: dict[str, np.ndarray], texts: Sequence[str], vectors: np.ndar
         req = [required[j] for j in test]
         for variant, (train, train_tools) in enumerate(
                 _training_variants(np.flatnonzero(folds != f), tools_of, rng)):
-            fold = _Fold(n_tools, [texts[j] for j in train], vectors[train], train_tools,
+            fold = FoldSignals.fit(n_tools, [texts[j] for j in train], vectors[train], train_tools,
                          max_per_tool)
             labeled = set(fold.ev.labeled.tolist())
             uncovered[variant * n + test] = [not any(t in labeled for t in r) for r in req]
-            for b, base in enumerate(bases):
-                blind = blinds[base]
-                ltr = None  # fit once per base and training, shared by ltr and its interleave
-                for i, s in enumerate(settings):
-                    if s.method == "ltr" and not s.coef and ltr is not None:
-                        fitted = dataclasses.replace(ltr, interleave=s.interleave) \
-                            if ltr.method == "ltr" else ltr
-                    else:
-                        fitted = fit_setting(s, blind[train], vectors[train], train_tools,
-                                             [[t for t in ts if candidates[t]]
-                                              for ts in train_tools],
-                                             candidates, groups[train], description_vectors,
-                                             max_per_tool=max_per_tool)
-                        if s.method == "ltr":
-                            ltr = fitted
-                    scores = setting_scores(fitted, blind[test], t_texts, vectors[test], fold,
+            for b, blind in enumerate(blinds.values()):
+                fitted = _fitted_settings(settings, blind, vectors, train, train_tools,
+                                          candidates, groups, description_vectors,
+                                          max_per_tool)
+                for i, s in enumerate(fitted):
+                    scores = setting_scores(s, blind[test], t_texts, vectors[test], fold,
                                             description_vectors, candidates)
                     per[b * len(settings) + i, variant * n + test] = objective(
                         required_ranks(scores, req, candidates))
-    valid = ~np.isnan(per[0])
-    means = per[:, valid].mean(axis=1) if valid.any() else np.zeros(len(per))
-    # the floor: on held-out requests none of whose tools had a label, no worse than the
-    # first blind scorer with labels unused (row 0) by more than FLOOR_UNCOVERED
-    unc = valid & uncovered
-    unc_means = per[:, unc].mean(axis=1) if unc.any() else np.zeros(len(per))
-    reference = next((i for i, s in enumerate(settings) if s.method == "blind"), None)
-    ok = np.ones(len(per), dtype=bool)
-    if reference is not None and unc.any():
-        ok = np.round(unc_means - unc_means[reference], 12) >= -FLOOR_UNCOVERED
-        ok[reference] = True
-    best = int(np.argmax(np.where(ok, np.round(means, 12), -np.inf)))  # first of the best
-    rows = []
-    for b, base in enumerate(bases):
-        for i, s in enumerate(settings):
-            j = b * len(settings) + i
-            rows.append({"base": base, "setting": s.label, "method": s.method,
-                         "dev_score": float(means[j]), "n_requests": int(valid.sum()),
-                         "uncovered_score": float(unc_means[j]) if unc.any() else float("nan"),
-                         "n_uncovered": int(unc.sum()), "eligible": bool(ok[j]),
-                         "chosen": j == best})
-    return bases[best // len(settings)], settings[best % len(settings)], rows
+    return per, uncovered
 
 
 def choose_setting(blind: np.ndarray, texts: Sequence[str], vectors: np.ndarray,

@@ -56,6 +56,9 @@ METHODS = ("blind", "expand", "centroid", "knn", "fusion", "tool2vec", "ltr")
 RULE_METHODS = ("blind", "knn", "tool2vec", "ltr")
 #: The weights the lift methods are tried at by the rule.
 RULE_WEIGHTS = (0.5, 1.0, 2.0)
+#: The per-(request, tool) features of the ``ltr`` stage (:mod:`~toolsel.learn.ltr`), in the
+#: order of its coefficients (after the intercept).
+FEATURES = ("blind_rel", "blind_rank", "usage", "labeled", "labeled_far", "description")
 #: The share of the description vector in a labeled tool's ``tool2vec`` usage vector.
 TOOL2VEC_ALPHA = 0.5
 
@@ -106,32 +109,35 @@ class Setting:
             raise ValueError(f"a setting is an object with a method among {list(METHODS)}, "
                              f"got {value!r}")
         mix = value.get("mix", [0, 0, 0])
-        if not isinstance(mix, list) or len(mix) != 3 or \
-                not all(isinstance(m, (int, float)) and m >= 0 for m in mix):
-            raise ValueError(f"'mix' must be three non-negative numbers, got {mix!r}")
-        if not all(np.isfinite(float(m)) for m in mix):
-            raise ValueError(f"'mix' must be finite, got {mix!r}")
+        if not isinstance(mix, list) or len(mix) != 3 or not all(_finite(m, 0) for m in mix):
+            raise ValueError(f"'mix' must be three finite non-negative numbers, got {mix!r}")
         for key in ("weight", "alpha"):
-            v = value.get(key, 0.0)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) \
-                    or v < 0:
-                raise ValueError(f"{key!r} must be a finite non-negative number, got {v!r}")
-        coef: tuple[float, ...] = ()
-        if value["method"] == "ltr":
-            from .ltr import FEATURES
-            raw = value.get("coef")
-            if not isinstance(raw, list) or len(raw) != len(FEATURES) + 1 or not all(
-                    isinstance(c, (int, float)) and not isinstance(c, bool) and np.isfinite(c)
-                    for c in raw):
-                raise ValueError(f"'coef' of an ltr setting must be {len(FEATURES) + 1} finite "
-                                 f"numbers (intercept, {', '.join(FEATURES)}), got {raw!r}")
-            coef = tuple(float(c) for c in raw)
+            if not _finite(value.get(key, 0.0), 0):
+                raise ValueError(f"{key!r} must be a finite non-negative number, got "
+                                 f"{value.get(key)!r}")
         interleave = value.get("interleave", False)
         if not isinstance(interleave, bool):
             raise ValueError(f"'interleave' must be true or false, got {interleave!r}")
+        coef = _coef(value) if value["method"] == "ltr" else ()
         return cls(value["method"], float(value.get("weight", 0.0)),
                    float(value.get("alpha", 0.0)), tuple(float(m) for m in mix), coef,
                    interleave)
+
+
+def _finite(v, low: float | None = None) -> bool:
+    """``v`` is a finite number (not a bool), at least ``low`` when given."""
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
+    return ok and (low is None or v >= low)
+
+
+def _coef(value: dict) -> tuple[float, ...]:
+    """An ``ltr`` setting's coefficients: the intercept and one finite number a feature."""
+    raw = value.get("coef")
+    if not isinstance(raw, list) or len(raw) != len(FEATURES) + 1 or \
+            not all(_finite(c) for c in raw):
+        raise ValueError(f"'coef' of an ltr setting must be {len(FEATURES) + 1} finite "
+                         f"numbers (intercept, {', '.join(FEATURES)}), got {raw!r}")
+    return tuple(float(c) for c in raw)
 
 
 def _settings() -> list[Setting]:
