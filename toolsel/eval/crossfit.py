@@ -233,10 +233,12 @@ def learning_curve(prepared: Prepared, *, caps: Sequence[int | None] = CURVE_CAP
                    ks: Sequence[int] = (5, 10)) -> pd.DataFrame:
     """Cross-fitted means with each tool learning from at most ``cap`` labeled requests.
 
-    One row per cap: ``labels_per_tool`` (``"all"`` for ``None``), ``R@5``, ``Complete@10``,
+    One row per cap: ``labels_per_tool`` (``"all"`` for ``None``), ``R@5`` with its 95%
+    interval resampling request groups (``R@5_low``, ``R@5_high``), ``Complete@10``,
     ``n_queries``, ``n_labeled_tools`` (mean over folds of tools with a labeled request).
     Cap 0 is the blind scorer.
     """
+    from .stats import clustered_mean
     rows = []
     for cap in caps:
         cf = cross_fit(prepared.registry, prepared.queries, k=k, setting=setting,
@@ -244,8 +246,11 @@ def learning_curve(prepared: Prepared, *, caps: Sequence[int | None] = CURVE_CAP
         qm = cf.query_metrics[cf.query_metrics["scorer"] == learned_label(cf.base)]
         r5 = qm[qm["top_k"] == min(5, qm["top_k"].max())]
         c10 = qm[qm["top_k"] == min(10, qm["top_k"].max())]
+        ci = clustered_mean(r5["R@k"].to_numpy(), r5["group"].to_numpy())
         rows.append({"labels_per_tool": "all" if cap is None else str(cap),
-                     "R@5": float(r5["R@k"].mean()), "Complete@10": float(c10["Complete@k"].mean()),
+                     "R@5": float(r5["R@k"].mean()), "R@5_low": ci["low"],
+                     "R@5_high": ci["high"],
+                     "Complete@10": float(c10["Complete@k"].mean()),
                      "n_queries": int(r5["R@k"].notna().sum()),
                      "n_labeled_tools": float(np.mean([len(m.labeled_tools_)
                                                       for m in cf.models]))})

@@ -30,7 +30,7 @@ import pandas as pd
 from .metrics import binary_metrics
 
 __all__ = ["BINARY_METRICS", "bootstrap_intervals", "bootstrap_by_group", "paired_comparison", "sign_test", "holm",
-           "wilson_interval", "with_wilson", "clustered_gain"]
+           "wilson_interval", "with_wilson", "clustered_gain", "clustered_mean", "verdict"]
 
 _KEYS = ["scorer", "top_k", "query_id"]
 
@@ -320,3 +320,27 @@ def clustered_gain(a: Sequence[float], b: Sequence[float], groups: Sequence[int]
             "low": float(np.quantile(boot, q)), "high": float(np.quantile(boot, 1 - q)),
             "won": int((d > 0).sum()), "lost": int((d < 0).sum()), "n": int(n),
             "n_groups": int(len(sums))}
+
+
+def verdict(low: float, high: float, n: int) -> str:
+    """The word for a paired difference with interval ``[low, high]`` over ``n`` requests:
+    ``"ahead"`` when the whole interval lies above one request's worth (``1 / n``),
+    ``"behind"`` when it lies below minus that, ``"tie"`` otherwise (a difference smaller
+    than one request flipping is not told apart from none)."""
+    if not n or not (np.isfinite(low) and np.isfinite(high)):
+        return "tie"
+    step = 1.0 / n
+    if low > step:
+        return "ahead"
+    if high < -step:
+        return "behind"
+    return "tie"
+
+
+def clustered_mean(values: Sequence[float], groups: Sequence[int] | None = None, **kwargs
+                   ) -> dict:
+    """The mean of ``values`` with the interval :func:`clustered_gain` gives (groups
+    resampled whole): ``{"mean", "low", "high", "n"}``."""
+    v = np.asarray(values, dtype=np.float64)
+    g = clustered_gain(v, np.zeros_like(v), groups, **kwargs)
+    return {"mean": g["diff"], "low": g["low"], "high": g["high"], "n": g["n"]}
