@@ -231,3 +231,13 @@ def test_in_sample_note_also_matches_the_same_texts_under_new_ids(model_path, tm
                  "--no-progress"]) == 0
     assert "10 of the 10 requests evaluated were used to fit" in capsys.readouterr().out
     assert learned_label("bm25") == "bm25+labels"
+
+
+def test_the_report_explorer_shows_the_model_as_one_more_panel(model_path, tmp_path):
+    from toolsel.report.explorer_page import write_explorer
+    page = write_explorer(tmp_path / "explorer.html", DATA / "registry.json",
+                          DATA / "queries.jsonl", ["bm25"], model=model_path)
+    html = page.read_text(encoding="utf-8")
+    assert '"name":"bm25"' in html and '"name":"bm25+labels"' in html
+    assert "learned from 162 labeled requests: knn(weight=1)" in html
+    assert str(tmp_path) not in html and str(model_path.parent) not in html
