@@ -45,6 +45,7 @@ import sys
 import time
 from pathlib import Path
 
+import copy
 import dataclasses
 
 import numpy as np
@@ -213,11 +214,9 @@ def _single_base(prep, base: str):
 def fair(sets, candidate_sets, out: Path | None) -> None:
     """Per set and split, blind vs each candidate (a method forced on ``default``, the rule
     picking its weight and interleaving) vs the rule's choice over three blind scorers
-    (``auto``), with coverage subsets and intervals resampling request groups; then the
-    estimate beside the realized gain on a half the fit never saw."""
-    from toolsel.eval.crossfit import fit_estimated, gain_table
-    from toolsel.learn.groups import group_folds
-    rows, est_rows = [], []
+    (``auto``), with coverage subsets and intervals resampling request groups."""
+    from toolsel.eval.crossfit import gain_table
+    rows = []
     for name in sets:
         reg, qs = load_set(name)
         prep = prepare(reg, qs, "default", bases=list(FAIR_BASES))
@@ -237,18 +236,29 @@ def fair(sets, candidate_sets, out: Path | None) -> None:
                 print(f"{name:13s} {split:19s} {cand:8s} R@5 {r5['blind']:.3f} -> "
                       f"{r5['learned']:.3f} [{r5['low']:+.3f}, {r5['high']:+.3f}] "
                       f"({time.perf_counter() - t0:.0f} s)", flush=True)
-        est_rows.append(_estimate_vs_realized(name, reg, qs, prep.groups, fit_estimated,
-                                              group_folds))
-        print(f"{name:13s} estimate {est_rows[-1]['estimate_diff']:+.3f} "
-              f"[{est_rows[-1]['estimate_low']:+.3f}, {est_rows[-1]['estimate_high']:+.3f}], "
-              f"ships {est_rows[-1]['ships']}, realized {est_rows[-1]['realized_diff']:+.3f} "
-              f"[{est_rows[-1]['realized_low']:+.3f}, {est_rows[-1]['realized_high']:+.3f}]",
-              flush=True)
-    tables = {"learn_fair.csv": pd.DataFrame(rows),
-              "learn_estimate.csv": pd.DataFrame(est_rows)}
-    for file, table in tables.items():
-        if out is not None:
-            write_table(table, out / file)
+    if out is not None:
+        write_table(pd.DataFrame(rows), out / "learn_fair.csv")
+
+
+def estimates(sets, out: Path | None) -> None:
+    """Per set, ``toolsel fit`` on one half of the labeled requests (group folds), its
+    estimate beside what the shipped model, and the learned procedure had it shipped,
+    realize on the other half."""
+    from toolsel.eval.crossfit import fit_estimated
+    from toolsel.learn.groups import group_folds, request_groups
+    est_rows = []
+    for name in sets:
+        reg, qs = load_set(name)
+        r = _estimate_vs_realized(name, reg, qs, request_groups(qs), fit_estimated,
+                                  group_folds)
+        est_rows.append(r)
+        print(f"{name:13s} estimate {r['estimate_diff']:+.3f} [{r['estimate_low']:+.3f}, "
+              f"{r['estimate_high']:+.3f}], ships {r['ships']}, realized "
+              f"{r['realized_diff']:+.3f} [{r['realized_low']:+.3f}, {r['realized_high']:+.3f}]"
+              f"; the procedure {r['procedure_diff']:+.3f} [{r['procedure_low']:+.3f}, "
+              f"{r['procedure_high']:+.3f}]", flush=True)
+    if out is not None:
+        write_table(pd.DataFrame(est_rows), out / "learn_estimate.csv")
 
 
 def _estimate_vs_realized(name, reg, qs, groups, fit_estimated, group_folds) -> dict:
@@ -271,6 +281,14 @@ def _estimate_vs_realized(name, reg, qs, groups, fit_estimated, group_folds) -> 
     r5l = np.array([np.mean(r <= 5) if len(r) else np.nan for r in rl])
     test_groups = np.asarray(groups)[half == 1]
     real = clustered_gain(r5l, r5b, test_groups)
+    # the learned procedure as it would have shipped had the gate passed (the same fit)
+    proc = model
+    if not est.ships:
+        proc = copy.copy(p.scorer)
+        proc._learn(p.registry, p.queries, p.blinds, p.vectors)
+    rp = required_ranks(proc.score_many(texts), req, model.candidates_)
+    r5p = np.array([np.mean(r <= 5) if len(r) else np.nan for r in rp])
+    pg = clustered_gain(r5p, r5b, test_groups)
     labeled = set(model.labeled_tools_)
     unc = np.array([not any(reg[t].name in labeled for t in r) if r else False for r in req])
     u = clustered_gain(r5l[unc], r5b[unc], test_groups[unc])
@@ -283,6 +301,11 @@ def _estimate_vs_realized(name, reg, qs, groups, fit_estimated, group_folds) -> 
             "realized_high": real["high"], "realized_won": real["won"],
             "realized_lost": real["lost"],
             "covered_by_estimate": bool(g["low"].iloc[0] <= real["diff"] <= g["high"].iloc[0]),
+            "procedure": f"{proc.base_name_}: {proc.setting_.label}",
+            "procedure_diff": pg["diff"], "procedure_low": pg["low"],
+            "procedure_high": pg["high"], "procedure_won": pg["won"],
+            "procedure_lost": pg["lost"],
+            "procedure_covered": bool(g["low"].iloc[0] <= pg["diff"] <= g["high"].iloc[0]),
             "uncovered_n": u["n"], "uncovered_blind": u["mean_b"],
             "uncovered_learned": u["mean_a"], "uncovered_won": u["won"],
             "uncovered_lost": u["lost"]}
@@ -359,7 +382,7 @@ def cost(n_tools: int, n_labels: int, n_requests: int, repeat: int, out: Path | 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--study", choices=["fair", "quality", "many", "cost", "all"],
+    ap.add_argument("--study", choices=["fair", "estimate", "quality", "many", "cost", "all"],
                     default="all")
     ap.add_argument("--candidate-sets", default="workspace-all,plugin,pooled",
                    help="sets where every candidate is also run forced (fair study)")
@@ -375,6 +398,8 @@ def main() -> None:
         args.out.mkdir(parents=True, exist_ok=True)
     if args.study in ("fair", "all"):
         fair(args.sets.split(","), args.candidate_sets.split(","), args.out)
+    if args.study in ("estimate", "all"):
+        estimates(args.sets.split(","), args.out)
     if args.study in ("quality", "all"):
         quality(args.sets.split(","), args.scorers.split(","), args.out)
     if args.study in ("many", "all"):
