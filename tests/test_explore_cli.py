@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -38,8 +39,13 @@ def test_explore_writes_a_parameterized_copy_and_never_overwrites(tmp_path, caps
     path = out / "explore_registry-3.ipynb"
     assert f"wrote {path}" in capsys.readouterr().out
     text = _injected(path)
-    assert f'registry = "{(DATA / "registry.json").resolve()}"' in text
-    assert f'queries = "{(DATA / "queries.jsonl").resolve()}"' in text
+    # paths relative to the notebook's folder (it runs there): no machine path in it
+    rel = os.path.relpath(DATA.resolve(), out.resolve())
+    assert f'registry = "{rel}/registry.json"' in text
+    assert f'queries = "{rel}/queries.jsonl"' in text
+    assert str(tmp_path) not in path.read_text()
+    # with labeled queries, the offline explorer page is written beside the notebook
+    assert 'id="explorer-data"' in path.with_suffix(".html").read_text(encoding="utf-8")
     assert 'out_dir = "explore_registry-3"' in text and '"bm25", "jaccard"' in text
     assert "top_k = [5]" in text
     assert "jupytext" not in json.loads(path.read_text())["metadata"]

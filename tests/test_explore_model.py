@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -60,12 +61,13 @@ def test_explore_model_adds_a_panel_and_checks_the_file(model_file, tmp_path, ca
     assert main([*args, "--scorers", "bm25", "--model", str(model_file)]) == 0
     nb = json.loads((out / "explore_registry.ipynb").read_text(encoding="utf-8"))
     cell = [c for c in nb["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
-    assert f'scorers = ["bm25", "{model_file.resolve()}"]' in "".join(cell[0]["source"])
+    rel = os.path.relpath(model_file.resolve(), out.resolve())
+    assert f'scorers = ["bm25", "{rel}"]' in "".join(cell[0]["source"])
     # without --scorers the notebook's own scorers come first
     assert main([*args, "--model", str(model_file)]) == 0
     nb = json.loads((out / "explore_registry.ipynb").read_text(encoding="utf-8"))
     cell = [c for c in nb["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
-    assert f'"default", "{model_file.resolve()}"]' in "".join(cell[0]["source"])
+    assert f'"default", "{rel}"]' in "".join(cell[0]["source"])
     # a file that is not a model: an error naming it, nothing written
     bad = tmp_path / "bad.json"
     bad.write_text("{}")

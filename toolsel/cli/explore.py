@@ -111,6 +111,20 @@ def lab_command(notebook: str, *, euid: int | None = None, no_browser: bool = Fa
     return cmd, notes
 
 
+def _write_page(notebook, args) -> Path | None:
+    """``explorer.html`` beside the notebook (same name, ``.html``): the offline page on the
+    registry and labeled queries, the model as one more panel. A file of that name that is not
+    an explorer page toolsel wrote is left alone (``None``)."""
+    from ..report.explorer_page import write_explorer
+    page = notebook.with_suffix(".html")
+    if page.exists() and 'id="explorer-data"' not in page.read_text(encoding="utf-8",
+                                                                    errors="replace"):
+        print(f"note: {page} exists and is not an explorer page toolsel wrote: left alone",
+              flush=True)
+        return None
+    return write_explorer(page, args.registry, args.queries, args.scorers, model=args.model)
+
+
 def _webbrowser_finds_one() -> bool:
     """Whether Python's webbrowser module (JupyterLab's) knows a browser here."""
     import webbrowser
@@ -130,6 +144,11 @@ def _explore(args: argparse.Namespace) -> int:
     path = write_explore_notebook(notebooks, args.registry, args.out, queries=args.queries,
                                   scorers=args.scorers, top_k=args.top_k, model=args.model)
     print(f"wrote {path} (tables go to {path.with_suffix('')}/)", flush=True)
+    if args.queries is not None:
+        page = _write_page(path, args)
+        if page is not None:
+            print(f"wrote {page}: the explorer page, offline, every scorer"
+                  + (" and the model" if args.model is not None else ""), flush=True)
     if args.no_lab:
         return 0
     cmd, notes = lab_command(path.name, no_browser=args.no_browser, browser=args.browser)

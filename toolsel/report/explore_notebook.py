@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -110,6 +111,21 @@ def _panel_scorers(scorers: Sequence[str] | None, model: str | Path | None, reg,
     return out
 
 
+def _relative(params: dict, folder: Path) -> dict:
+    """The file parameters as paths relative to the notebook's ``folder`` (the notebook runs
+    there), so the notebook names no machine path and still works when the folder moves with
+    its data."""
+    def rel(p: str) -> str:
+        return Path(os.path.relpath(p, folder)).as_posix()
+    out = dict(params)
+    for key in ("registry", "queries"):
+        if key in out:
+            out[key] = rel(out[key])
+    if "scorers" in out:
+        out["scorers"] = [rel(s) if Path(s).is_absolute() else s for s in out["scorers"]]
+    return out
+
+
 def write_explore_notebook(notebooks_dir: str | Path, registry: str | Path, out: str | Path, *,
                            queries: str | Path | None = None,
                            scorers: Sequence[str] | None = None,
@@ -156,6 +172,7 @@ def write_explore_notebook(notebooks_dir: str | Path, registry: str | Path, out:
     stem = "explore_" + (re.sub(r"[^A-Za-z0-9_.-]+", "_", registry.stem).strip("._") or "registry")
     name = free_name(out, stem, reuse_own=True) if out.is_dir() else stem
     params["out_dir"] = name  # relative to the notebook: its tables land beside it
+    params = _relative(params, out.resolve())
     nb = load_notebook_node(str(source))  # papermill's reader: every cell has its tags
     nb.metadata.pop("jupytext", None)
     nb.metadata.pop(MARKER, None)
