@@ -222,8 +222,24 @@ def _cell(value: object, fmt: Format | None) -> str:
     if isinstance(value, Real):
         return f"{value:,.3f}"
     if isinstance(value, (list, tuple, set, frozenset)):
-        return escape(", ".join(map(str, value)))
-    return escape(value)
+        return _long(", ".join(map(str, value)))
+    return _long(str(value))
+
+
+#: A text cell longer than this (characters) shows its first :data:`CELL_PREVIEW` characters,
+#: the whole text one click away (an HTML ``details`` element).
+MAX_CELL = 200
+CELL_PREVIEW = 120
+
+
+def _long(text: str) -> str:
+    """``text`` as a table cell: escaped; a long one as a preview with the whole text on
+    demand, so one long request (a pasted document, an image as base64) does not make its
+    table thousands of pixels wide."""
+    if len(text) <= MAX_CELL:
+        return escape(text)
+    return (f"<details><summary>{escape(text[:CELL_PREVIEW])}… ({len(text):,} characters)"
+            f"</summary>{escape(text)}</details>")
 
 
 def table(df: pd.DataFrame, formats: Mapping[str, Format] | None = None, *,
