@@ -23,12 +23,12 @@
 #
 # Dynamic tool selection sends the **top-K** tools for each user turn instead of the whole
 # registry. The smaller K, the smaller the request, and the likelier the right tool is cut.
-# This notebook sweeps the scorers over the article's six cut-offs and plots the trade-off:
+# This notebook sweeps the scorers over six cut-offs (K from 1 to 30 by default) and plots the trade-off:
 #
-# - **R@k**: share of required tools among the K sent (the article's "recall@K");
+# - **R@k**: the share of a request's required tools that are among the K sent (recall@K);
 # - **Complete@k**: share of queries for which *every* required tool was sent;
 # - **payload reduction**: 1 − characters sent / characters of the whole registry
-#   (name + description, the article's measure).
+#   (name + description, in characters).
 #
 # With few queries one miss moves R@k by several points (the sweep below says how many on
 # this data): every mean carries a 95% interval (a bootstrap over queries; Wilson's for
