@@ -285,7 +285,7 @@ def _estimate_vs_realized(name, reg, qs, groups, fit_estimated, group_folds) -> 
     proc = model
     if not est.ships:
         proc = copy.copy(p.scorer)
-        proc._learn(p.registry, p.queries, p.blinds, p.vectors)
+        proc.learn(p.registry, p.queries, p.blinds, p.vectors)
     rp = required_ranks(proc.score_many(texts), req, model.candidates_)
     r5p = np.array([np.mean(r <= 5) if len(r) else np.nan for r in rp])
     pg = clustered_gain(r5p, r5b, test_groups)

@@ -59,7 +59,7 @@ def test_ltr_never_lifts_a_tool_for_having_labels(prep):
     tools_of, required = _rows(prep)
     desc = description_signal(prep.vectors, prep.scorer.description_vectors_
                               if hasattr(prep.scorer, "description_vectors_")
-                              else prep.scorer._description_vectors())
+                              else prep.scorer.description_vectors())
     coef = fit_ltr(prep.blind, prep.vectors, tools_of, required, prep.scorer.candidates_,
                    prep.groups, desc)
     assert coef is not None and len(coef) == len(FEATURES) + 1
@@ -74,7 +74,7 @@ def test_the_rule_chooses_only_candidates_within_the_floor_on_uncovered_requests
     tools_of, required = _rows(prep)
     base, setting, rows = choose(prep.blinds, [q.query for q in prep.queries], prep.vectors,
                                  tools_of, required, prep.scorer.candidates_, prep.groups,
-                                 description_vectors=prep.scorer._description_vectors())
+                                 description_vectors=prep.scorer.description_vectors())
     assert len(rows) == 2 * len(SETTINGS)
     ref = rows[0]
     assert ref["base"] == "default" and ref["method"] == "blind" and ref["eligible"]
@@ -241,3 +241,26 @@ def test_the_report_explorer_shows_the_model_as_one_more_panel(model_path, tmp_p
     assert '"name":"bm25"' in html and '"name":"bm25+labels"' in html
     assert "learned from 162 labeled requests: knn(weight=1)" in html
     assert str(tmp_path) not in html and str(model_path.parent) not in html
+
+
+@pytest.mark.parametrize("setting", [
+    Setting("blind"), Setting("knn", 1.0), Setting("tool2vec", 1.0, alpha=0.5),
+    Setting("ltr"), Setting("ltr", interleave=True), Setting("knn", 2.0, interleave=True),
+    Setting("expand", 1.0), Setting("centroid", 1.0, alpha=0.5),
+    Setting("fusion", 1.0, mix=(1 / 3, 1 / 3, 1 / 3))], ids=lambda s: s.label[:30])
+def test_every_method_fits_saves_loads_and_scores_the_same(setting, registry, labeled,
+                                                            tmp_path):
+    """The methods' table: each way of using the labels (the rule's and the older lifts)
+    fits, is written, read back and scores exactly as fitted."""
+    from toolsel.learn.signals import METHODS
+    assert setting.method in METHODS
+    m = LearnedScorer(base="bm25", setting=setting).fit(registry, labeled)
+    assert m.setting_.method in (setting.method, "blind")
+    if setting.method == "ltr":
+        assert len(m.setting_.coef) == len(FEATURES) + 1
+    path = tmp_path / "m.json"
+    save_model(m, registry, path)
+    back = load_model(path, registry)
+    assert back.setting_ == m.setting_
+    texts = ["tell the team the deploy finished", "open a ticket for the flaky login test"]
+    assert np.allclose(back.score_many(texts), m.score_many(texts))

@@ -74,10 +74,10 @@ def prepare(registry: Sequence[Tool], queries: Sequence[Query], base: str | Scor
     if not queries:
         raise ValueError("cross-fitting needs labeled requests; got none")
     sc = LearnedScorer(base=base, always_include=always_include, bases=bases)
-    sc._start(reg)
+    sc.start(reg)
     texts = [q.query for q in queries]
     blinds = {name: b.score_many(texts) for name, b in sc.bases_.items()}
-    return Prepared(reg, queries, sc, blinds[sc.base_name_], sc._request_vectors(texts),
+    return Prepared(reg, queries, sc, blinds[sc.base_name_], sc.request_vectors(texts),
                     request_groups(queries), blinds)
 
 
@@ -206,7 +206,7 @@ def cross_fit(registry: Sequence[Tool], queries: Sequence[Query],
         m = copy.copy(p.scorer)  # the label-free half is shared; _learn sets new attributes
         m.setting = setting
         m.max_per_tool = max_per_tool
-        m._learn(p.registry, train_q, {b: x[train] for b, x in blinds.items()},
+        m.learn(p.registry, train_q, {b: x[train] for b, x in blinds.items()},
                  p.vectors[train])
         learned[test] = m.learned_scores([p.queries[j].query for j in test],
                                          blinds[m.base_name_][test], p.vectors[test])
@@ -341,12 +341,12 @@ def fit_estimated(registry: Sequence[Tool], queries: Sequence[Query],
     model.max_per_tool = max_per_tool
     if ships:
         model.setting = setting
-        model._learn(p.registry, p.queries, p.blinds or {model.base_name_: p.blind}, p.vectors)
+        model.learn(p.registry, p.queries, p.blinds or {model.base_name_: p.blind}, p.vectors)
     else:
         from ..learn.signals import Setting
         model.setting = Setting("blind")
         ref = p.scorer.vectors_from_
-        model._learn(p.registry, p.queries, {ref: (p.blinds or {ref: p.blind})[ref]},
+        model.learn(p.registry, p.queries, {ref: (p.blinds or {ref: p.blind})[ref]},
                      p.vectors)
     model.estimate_ = Estimate(cf, gains, ships, sentence)
     return model, model.estimate_

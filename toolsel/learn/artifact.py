@@ -64,7 +64,8 @@ def _version() -> str:
 
 def model_record(scorer: LearnedScorer, registry: Sequence[Tool]) -> dict:
     """The JSON record of a fitted :class:`LearnedScorer` (see the module docstring)."""
-    scorer._check_fitted()
+    if not scorer.is_fitted():
+        raise ValueError("the model is not fitted: call fit(tools, queries) before saving it")
     reg = registry if isinstance(registry, Registry) else Registry(registry)
     if not scorer.is_fitted_for(reg):
         raise ValueError("the model was not fit on this registry")
@@ -396,7 +397,7 @@ def load_model(path: str | Path, registry: Sequence[Tool]) -> LearnedScorer:
         sc = LearnedScorer(base=vectors_from, setting=Setting.from_json(settings["setting"]),
                            max_per_tool=settings.get("max_per_tool"), always_include=always,
                            bases=list(dict.fromkeys([vectors_from, rec["base"]])), model=model)
-        sc._start(reg)
+        sc.start(reg)
         if sc.embedder_.encoder_.model_id == rec["embedding_model"]:
             break
     sc.base_name_, sc.base_ = rec["base"], sc.bases_[rec["base"]]
@@ -412,7 +413,7 @@ def load_model(path: str | Path, registry: Sequence[Tool]) -> LearnedScorer:
     _warn_fallback(path, rec, reg, missing, changed, usable)
     texts = [r["text"] for r in rec["requests"]]
     tools_of = [[reg.index(t) for t in r["tools"] if t in usable] for r in rec["requests"]]
-    sc.description_vectors_ = sc._description_vectors()
+    sc.description_vectors_ = sc.description_vectors()
     sc.evidence_ = fit_evidence(len(reg), texts, vectors.reshape(len(texts), -1) if texts
                                 else np.zeros((0, dim)), tools_of)
     sc.setting_ = setting

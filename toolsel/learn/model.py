@@ -136,13 +136,13 @@ class LearnedScorer(Scorer):
         if queries is None:
             raise TypeError("LearnedScorer.fit needs labeled requests: fit(tools, queries) "
                             "(a LearnedScorer is not refit on a registry alone)")
-        registry = self._start(tools)
+        registry = self.start(tools)
         queries = check_labeled(queries, registry)
         texts = [q.query for q in queries]
-        vectors = self._request_vectors(texts)
+        vectors = self.request_vectors(texts)
         blinds = {name: (sc.score_many(texts) if texts else np.zeros((0, len(registry))))
                   for name, sc in self.bases_.items()}
-        self._learn(registry, queries, blinds, vectors)
+        self.learn(registry, queries, blinds, vectors)
         return self
 
     def _base_names(self) -> list[str]:
@@ -154,7 +154,7 @@ class LearnedScorer(Scorer):
             names.insert(0, self.base)
         return list(dict.fromkeys(names))
 
-    def _start(self, tools) -> Registry:
+    def start(self, tools) -> Registry:
         """Fit the blind scorer and the embedder on ``tools``: the label-free half of a fit."""
         registry = tools if isinstance(tools, Registry) else Registry(tools)
         if not len(registry):
@@ -201,7 +201,7 @@ class LearnedScorer(Scorer):
         raise ValueError(f"setting must be 'auto', a method among {list(METHODS)} or a "
                          f"Setting, got {s!r}")
 
-    def _learn(self, registry: Registry, queries: list[Query],
+    def learn(self, registry: Registry, queries: list[Query],
                blinds: dict[str, np.ndarray] | np.ndarray, vectors: np.ndarray) -> None:
         """Choose by the dev rule and learn, from these labeled requests only: ``blinds``
         holds each offered blind scorer's scores of them (an array: the base's alone)."""
@@ -211,7 +211,7 @@ class LearnedScorer(Scorer):
         required = [[t for t in ts if self.candidates_[t]] for ts in tools_of]
         texts = [q.query for q in queries]
         groups = request_groups(queries)
-        self.description_vectors_ = self._description_vectors()
+        self.description_vectors_ = self.description_vectors()
         name, setting, self.selection_ = choose(
             blinds, texts, vectors, tools_of, required, self.candidates_, groups,
             description_vectors=self.description_vectors_, settings=self._settings(),
@@ -243,12 +243,12 @@ class LearnedScorer(Scorer):
         params = {} if self.model is None else {"model": self.model}
         return EmbeddingScorer(**params).fit(registry)
 
-    def _description_vectors(self) -> np.ndarray:
+    def description_vectors(self) -> np.ndarray:
         v = np.asarray(self.embedder_.vectors_, dtype=np.float64)
         n = np.linalg.norm(v, axis=1, keepdims=True)
         return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
 
-    def _request_vectors(self, texts: Sequence[str]) -> np.ndarray:
+    def request_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of ``texts``, read the way the base scorer reads them (a fusion base's
         whole-request vector comes from its in-context pass, so it is computed once)."""
         from ..scorers.fusion import FusionScorer, locate_clauses
@@ -297,7 +297,7 @@ class LearnedScorer(Scorer):
                 (s.method != "tool2vec" and s.method != "ltr" and not len(ev.labeled)):
             return np.asarray(blind, dtype=np.float64).copy()
         if vectors is None:
-            vectors = self._request_vectors(texts)
+            vectors = self.request_vectors(texts)
         return setting_scores(s, blind, list(texts), vectors, FoldSignals(ev),
                               self.description_vectors_,
                               self.candidates_)
