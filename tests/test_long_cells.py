@@ -23,3 +23,13 @@ def test_a_long_request_is_previewed_and_kept_whole_on_demand():
     assert "| short one |" in out or "short one" in out.splitlines()[-1]
     kept = sanitize_html(f"<table><tr><td>{row}</td></tr></table>")
     assert "<details>" in kept and "<summary>" in kept
+
+
+def test_a_tool_whose_schema_names_no_property_has_no_parameters():
+    from toolsel import Tool
+    from toolsel.pages.default_scorer import _has_parameters
+    empty = Tool("now", "the time", parameters={"type": "object", "properties": {}})
+    one = Tool("tz", "a zone's time", parameters={"type": "object",
+                                                   "properties": {"zone": {"type": "string"}}})
+    assert not _has_parameters(empty) and not _has_parameters(Tool("x", "y"))
+    assert _has_parameters(one)

@@ -103,6 +103,13 @@ class DefaultTables:
         return [(n, getattr(self, n)) for n in FILES if getattr(self, n) is not None]
 
 
+def _has_parameters(tool) -> bool:
+    """The tool takes at least one argument: its schema names a property (an empty
+    ``{"type": "object", "properties": {}}``, what MCP servers send for none, does not)."""
+    p = tool.parameters
+    return isinstance(p, dict) and bool(p.get("properties"))
+
+
 def comparison_skip_reason(scorers: Sequence[str]) -> str | None:
     """Why the default cannot be compared with a single scorer here, or ``None``."""
     if "default" in scorers and [s for s in SINGLE_SCORERS if s in scorers]:
@@ -116,7 +123,7 @@ def default_tables(d: PageData, scorers: Sequence[str], *, n_boot: int = 2000,
     the single-scorer gaps, and the ablation of ``variants`` (:func:`ablation_variants`)."""
     sizes = pd.DataFrame([{"style": s, "tools": len(reg), "requests": len(qs),
                            "multi-tool requests": sum(len(q.expected) > 1 for q in qs),
-                           "tools with parameters": sum(t.parameters is not None for t in reg)}
+                           "tools with parameters": sum(_has_parameters(t) for t in reg)}
                           for s, (reg, qs) in d.data.items()])
     comparison = compare_styles(d.data, scorers, n_boot=n_boot, seed=seed, latency_queries=0)
     vs = gaps = None
