@@ -147,7 +147,8 @@ def default_sentences(t: DefaultTables, d: PageData) -> dict:
     out: dict = {"run": claims.count_rows(
         t.sizes, src["sizes"], "Every scorer and the default against the best single one, on "
         "{n} registr" + ("y" if n == 1 else "ies") + f" ({d.reported.split(':')[0]}"
-        + ("" if d.has_split else ", in-sample") + ").")}
+        + ("" if d.has_split else "; no scorer is fit on these requests, but the best single "
+           "one is picked on them") + ").")}
     if t.versus is not None:
         out["versus"] = versus_best(t.versus, src["versus"])
         out["rows"] = {st: versus_rows(t.versus, src["versus"], style=st)
