@@ -170,14 +170,26 @@ def verdict_sentence(style_verdict: pd.DataFrame, policy_verdict: pd.DataFrame, 
     if n == 0:
         return claims.Claim("No registry evaluated.")
     word = unit[0] if n == 1 else unit[1]
-    out = (claims.fill(style_verdict, source, "A policy other than fixed top-K beats it on "
-                       "**{b} of {n}** " + word, b=("beats_top_k", "count_true"),
-                       n=("style", "nunique"))
-           + " (at the payload of a fixed K, a recall gain whose paired 95% interval lies "
-           "above zero)"
-           + claims.fill(style_verdict, source, "; on {t} more, a policy only ties it (its "
-                         "point dominates a top-K point, but no gain's interval excludes "
-                         "zero).", t=("ties_top_k", "count_true")))
+    if n == 1:  # one registry: says what happened on it, not "0 of 1 ... on 1 more"
+        beats = bool(style_verdict["beats_top_k"].iloc[0])
+        ties = bool(style_verdict["ties_top_k"].iloc[0])
+        out = claims.Claim(
+            ("A policy other than fixed top-K **beats** it on this " + word if beats else
+             "No policy other than fixed top-K beats it on this " + word)
+            + " (at the payload of a fixed K, a recall gain whose paired 95% interval lies "
+            "above zero)"
+            + ("" if beats else ("; a policy only ties it (its point dominates a top-K point, "
+                                 "but no gain's interval excludes zero)" if ties else
+                                 "; none even dominates a top-K point")) + ".")
+    else:
+        out = (claims.fill(style_verdict, source, "A policy other than fixed top-K beats it on "
+                           "**{b} of {n}** " + word, b=("beats_top_k", "count_true"),
+                           n=("style", "nunique"))
+               + " (at the payload of a fixed K, a recall gain whose paired 95% interval lies "
+               "above zero)"
+               + claims.fill(style_verdict, source, "; on {t} more, a policy only ties it (its "
+                             "point dominates a top-K point, but no gain's interval excludes "
+                             "zero).", t=("ties_top_k", "count_true")))
     per = []
     for pol in dict.fromkeys(policy_verdict["policy"]):
         g = policy_verdict[policy_verdict["policy"] == pol]
