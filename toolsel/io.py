@@ -62,6 +62,7 @@ __all__ = ["OutputError", "write_bytes", "write_text", "write_table", "write_jso
            "write_jsonl", "write_registry", "write_set", "check_output_dir",
            "check_output_file", "folder_lock", "recover_set", "link_tree", "BUILD_PREFIX",
            "jsonl_line", "jsonl_text", "jsonl_lines", "write_target", "refuse_never_write",
+           "maintained_file", "refuse_inputs", "has_mark", "jsonl_mark", "state_dir",
            "make_private_dir", "is_private_dir",
            "LOCK_TIMEOUT", "FLOAT_FORMAT"]
 
@@ -145,6 +146,34 @@ def write_target(path: str | os.PathLike) -> Path:
     if name in ("", ".", ".."):
         return Path(os.path.realpath(path))
     return Path(os.path.realpath(os.path.dirname(os.fspath(path)) or ".")) / name
+
+
+def maintained_file(path: str | os.PathLike) -> Path:
+    """The real file a command that *updates* a user's file (``toolsel label`` appending to a
+    labeled file) reads and rewrites: ``path`` itself, or the file a symbolic link there
+    points to, which must then exist, be a non-empty regular file of this user, and (checked
+    by the caller) hold valid content of its kind. The file is rewritten in its own folder,
+    through that folder's descriptor, and only if it is still the file read
+    (:func:`write_bytes` ``expect``). So a link never makes toolsel create a file elsewhere
+    (a dangling link, or one to a missing ``~/.profile``, is refused), nor replace a file it
+    could not read as its kind (``~/.bashrc`` is not a labeled file), nor another user's."""
+    shown = Path(path)
+    if not shown.is_symlink():
+        return shown
+    real = Path(os.path.realpath(shown))
+    try:
+        st = os.stat(real, follow_symlinks=False)
+    except OSError:
+        st = None
+    why = ("points to nothing" if st is None else
+           "does not point to a regular file" if not stat.S_ISREG(st.st_mode) else
+           "points to another user's file" if not _mine(st) else
+           "points to an empty file" if st.st_size == 0 else None)
+    if why is not None:
+        raise OutputError(shown, f"is a symbolic link that {why} ({real}); toolsel follows a "
+                                 "link only to an existing file of yours that it updates: "
+                                 "give the file itself")
+    return real
 
 
 def _open_folder(shown: Path, real: Path) -> int:

@@ -24,7 +24,7 @@ from ..tables.check import Change, CheckResult, one_line
 from ..visible import visible
 from .markdown import code, escape
 
-__all__ = ["markdown_summary", "junit_xml", "verdict", "MAX_ROWS"]
+__all__ = ["markdown_summary", "junit_xml", "verdict", "MAX_ROWS", "MARKDOWN_FILE_MARK"]
 
 #: Longest list of changes shown in the Markdown summary (the rest counted).
 MAX_ROWS = 200
@@ -75,6 +75,11 @@ def _section(title: str, changes: Sequence[Change], *, details: bool = False) ->
         return ["<details><summary>" + escape(f"{title} ({len(changes)})") + "</summary>", "",
                 *body, "", "</details>", ""]
     return [f"### {escape(title)} ({len(changes)})", "", *body, ""]
+
+
+#: The last line of the ``--summary`` file (not of the job summary): toolsel's mark, so a
+#: later run knows the file is its own (:func:`toolsel.io.has_mark`); not rendered.
+MARKDOWN_FILE_MARK = "<!-- written by toolsel check -->\n"
 
 
 def markdown_summary(result: CheckResult, *, registry: str = "", queries: str = "",
@@ -201,7 +206,9 @@ def _junit_suite(root: ET.Element, result: CheckResult, label: str, sr,
     run = result.run
     suite = ET.SubElement(root, "testsuite", name=_x(f"toolsel check {label}"))
     props = ET.SubElement(suite, "properties")
-    for k, v in (("scorer", label), ("selection", run.selection_spec),
+    # written_by: toolsel's mark (:func:`toolsel.io.has_mark`), so a later run may replace it
+    for k, v in (("written_by", "toolsel check"), ("scorer", label),
+                 ("selection", run.selection_spec),
                  ("always_include", ",".join(run.always_include)),
                  ("compared_with_baseline", str(result.compared).lower())):
         ET.SubElement(props, "property", name=k, value=_x(v))
