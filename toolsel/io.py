@@ -1,33 +1,66 @@
 """Writing output files: atomic files, a run's files swapped in as one set, one writer at a time.
 
-The one place where toolsel writes data outputs (tables, registries, JSON). Three guarantees:
+The one place where toolsel writes data outputs (tables, registries, JSON). The guarantees:
 
-- **Atomic files** (:func:`write_text`, :func:`write_table`, :func:`write_json`,
-  :func:`write_registry`): each file is written to a temporary file with a unique name in the
-  target's folder, then renamed over the target. A reader sees the old file or the new one,
-  never half of one; two writers never share a temporary file. Files are created like
-  ``open()`` creates them: mode ``0o666`` minus the user's umask (not ``0o600``).
+- **Resolve, then judge.** Every destination is judged on its real path: every symbolic link
+  followed first, then ``..`` (``lnk/../toolsel/x`` is judged where the kernel would write it,
+  not where the text points). A single file's real path is its folder's real path plus its own
+  name, never followed (:func:`write_target`).
+- **Atomic files, never through a link** (:func:`write_text`, :func:`write_table`,
+  :func:`write_json`, :func:`write_registry`, :func:`write_bytes`): the target's folder is
+  opened (``O_DIRECTORY|O_NOFOLLOW``) and checked to be the folder judged (``/proc/self/fd``;
+  the ``judged`` path :func:`check_output_file` returned, when given); a temporary file with
+  a unique name is created in it (``O_CREAT|O_EXCL|O_NOFOLLOW``, relative to that
+  descriptor) and renamed over the name (``renameat``: a link there is replaced, never
+  followed). A reader sees the old file or the new one. Files are created like ``open()``
+  creates them: mode ``0o666`` minus the user's umask.
+- **A command never replaces what it did not write, nor what it reads.** At the name, a
+  symbolic link is refused unless ``force`` (then the link itself is replaced); anything but a
+  regular file is refused; an existing file is replaced only when its content carries
+  toolsel's mark in its own format (:func:`has_mark`: a last ``<!-- written by toolsel ... -->``
+  line in Markdown, a JUnit ``<property name="written_by">``, a registry's
+  ``_meta.written_by``, a first ``// written by toolsel ...`` line in JSONL, which every
+  reader skips; a model's ``format``, a baseline that parses) or with ``force``. Checked
+  before any work (:func:`check_output_file`) and again on the descriptor as the file is
+  replaced. No output may be one of the command's inputs or another output: same real path
+  or same (device, inode) (:func:`refuse_inputs`, one helper for every command).
+- **Updating a user's file** (``toolsel label`` appends to the labeled file it reads):
+  :func:`maintained_file`. A link there is followed only to an existing, non-empty regular
+  file of the running user, whose content the command then validates as its kind (a labeled
+  file); the real file is judged (:func:`refuse_never_write`), read through one descriptor,
+  and rewritten in its own folder only if it is still the file read (``expect``: device and
+  inode). So a committed link can make ``label`` create nothing elsewhere (a dangling link, a
+  link to a missing ``~/.profile``) and replace nothing it could not read as labels
+  (``~/.bashrc``) or that belongs to another user.
 - **Whole sets** (:func:`write_set`): a run's files (``summary.csv``, ``query_metrics.csv``,
   ...) are written into a staging folder beside ``out_dir`` and swapped in with one atomic
   ``rename`` (Linux ``renameat2(RENAME_EXCHANGE)`` when the folder exists). A reader, or a
   run killed at any point, sees the old complete set or the new complete set, never a mix.
   Other files already in ``out_dir`` are carried over (hard links). Leftovers of a killed
   run are removed by the next run, recognized only by what that run recorded: a journal
-  beside the folder (``.NAME.toolsel-journal-ID``, bound to the parent folder's device and
-  inode) naming the random ID of its ``.NAME.staging-ID``/``.NAME.old-ID`` folders. A folder
-  merely named like one, a link, or a journal copied from elsewhere is left alone.
+  beside the folder (``.NAME.toolsel-journal-ID``) naming the random ID of its
+  ``.NAME.staging-ID``/``.NAME.old-ID`` folders.
 
   When the folder cannot be swapped as a whole (it holds sub-folders, is or contains the
-  current directory, is a mount point, or its parent is not writable) the set is staged in
-  ``out_dir/.toolsel-staging-ID``, marked complete by one rename, then moved in file by file;
-  a run killed during that last step is completed (rolled forward) by the next one. That
-  folder is private (:func:`make_private_dir`): a record inside it names its own device and
-  inode and the plain names the set removes; only such a folder is rolled forward or dropped.
+  current directory, is a mount point, is another user's, or its parent is not writable) the
+  set is staged in ``out_dir/.toolsel-staging-ID``, marked complete by one rename, then moved
+  in file by file; a run killed during that last step is completed (rolled forward) by the
+  next one. That folder is private (:func:`make_private_dir`): a record inside it names the
+  plain names the set removes; only such a folder is rolled forward or dropped.
+- **Bookkeeping only toolsel can write.** A record that can make toolsel move or delete
+  anything (a journal, a private folder's record) is accepted only when the record and its
+  folder are real entries (no links, ``lstat``) owned by the running user, and its HMAC-SHA256
+  over its canonical JSON (which names the folder's real path, device and inode) verifies
+  under this user's secret: 32 random bytes in ``record-key`` (mode 0600) in toolsel's state
+  folder (:func:`state_dir`: ``$TOOLSEL_STATE``, else ``$XDG_STATE_HOME/toolsel``, else
+  ``~/.local/state/toolsel``; mode 0700), created atomically the first time a record is
+  written and refused if another user owns it or others can read it. Copying a folder's
+  device and inode into a record (``stat`` shows them), a record planted by another user in a
+  shared folder, a link, a copy: all left alone, never followed.
 - **Files read back**: one JSONL writer (:func:`jsonl_line`; U+2028, U+2029, U+0085 escaped)
   and reader (:func:`jsonl_lines`, newline the only separator) for every JSONL file.
 - **Places never written** (:func:`refuse_never_write`): ``/``, the home folder and its
-  ancestors, any toolsel checkout and its source folders; a write through a symbolic link
-  updates the file it points to (:func:`write_target`), in that file's folder.
+  ancestors, any toolsel checkout and its source folders, judged on real paths.
 - **One writer per folder**: :func:`write_set` holds an exclusive lock on the folder's parent
   (``flock``, released by the kernel even when the process is killed) while it stages and
   swaps. A second writer waits up to ``timeout`` seconds (default :data:`LOCK_TIMEOUT`), then
@@ -901,7 +934,8 @@ def _read_record(path: Path, kind: str) -> dict | None:
 
 def make_private_dir(path: str | os.PathLike, **record: Any) -> Path:
     """Create the folder ``path`` marked as this run's: a record inside it names the real path
-    of the folder holding it, its device and inode (and ``record``), authenticated with this user's key.
+    of the folder holding it, its device and inode (and ``record``), authenticated with this
+    user's key.
     :func:`private_dir_record` recognizes it later; a copy, a clone, a link, another user's
     folder or a folder merely named like it is not recognized."""
     path = Path(path)

@@ -148,18 +148,18 @@ def _refuse_bad_arguments(args: argparse.Namespace) -> list:
                          "--update-baseline) and/or --min METRIC@K=VALUE")
     # outputs are judged where they really are (links followed, --force or not); none may be
     # an input of this run or another output (the baseline is an input unless re-recorded)
-    args.judged = {}
-    for flag, path in (("--summary", args.summary), ("--junit", args.junit)):
-        if path is not None:
-            args.judged[flag] = check_output_file(path, force=args.force, owned=has_mark)
     updating = args.update_baseline and args.baseline is not None
-    if updating:
-        args.judged["--baseline"] = check_output_file(args.baseline, data_ok=True,
-                                                      force=args.force)
     inputs = [("--registry", args.registry), *[("--queries", q) for q in args.queries],
               ("--model", args.model), ("--baseline", None if updating else args.baseline)]
     refuse_inputs([("--summary", args.summary), ("--junit", args.junit),
                    ("--baseline", args.baseline if updating else None)], inputs)
+    args.judged = {}
+    for flag, path in (("--summary", args.summary), ("--junit", args.junit)):
+        if path is not None:
+            args.judged[flag] = check_output_file(path, force=args.force, owned=has_mark)
+    if updating:
+        args.judged["--baseline"] = check_output_file(args.baseline, data_ok=True,
+                                                      force=args.force)
     return thresholds
 
 

@@ -99,11 +99,11 @@ def _check_outputs(out: Path, queries_out: Path | None, inputs, *, force: bool =
     command writes, links and files toolsel did not write (unless ``force``), an input, or
     one file for both. Returns each output's real path."""
     from ..io import has_mark, refuse_inputs
+    refuse_inputs([("--out", out), ("--queries-out", queries_out)],
+                  [("INPUT", f) for f in inputs])
     judged = {"--out": check_output_file(out, force=force, owned=has_mark)}
     if queries_out is not None:
         judged["--queries-out"] = check_output_file(queries_out, force=force, owned=has_mark)
-    refuse_inputs([("--out", out), ("--queries-out", queries_out)],
-                  [("INPUT", f) for f in inputs])
     return judged
 
 
