@@ -397,9 +397,7 @@ def test_a_forged_commit_folder_deletes_and_plants_nothing(world, mac):
     assert _sweep(world, out).returncode == 0
     assert (out / "my_analysis.txt").read_text() == "a user's file\n"
     assert not (out / "planted.csv").exists()
-    assert (forged / "planted.csv").is_file() or \
-        not forged.exists() and (out / ".toolsel-commit-abc123" / "planted.csv").exists() \
-        or (out / ".toolsel-commit-abc123").is_dir()
+    assert (forged / "planted.csv").is_file()  # not followed: left as a folder of the user's
     assert world.changed() == []
 
 
