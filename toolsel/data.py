@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
+import stat
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +28,8 @@ __all__ = [
     "load_queries",
     "read_records",
     "loads_json",
+    "load_json_file",
+    "json_depth",
     "text_field",
     "id_field",
     "load_unique",
@@ -272,6 +276,9 @@ def read_text(path: str | Path, *, limit: int | None = None) -> str:
         if path.is_dir():
             raise DataError("is a folder; expected a file", path=path)
         with open(path, "rb") as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero never ends
+                raise DataError("is a device, not a file", path=path)
             data = fh.read(limit + 1)
     except FileNotFoundError:
         raise DataError("file not found", path=path) from None
@@ -300,6 +307,40 @@ def _finite_float(text: str) -> float:
 def loads_json(text: str) -> Any:
     """``json.loads`` that refuses NaN/Infinity and overflowing numbers (strict JSON)."""
     return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def json_depth(value: Any) -> int:
+    """How deeply ``value``'s arrays and objects nest (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, Mapping):
+            children = v.values()
+        elif isinstance(v, list):
+            children = v
+        else:
+            continue
+        deepest = max(deepest, d)
+        stack.extend((c, d + 1) for c in children)
+    return deepest
+
+
+def load_json_file(path: str | Path, what: str) -> Any:
+    """The JSON document of ``path`` (a baseline, a model file: ``what``), read like every
+    input (:func:`read_text`: size cap, UTF-8, no device), strict, and nested at most
+    :data:`MAX_DEPTH` levels; :class:`DataError` (one line naming the file) otherwise."""
+    text = read_text(path)
+    try:
+        doc = loads_json(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"invalid JSON: {exc.msg}; not {what}", path=path,
+                        location=f"line {exc.lineno}, column {exc.colno}") from None
+    except (ValueError, RecursionError) as exc:
+        raise DataError(f"{_json_problem(exc)}; not {what}", path=path) from None
+    if json_depth(doc) > MAX_DEPTH:
+        raise DataError(f"invalid JSON: nested too deeply (more than {MAX_DEPTH} levels "
+                        f"allowed); not {what}", path=path)
+    return doc
 
 
 def _json_problem(exc: BaseException) -> str:

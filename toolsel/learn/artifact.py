@@ -25,7 +25,6 @@ field.
 from __future__ import annotations
 
 import base64
-import json
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -147,16 +146,11 @@ _HEADER_FIELDS = (
 
 def _read_json_object(path: Path) -> dict:
     """The top-level JSON object of the file at ``path``."""
+    from ..data import load_json_file
     if not path.exists():
         raise DataError("model file not found", path=path)
-    try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise DataError("is not a UTF-8 text file; expected a toolsel model (JSON)",
-                        path=path) from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON: {exc.msg}", path=path,
-                        location=f"line {exc.lineno}, column {exc.colno}") from None
+    # capped in size and depth, no device (/dev/zero), UTF-8, strict JSON
+    rec = load_json_file(path, "a toolsel model (JSON)")
     if not isinstance(rec, dict):
         raise DataError("expected a JSON object (a toolsel model file)", path=path)
     return rec
