@@ -235,6 +235,11 @@ def _lnk(world) -> str:
     ["discovery", "--registry", REG, "--queries", QUERIES, "--out", "{x}"],
     ["report", "--registry", REG, "--queries", QUERIES, "--out", "{x}", "--no-html",
      "--only", "01"],
+    ["compare", "--registry-a", REG, "--registry-b", REG, "--queries", QUERIES, "--scorers",
+     "jaccard", "--out", "{x}"],
+    ["conversations", "--registry", REG, "--conversations", str(DATA / "conversations.jsonl"),
+     "--scorers", "jaccard", "--out", "{x}"],
+    ["runs", str(DATA / "runs"), "--registry", REG, "--out", "{x}"],
 ], ids=lambda a: "-".join(a[:1] + [x for x in a if x.startswith(("--out", "--junit",
                                                                     "--summary",
                                                                     "--queries-out",
@@ -253,6 +258,10 @@ def test_dotdot_after_a_link_is_judged_where_the_kernel_writes(world, args):
 @pytest.mark.parametrize("cmd", [
     ["sweep", "--registry", REG, "--queries", QUERIES, "--scorers", "jaccard"],
     ["policies", "--registry", REG, "--queries", QUERIES],
+    ["compare", "--registry-a", REG, "--registry-b", REG, "--queries", QUERIES, "--scorers",
+     "jaccard"],
+    ["conversations", "--registry", REG, "--conversations", str(DATA / "conversations.jsonl"),
+     "--scorers", "jaccard"],
 ])
 def test_link_dotdot_into_home_is_the_home_folder(world, cmd):
     (world.home / "sub").mkdir()
