@@ -548,6 +548,9 @@ def _first_existing(path: Path) -> Path:
 def _check_creatable(path: Path, what: str) -> None:
     """``path`` does not exist: its first existing ancestor must be a writable folder."""
     base = _first_existing(path.parent)
+    if base.is_symlink() and not base.exists():
+        raise OutputError(path, f"cannot create the {what}: {base} is a symbolic link to "
+                                f"nothing ({os.readlink(base)})")
     if not base.is_dir():
         raise OutputError(path, f"cannot create the {what}: {base} is a file, not a folder")
     if not os.access(base, os.W_OK | os.X_OK):
@@ -593,6 +596,8 @@ def check_output_file(path: str | os.PathLike, *, data_ok: bool = False, force: 
     :func:`refuse_inputs`).
     """
     path = Path(path)
+    if os.path.basename(os.fspath(path)) in ("", ".", ".."):
+        raise OutputError(path, "names a folder; give a file name for the output")
     real = refuse_never_write(path, file=True, data_ok=data_ok)
     if real.parent.is_dir():
         dfd = _open_folder(path, real.parent)
