@@ -214,7 +214,12 @@ def _open_folder(shown: Path, real: Path) -> int:
     the folder at that real path (``/proc/self/fd`` where there is one): a folder swapped for a
     link between the check and the write is refused."""
     try:
-        dfd = os.open(real, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
+        try:
+            dfd = os.open(real, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
+        except PermissionError:  # a folder one may write but not list: a path descriptor
+            if not hasattr(os, "O_PATH"):
+                raise
+            dfd = os.open(real, os.O_PATH | _DIRECTORY | _NOFOLLOW)
     except OSError as exc:
         raise OutputError(shown, f"cannot open its folder {real}: {exc.strerror or exc}") from None
     try:
