@@ -45,6 +45,7 @@ import sys
 import time
 from pathlib import Path
 
+import copy
 import dataclasses
 
 import numpy as np
@@ -200,6 +201,116 @@ def many(scorers, out: Path | None) -> None:
         write_table(table, out / "learn_many.csv")
 
 
+FAIR_BASES = ("default", "bm25", "embedding")
+FAIR_CANDIDATES = ("auto", "knn", "tool2vec", "ltr")
+SPLITS = (("request folds", None), ("tool-held-out folds", 0.3))
+
+
+def _single_base(prep, base: str):
+    """``prep`` offering one blind scorer to the rule."""
+    return dataclasses.replace(prep, blinds={base: prep.blinds[base]})
+
+
+def fair(sets, candidate_sets, out: Path | None) -> None:
+    """Per set and split, blind vs each candidate (a method forced on ``default``, the rule
+    picking its weight and interleaving) vs the rule's choice over three blind scorers
+    (``auto``), with coverage subsets and intervals resampling request groups."""
+    from toolsel.eval.crossfit import gain_table
+    rows = []
+    for name in sets:
+        reg, qs = load_set(name)
+        prep = prepare(reg, qs, "default", bases=list(FAIR_BASES))
+        cands = FAIR_CANDIDATES if name in candidate_sets else ("auto",)
+        for split, share in SPLITS:
+            for cand in cands:
+                t0 = time.perf_counter()
+                p = prep if cand == "auto" else _single_base(prep, "default")
+                cf = cross_fit(reg, qs, prepared=p, ks=(5, 10), tool_holdout=share,
+                               setting="auto" if cand == "auto" else cand)
+                chosen = "; ".join(f"{b}: {s}" for b, s in zip(cf.settings["base"],
+                                                                cf.settings["setting"]))
+                for r in gain_table(cf).to_dict("records"):
+                    rows.append({"set": name, "split": split, "candidate": cand, **r,
+                                 "chosen_per_fold": chosen})
+                r5 = rows[-8]
+                print(f"{name:13s} {split:19s} {cand:8s} R@5 {r5['blind']:.3f} -> "
+                      f"{r5['learned']:.3f} [{r5['low']:+.3f}, {r5['high']:+.3f}] "
+                      f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    if out is not None:
+        write_table(pd.DataFrame(rows), out / "learn_fair.csv")
+
+
+def estimates(sets, out: Path | None) -> None:
+    """Per set, ``toolsel fit`` on one half of the labeled requests (group folds), its
+    estimate beside what the shipped model, and the learned procedure had it shipped,
+    realize on the other half."""
+    from toolsel.eval.crossfit import fit_estimated
+    from toolsel.learn.groups import group_folds, request_groups
+    est_rows = []
+    for name in sets:
+        reg, qs = load_set(name)
+        r = _estimate_vs_realized(name, reg, qs, request_groups(qs), fit_estimated,
+                                  group_folds)
+        est_rows.append(r)
+        print(f"{name:13s} estimate {r['estimate_diff']:+.3f} [{r['estimate_low']:+.3f}, "
+              f"{r['estimate_high']:+.3f}], ships {r['ships']}, realized "
+              f"{r['realized_diff']:+.3f} [{r['realized_low']:+.3f}, {r['realized_high']:+.3f}]"
+              f"; the procedure {r['procedure_diff']:+.3f} [{r['procedure_low']:+.3f}, "
+              f"{r['procedure_high']:+.3f}]", flush=True)
+    if out is not None:
+        write_table(pd.DataFrame(est_rows), out / "learn_estimate.csv")
+
+
+def _estimate_vs_realized(name, reg, qs, groups, fit_estimated, group_folds) -> dict:
+    """``toolsel fit`` on one half of the requests (group folds), its shipped model scored
+    on the other half: the estimate beside the realized R@5 gain, with coverage of the
+    evaluated half by the fitted half's labels."""
+    from toolsel.eval.stats import clustered_gain
+    half = group_folds(groups, 2)
+    learn = [q for q, h in zip(qs, half) if h == 0]
+    test = [q for q, h in zip(qs, half) if h == 1]
+    p = prepare(reg, learn, "default", bases=list(FAIR_BASES))
+    model, est = fit_estimated(reg, learn, prepared=p)
+    g = est.gains[(est.gains["metric"] == "R@5") & (est.gains["subset"] == "every request")]
+    texts = [q.query for q in test]
+    blind = get_scorer("default").fit(reg).score_many(texts)
+    req = [[reg.index(n) for n in q.expected if model.candidates_[reg.index(n)]] for q in test]
+    rb = required_ranks(blind, req, model.candidates_)
+    rl = required_ranks(model.score_many(texts), req, model.candidates_)
+    r5b = np.array([np.mean(r <= 5) if len(r) else np.nan for r in rb])
+    r5l = np.array([np.mean(r <= 5) if len(r) else np.nan for r in rl])
+    test_groups = np.asarray(groups)[half == 1]
+    real = clustered_gain(r5l, r5b, test_groups)
+    # the learned procedure as it would have shipped had the gate passed (the same fit)
+    proc = model
+    if not est.ships:
+        proc = copy.copy(p.scorer)
+        proc._learn(p.registry, p.queries, p.blinds, p.vectors)
+    rp = required_ranks(proc.score_many(texts), req, model.candidates_)
+    r5p = np.array([np.mean(r <= 5) if len(r) else np.nan for r in rp])
+    pg = clustered_gain(r5p, r5b, test_groups)
+    labeled = set(model.labeled_tools_)
+    unc = np.array([not any(reg[t].name in labeled for t in r) if r else False for r in req])
+    u = clustered_gain(r5l[unc], r5b[unc], test_groups[unc])
+    return {"set": name, "n_learn": len(learn), "n_test": len(test),
+            "shipped": f"{model.base_name_}: {model.setting_.label}", "ships": est.ships,
+            "estimate_diff": float(g["diff"].iloc[0]), "estimate_low": float(g["low"].iloc[0]),
+            "estimate_high": float(g["high"].iloc[0]),
+            "realized_blind": real["mean_b"], "realized_learned": real["mean_a"],
+            "realized_diff": real["diff"], "realized_low": real["low"],
+            "realized_high": real["high"], "realized_won": real["won"],
+            "realized_lost": real["lost"],
+            "covered_by_estimate": bool(g["low"].iloc[0] <= real["diff"] <= g["high"].iloc[0]),
+            "procedure": f"{proc.base_name_}: {proc.setting_.label}",
+            "procedure_diff": pg["diff"], "procedure_low": pg["low"],
+            "procedure_high": pg["high"], "procedure_won": pg["won"],
+            "procedure_lost": pg["lost"],
+            "procedure_covered": bool(g["low"].iloc[0] <= pg["diff"] <= g["high"].iloc[0]),
+            "uncovered_n": u["n"], "uncovered_blind": u["mean_b"],
+            "uncovered_learned": u["mean_a"], "uncovered_won": u["won"],
+            "uncovered_lost": u["lost"]}
+
+
 def _rss_mb() -> float:
     # ru_maxrss is in kilobytes on Linux
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -222,9 +333,17 @@ def cost(n_tools: int, n_labels: int, n_requests: int, repeat: int, out: Path | 
     fit_s = time.perf_counter() - t0
     rss_peak = _rss_mb()
     chosen = model.setting_.label
-    # synthetic labels name each tool once, so the rule keeps them unused (blind); time the
-    # costliest setting instead: every signal computed for every request
-    model.setting_ = Setting("fusion", 1.0, mix=(1 / 3, 1 / 3, 1 / 3))
+    # time the costliest setting whatever the rule chose: the ltr stage interleaved with
+    # blind (every feature of every tool, three rankings a request), its coefficients fit on
+    # the same labels
+    from toolsel.learn.groups import request_groups
+    from toolsel.learn.rule import fit_setting
+    texts = [q.query for q in labels]
+    tools_of = [[reg.index(n) for n in q.expected] for q in labels]
+    model.setting_ = fit_setting(
+        Setting("ltr", interleave=True), model.base_.score_many(texts),
+        model.evidence_.vectors, tools_of, tools_of, model.candidates_,
+        request_groups(labels), model.description_vectors_)
     learned = Selector(reg, model, top_k=10)
     for q in requests[:5]:  # warm-up
         blind.select(q)
@@ -263,7 +382,10 @@ def cost(n_tools: int, n_labels: int, n_requests: int, repeat: int, out: Path | 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--study", choices=["quality", "many", "cost", "all"], default="all")
+    ap.add_argument("--study", choices=["fair", "estimate", "quality", "many", "cost", "all"],
+                    default="all")
+    ap.add_argument("--candidate-sets", default="workspace-all,plugin,pooled",
+                   help="sets where every candidate is also run forced (fair study)")
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--scorers", default="default,bm25,embedding")
     ap.add_argument("--tools", type=int, default=4000)
@@ -274,6 +396,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
+    if args.study in ("fair", "all"):
+        fair(args.sets.split(","), args.candidate_sets.split(","), args.out)
+    if args.study in ("estimate", "all"):
+        estimates(args.sets.split(","), args.out)
     if args.study in ("quality", "all"):
         quality(args.sets.split(","), args.scorers.split(","), args.out)
     if args.study in ("many", "all"):

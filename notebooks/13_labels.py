@@ -21,30 +21,31 @@
 # %% [markdown]
 # # What your labels buy: selection that learns from the labeled requests
 #
-# Labeled requests usually only grade a selector. Here they also teach it: a tool named by
-# labeled requests is also represented by them (`toolsel.learn.LearnedScorer`, what
-# `toolsel fit` writes). Four ways to use them are compared, each on top of a blind scorer:
+# Labeled requests usually only grade a selector. Here they also teach it
+# (`toolsel.learn.LearnedScorer`, what `toolsel fit` writes), on top of a blind scorer, in one
+# of three ways:
 #
-# | method | what a labeled tool gains |
+# | method | how the labels move a tool |
 # | --- | --- |
-# | `expand` | BM25 over its labeled requests' words (document expansion) |
-# | `centroid` | cosine to the mean vector of its labeled requests, optionally mixed with its description vector (Tool2Vec's representation) |
-# | `knn` | cosine to the nearest of its labeled requests (each labeled request votes for its tools) |
-# | `fusion` | a weighted mix of the three |
+# | `knn` | a labeled tool is lifted by the cosine to the nearest of its labeled requests |
+# | `tool2vec` | every tool is lifted by the cosine to its usage vector: its labeled requests' mean mixed with its description, or its description alone when it has no label |
+# | `ltr` | every tool of every request is scored by one logistic model over the blind score, the blind rank, the usage cosine, whether the tool has a label, how far the request is from every labeled request, and the description cosine; trained on out-of-fold features, with a share of the tools' labels hidden so relevant tools without a label are seen; the label term may never be positive |
 #
-# Each adds `weight × (best − mean blind score of the request) × signal` to the labeled
-# tools' blind scores; **a tool with no labeled request keeps its blind score exactly**.
-# Which method and weight a registry gets is chosen by the selection rule below, by inner
-# cross-validation on the labeled requests the model is fit on; a learned setting is kept only
-# when it beats blind on the held-out requests by more than one request's worth *and* the
-# paired 95% interval of its gain (mean − 1.96 standard errors) is above zero; otherwise blind
-# stays.
+# Each may also be **interleaved** with the blind ranking (the learned first, the blind first,
+# the learned second, ...), so a tool the blind scorer ranked at `r` lands at `2r` at worst.
+# Which method, weight and interleaving a registry gets is chosen by the selection rule below,
+# by inner cross-validation on the labeled requests the model is fit on; each held-out request
+# is scored once with its fold's labels and once with a share of the tools left unlabeled, and
+# a candidate that loses more than 0.01 R@5 against blind on the requests none of whose tools
+# had a label is not eligible.
 #
 # **Honest numbers.** Every figure on this page is **cross-fitted**: the labeled requests are
 # split into folds, keeping near-duplicates (same normalized text, or token overlap of 0.8 or
 # more) and the turns of one conversation in one fold; each request is scored by a model fit
 # on the other folds only, which also chose its method on those folds alone. Blind and learned
-# are compared on the same requests: paired differences with 95% bootstrap intervals.
+# are compared on the same requests: paired differences with 95% bootstrap intervals that
+# resample whole groups of requests. "The labels help" is said only when the whole interval
+# lies above one request's worth (1 / n); below minus that, "the labels hurt".
 #
 # By default this page runs on the bundled workspace registry and its labeled requests; given a
 # `registry` and its `queries`, on those.
@@ -92,15 +93,18 @@ else:
 # ## Blind vs learned, per scorer
 #
 # `blind` and `learned` are means over the labeled requests (each scored by the model of its
-# fold); `diff` is learned − blind with its paired 95% bootstrap interval; `won` / `lost`
-# count the requests where the learned model is better / worse.
+# fold); `diff` is learned − blind with its paired 95% bootstrap interval (whole groups of
+# requests resampled); `won` / `lost` count the requests where the learned model is better /
+# worse. The second table splits the same requests by coverage: whether all, some or none of
+# a request's tools had a labeled request in its fold's training.
 
 # %%
 if tables is not None:
     shown = [log.add(s) for s in sentences[1:1 + len(scorers)]]
     log.summary(sentences[1])
     display(Markdown("\n\n".join(f"- {s}" for s in shown) + "\n\n" + md.table(
-        tables.comparison, link=f"{out.name}/{FILES['comparison']}")))
+        tables.comparison, link=f"{out.name}/{FILES['comparison']}") + "\n\n" + md.table(
+        tables.coverage, link=f"{out.name}/{FILES['coverage']}")))
 
 # %% [markdown]
 # ### What the selection rule picked, per fold
@@ -118,7 +122,8 @@ if tables is not None:
 #
 # The same cross-fitting with each tool learning from at most 0, 1, 2, 5 or all of its
 # labeled requests in the training folds (its first ones in file order); 0 is the blind
-# scorer. `n_labeled_tools` is the mean over folds of tools with at least one.
+# scorer. `R@5_low` and `R@5_high` bound R@5 (95%, whole groups of requests resampled);
+# `n_labeled_tools` is the mean over folds of tools with at least one.
 
 # %%
 if tables is not None:
@@ -141,7 +146,7 @@ if tables is not None:
 # %% [markdown]
 # ## The next requests worth labeling
 #
-# A tool that a fold's model missed (not in the top 5) while that model had no labeled
+# A tool that a fold's model missed (not in the top 5, blind and learned) while that model had no labeled
 # request for it is one the labels could not help yet: these are the tools to write the next
 # labeled requests for, most such misses first (`missed_cold`), then fewest labels.
 # `toolsel label --registry R --queries Q --suggest` prints the same table from the terminal.

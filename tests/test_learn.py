@@ -108,31 +108,6 @@ def test_knn_signal_is_the_nearest_labeled_request_of_each_tool():
     assert np.allclose(knn, [scale(0.8), 0.0, scale(0.96)])
 
 
-def test_rule_keeps_blind_unless_the_paired_interval_excludes_zero():
-    from toolsel.learn.rule import _pick, gain_low
-    # 100 requests; 5 won by 1, none lost: mean .05, sd sqrt(.05 * .95 * 100 / 99)
-    five = np.r_[np.ones(5), np.zeros(95)]
-    assert abs(gain_low(five) - (0.05 - 1.96 * np.sqrt(0.0475 * 100 / 99) / 10)) < 1e-12
-    assert gain_low(five) > 0
-    assert gain_low(np.ones(1)) == float("-inf")
-    settings = [Setting("blind"), Setting("knn", 1.0), Setting("knn", 2.0)]
-    blind = np.zeros(100)
-    # knn(1): 6 won, 2 lost (mean .04 > 1/100, but the interval reaches below 0): not kept;
-    # knn(2): 5 won by .5, none lost: kept although its mean (.025) is lower
-    mixed = blind.copy()
-    mixed[:6], mixed[6:8] = 1, -1
-    assert gain_low(mixed) < 0
-    clean = blind.copy()
-    clean[:5] = 0.5
-    per = np.vstack([blind, mixed, clean])
-    assert _pick(settings, per.mean(axis=1), per) == 2
-    assert _pick(settings[:2], per[:2].mean(axis=1), per[:2]) == 0
-    # a gain of one request's worth or less is not kept, however clean
-    one = blind.copy()
-    one[:2] = 0.5
-    assert _pick(settings[:2], np.array([0, 0.01]), np.vstack([blind, one])) == 0
-
-
 def test_cross_fit_never_scores_a_request_with_a_model_that_saw_it(registry, requests):
     qs = requests[:60]
     p = prepare(registry, qs, "bm25")

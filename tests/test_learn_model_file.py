@@ -26,7 +26,7 @@ def fitted(tmp_path_factory, registry):
 
 def test_fit_writes_a_versioned_model_that_scores_like_the_fit(fitted, registry):
     rec = json.loads(fitted.read_text())
-    assert rec["format"] == "toolsel-learned-model" and rec["format_version"] == 1
+    assert rec["format"] == "toolsel-learned-model" and rec["format_version"] == 2
     assert rec["base"] == "default" and rec["labels"]["n_requests"] == 162
     assert set(rec["tools"]) and all(len(v["text_hash"]) == 32 for v in rec["tools"].values())
     model = load_model(fitted, registry)

@@ -38,33 +38,43 @@ def _deep(path: Path, depth: int) -> Path:
     return path
 
 
-@pytest.fixture(params=["dev-zero", "deep-100000", "deep-65", "folder", "not-utf8",
-                        "json-array"])
+#: kind -> (words of the baseline's error, words of the model file's error)
+_WORDS = {"dev-zero": ("device", "not a regular file"),
+          "deep-100000": ("nested too deeply", "deeper than"),
+          "deep-65": ("nested too deeply", "deeper than"),
+          "folder": ("folder", "not a regular file"),
+          "not-utf8": ("UTF-8", "UTF-8"),
+          "json-array": ("", "")}
+
+
+@pytest.fixture(params=list(_WORDS))
 def unreadable(request, tmp_path):
     kind = request.param
     if kind == "dev-zero":
-        return Path("/dev/zero"), "device"
-    if kind.startswith("deep-"):
-        return _deep(tmp_path / "deep.json", int(kind.split("-")[1])), "nested too deeply"
-    if kind == "folder":
-        (tmp_path / "d.json").mkdir()
-        return tmp_path / "d.json", "folder"
-    if kind == "not-utf8":
-        (tmp_path / "b.json").write_bytes(b"\xff\xfe{}")
-        return tmp_path / "b.json", "UTF-8"
-    (tmp_path / "a.json").write_text("[1, 2]")
-    return tmp_path / "a.json", ""
+        path = Path("/dev/zero")
+    elif kind.startswith("deep-"):
+        path = _deep(tmp_path / "deep.json", int(kind.split("-")[1]))
+    elif kind == "folder":
+        path = tmp_path / "d.json"
+        path.mkdir()
+    elif kind == "not-utf8":
+        path = tmp_path / "b.json"
+        path.write_bytes(b"\xff\xfe{}")
+    else:
+        path = tmp_path / "a.json"
+        path.write_text("[1, 2]")
+    return path, _WORDS[kind]
 
 
 def test_an_unreadable_baseline_is_exit_2_with_one_line(tmp_path, unreadable):
-    path, words = unreadable
+    path, (words, _) = unreadable
     err = _one_line_exit_2(_run(tmp_path, "check", "--registry", REG, "--queries", QUERIES,
                                 "--scorers", "jaccard", "--baseline", path))
     assert str(path) in err and words in err
 
 
 def test_an_unreadable_model_is_exit_2_with_one_line(tmp_path, unreadable):
-    path, words = unreadable
+    path, (_, words) = unreadable
     err = _one_line_exit_2(_run(tmp_path, "sweep", "--registry", REG, "--queries", QUERIES,
                                 "--scorers", "jaccard", "--model", path, "--out",
                                 tmp_path / "sw"))

@@ -27,8 +27,9 @@ __all__ = [
     "load_registry",
     "load_queries",
     "read_records",
+    "describe_json",
+    "UnknownShapeError",
     "loads_json",
-    "load_json_file",
     "json_depth",
     "text_field",
     "id_field",
@@ -325,24 +326,6 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
-def load_json_file(path: str | Path, what: str) -> Any:
-    """The JSON document of ``path`` (a baseline, a model file: ``what``), read like every
-    input (:func:`read_text`: size cap, UTF-8, no device), strict, and nested at most
-    :data:`MAX_DEPTH` levels; :class:`DataError` (one line naming the file) otherwise."""
-    text = read_text(path)
-    try:
-        doc = loads_json(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON: {exc.msg}; not {what}", path=path,
-                        location=f"line {exc.lineno}, column {exc.colno}") from None
-    except (ValueError, RecursionError) as exc:
-        raise DataError(f"{_json_problem(exc)}; not {what}", path=path) from None
-    if json_depth(doc) > MAX_DEPTH:
-        raise DataError(f"invalid JSON: nested too deeply (more than {MAX_DEPTH} levels "
-                        f"allowed); not {what}", path=path)
-    return doc
-
-
 def _json_problem(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return f"invalid JSON: nested too deeply (more than {MAX_DEPTH} levels allowed)"
@@ -434,8 +417,7 @@ def read_records(path: str | Path) -> list[tuple[str, Any]]:
     data = _json_document(text, stripped, path)
     if data is not None:
         if not isinstance(data, list):
-            raise DataError("expected a JSON array of records (or JSONL, one object a line)",
-                            path=path)
+            raise UnknownShapeError(data, path=path)
         out = [(f"item {i}", rec) for i, rec in enumerate(data, start=1)]
     else:
         out = _jsonl_records(text, path)
@@ -466,9 +448,54 @@ def _json_document(text: str, stripped: str, path: Path) -> Any:
         if isinstance(inner, dict) and isinstance(inner.get("tools"), list):
             _refuse_partial_page(data, path)
             data = inner["tools"]
+        elif "\n" in stripped.rstrip():  # one object over several lines: not JSONL
+            raise UnknownShapeError(data, path=path)
         else:  # a one-record JSONL file: read it as lines, for line numbers
             data = None
     return data
+
+
+def describe_json(doc: Any, *, n_keys: int = 8) -> str:
+    """What a parsed JSON document is, in a few words: ``an object with keys a, b, c``, ``a
+    list of 3 objects with keys id, question``, ``a list of 2 strings``, ``a number``."""
+    def keys(names: list[str]) -> str:
+        shown = ", ".join(names[:n_keys])
+        return shown + (f" ... ({len(names) - n_keys} more)" if len(names) > n_keys else "")
+
+    def kind(value: Any, plural: bool = False) -> str:
+        names = {dict: "object", list: "list", str: "string", bool: "boolean", int: "number",
+                 float: "number", type(None): "null"}
+        word = next((w for t, w in names.items() if isinstance(value, t)), "value")
+        return word + ("s" if plural else "")
+
+    if isinstance(doc, Mapping):
+        return f"an object with keys {keys(list(doc))}" if doc else "an empty object"
+    if isinstance(doc, list):
+        if not doc:
+            return "an empty list"
+        kinds = sorted({kind(v, plural=True) for v in doc})
+        if kinds != ["objects"]:
+            return f"a list of {len(doc)} " + (kinds[0] if len(kinds) == 1 else
+                                               "values (" + ", ".join(kinds) + ")")
+        seen: dict[str, None] = {}
+        for rec in doc[:50]:
+            seen.update(dict.fromkeys(rec))
+        return f"a list of {len(doc)} objects with keys {keys(list(seen))}"
+    return f"a {kind(doc)}" if kind(doc) != "object" else "an object"
+
+
+class UnknownShapeError(DataError):
+    """A file holds valid JSON, but not of a shape the reader knows (see :func:`describe_json`).
+
+    ``doc`` is the parsed document, for callers that know other shapes to try or name.
+    """
+
+    def __init__(self, doc: Any, *, path: str | Path | None = None, expected: str = (
+            "a JSON array of records (or JSONL, one object a line)")):
+        self.doc = doc
+        self.expected = expected
+        super().__init__(f"valid JSON of an unknown shape: {describe_json(doc)}; expected "
+                         f"{expected}", path=path)
 
 
 def _jsonl_records(text: str, path: Path) -> list[tuple[str, Any]]:

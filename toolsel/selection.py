@@ -192,9 +192,9 @@ class Selector:
         if model is not None:
             from .learn.artifact import load_model
             self.scorer = load_model(model, self.registry)
-            if scorer != "default" and scorer != self.scorer.base:
+            if scorer != "default" and scorer != self.scorer.base_name_:
                 raise ValueError(f"the model file {model} learned on top of scorer "
-                                 f"{self.scorer.base!r}, not {scorer!r}; leave scorer out")
+                                 f"{self.scorer.base_name_!r}, not {scorer!r}; leave scorer out")
         elif examples is not None:
             from .learn.model import LearnedScorer
             base = fitted_scorer(scorer, self.registry, **scorer_params)

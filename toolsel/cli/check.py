@@ -356,8 +356,12 @@ def _record_baseline(baseline: Path, run, *, force: bool = False,
     if baseline.exists() and baseline.read_text(encoding="utf-8") == text:
         print(f"\nbaseline {baseline} is unchanged")
         return []
+    existed = baseline.exists()
     written = [write_text(text, baseline, force=force, owned=_is_baseline, judged=judged)]
-    print(f"\nbaseline {baseline} re-recorded: review its diff and commit it")
+    if existed:
+        print(f"\nbaseline {baseline} re-recorded: review its diff and commit it")
+    else:
+        print(f"\nbaseline {baseline} recorded (a new file): commit it")
     return written
 
 

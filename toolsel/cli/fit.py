@@ -21,7 +21,11 @@ def _args(p: argparse.ArgumentParser) -> None:
     add_queries(p, help="labeled requests to learn from (JSONL)")
     p.add_argument("--out", required=True, type=Path, help="the model file to write (JSON)")
     p.add_argument("--base", default="default", metavar="SCORER",
-                   help="the blind scorer the model learns on top of (default: default)")
+                   help="the blind scorer the labels are measured against, and the first "
+                        "the rule may learn on top of (default: default)")
+    p.add_argument("--bases", default=",".join(DEFAULT_BASES), metavar="LIST",
+                   help="comma-separated blind scorers the rule may learn on top of; --base "
+                        f"is always among them (default: {','.join(DEFAULT_BASES)})")
     p.add_argument("--setting", default="auto", choices=["auto", *METHODS],
                    help="'auto': the dev rule picks the method and weight by inner "
                         "cross-validation; a method: the rule picks its weight")
@@ -30,18 +34,27 @@ def _args(p: argparse.ArgumentParser) -> None:
     add_split(p, help="which labeled split to learn from")
     add_always_include(p)
     p.add_argument("--cross-fit", action="store_true",
-                   help="also print the cross-fitted estimate, blind vs learned")
+                   help="kept for old command lines: the cross-fitted estimate is always "
+                        "computed and printed (it decides what ships)")
     p.add_argument("--force", action="store_true",
                    help="replace --out even when it is not a toolsel model file")
 
 
-@command("fit", "learn from labeled requests on top of a blind scorer; write a versioned "
-         "model file", _args)
+#: The blind scorers ``toolsel fit`` lets the rule learn on top of.
+DEFAULT_BASES = ("default", "bm25", "embedding")
+
+
+@command("fit", "learn from labeled requests on top of a blind scorer; estimate the gain by "
+         "cross-fitting; write the model the estimate evaluated (blind when no gain is shown)",
+         _args)
 def _fit(args: argparse.Namespace) -> int:
     from ..data import load_queries, load_registry
+    from ..datasets import filter_split
+    from ..eval.crossfit import fit_estimated, prepare
     from ..io import OutputError, check_output_file, refuse_inputs
     from ..learn.artifact import is_model_file, save_model
-    from ..learn.model import LearnedScorer
+    from ..learn.groups import request_groups
+    from ..scorers.base import get_scorer
     check_output_file(args.out, force=args.force)  # a link there: refused unless --force
     refuse_inputs([("--out", args.out)], [("--registry", args.registry),
                                           ("--queries", args.queries)])
@@ -51,57 +64,69 @@ def _fit(args: argparse.Namespace) -> int:
                                     "overwrite it (choose another --out, or pass --force)")
     if args.max_per_tool is not None and args.max_per_tool < 0:
         raise ValueError(f"--max-per-tool must be >= 0, got {args.max_per_tool}")
+    bases = [b.strip() for b in args.bases.split(",") if b.strip()]
+    bases = list(dict.fromkeys([args.base, *bases]))
+    for b in bases:
+        get_scorer(b)  # an unknown scorer fails before any model is loaded
     reg = load_registry(args.registry)
-    from ..datasets import filter_split
     queries = filter_split(load_queries(args.queries, reg), args.split)
     always = always_include_names(args.always_include, reg) or None
-    model = LearnedScorer(base=args.base, setting=args.setting,
-                          max_per_tool=args.max_per_tool, always_include=always)
-    model.fit(reg, queries)
-    print(f"{len(reg)} tools, {len(queries)} labeled requests; "
-          f"{len(model.labeled_tools_)} tools learned from at least one")
+    n_groups = len(set(request_groups(queries).tolist())) if queries else 0
+    named = {n for q in queries for n in q.expected}
+    print(f"{len(reg)} tools, {len(queries)} labeled requests ({n_groups} groups once "
+          f"near-duplicates and conversations are joined); {len(named)} tools named by a "
+          f"label, {len(reg) - len(named)} by none")
+    prep = prepare(reg, queries, args.base, always_include=always, bases=bases)
+    model, est = fit_estimated(reg, queries, args.base, setting=args.setting,
+                               max_per_tool=args.max_per_tool, prepared=prep)
     print(f"dev rule: {model.rule_}")
-    rows = sorted(model.selection_, key=lambda r: -r["dev_score"]
-                  if r["dev_score"] == r["dev_score"] else 0)[:5]
-    for r in rows:
-        mark = "*" if r["chosen"] else " "
-        print(f"  {mark} {r['setting']:<60} dev {r['dev_score']:.3f}")
-    print(f"chosen: {model.setting_.label}")
-    if args.cross_fit:
-        _print_cross_fit(reg, queries, args.base, always)
+    _print_selection(model, args.base)
+    _print_estimate(est)
+    print(f"decision: {est.sentence}")
     path = save_model(model, reg, args.out, overwrite=args.force)
-    print(f"wrote {path}")
+    print(f"wrote {path} ({model.base_name_}, {model.setting_.label})")
     return 0
 
 
-def _print_cross_fit(reg, queries, scorer, always) -> None:
-    from ..eval.stats import paired_comparison
-    from ..eval.crossfit import can_cross_fit, cross_fit, learned_label, prepare
-    from ..pages.labels import tool_tables
-    reason = can_cross_fit(queries)
-    if reason:
-        print(f"cross-fit: skipped: {reason}")
+def _print_selection(model, reference: str) -> None:
+    """The rule's table on every labeled request: the chosen candidate, the best others and
+    the reference blind scorer's row, always."""
+    rows = [r for r in model.selection_ if r["dev_score"] == r["dev_score"]]
+    if not rows:
+        print(f"chosen: {model.base_name_}, {model.setting_.label} (nothing to validate on)")
         return
-    prep = prepare(reg, queries, scorer, always_include=always)
-    cf = cross_fit(reg, queries, prepared=prep)
-    label = learned_label(cf.base)
-    print("cross-fitted (each request scored by a model fit without it), learned - blind, "
-          "paired 95% bootstrap interval:")
-    for metric, k in (("R@k", 5), ("Complete@k", 10)):
-        if k not in set(cf.query_metrics["top_k"]):
-            continue
-        r = paired_comparison(cf.query_metrics, metric, scorers=[label, cf.base],
-                              top_k=[k]).iloc[0]
-        name = metric.replace("@k", f"@{k}")
-        print(f"  {name}: blind {r.mean_b:.3f}, learned {r.mean_a:.3f}, diff {r['diff']:+.3f} "
-              f"[{r.diff_low:+.3f}, {r.diff_high:+.3f}], {r.a_wins} won / {r.b_wins} lost")
-    print(f"  settings per fold: {', '.join(cf.settings['setting'])}")
-    nxt = tool_tables(prep, cf)[1]
-    if len(nxt):
-        names = ", ".join(nxt["tool"].head(10))
-        print(f"next requests worth labeling (tools missed while their fold had no labeled "
-              f"request for them, most such misses first): {names}"
-              + (f" (+{len(nxt) - 10} more: report page 13)" if len(nxt) > 10 else ""))
+    blind = next((r for r in rows if r.get("base", reference) == reference and
+                  r["method"] == "blind"), None)
+    top = sorted(rows, key=lambda r: -r["dev_score"])[:5]
+    shown = top + ([blind] if blind is not None and blind not in top else [])
+    n = rows[0]["n_requests"]
+    print(f"the rule on all labeled requests (dev R@5 over {n} held-out requests; * chosen; "
+          "- not eligible: below blind on requests whose tools had no label):")
+    for r in shown:
+        mark = "*" if r["chosen"] else ("-" if not r.get("eligible", True) else " ")
+        name = f"{r.get('base', reference)}: {r['setting']}"
+        print(f"  {mark} {name:<58} dev {r['dev_score']:.3f}")
+
+
+def _print_estimate(est) -> None:
+    if est.cross_fit is None:
+        return
+    cf = est.cross_fit
+    print(f"cross-fitted estimate of this whole procedure ({int(cf.folds.max()) + 1} folds; "
+          "each fold's model chose and learned from its training requests only; learned - "
+          "blind, 95% intervals resampling request groups):")
+    g = est.gains
+    for metric in dict.fromkeys(g["metric"]):
+        for _, r in g[g["metric"] == metric].iterrows():
+            if not r["n"]:
+                continue
+            what = metric if r["subset"] == "every request" else \
+                f"  tools labeled in training: {r['subset']}"
+            print(f"  {what:<34} n {int(r['n']):>5}  blind {r['blind']:.3f}  learned "
+                  f"{r['learned']:.3f}  {r['diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]  "
+                  f"{int(r['won'])} won / {int(r['lost'])} lost")
+    per_fold = ", ".join(f"{b}: {s}" for b, s in zip(cf.settings["base"], cf.settings["setting"]))
+    print(f"  chosen per fold: {per_fold}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -121,12 +146,15 @@ def with_model(scorers, model_path, registry, queries=()) -> dict:
     on them are in-sample)."""
     from ..eval.crossfit import learned_label
     from ..learn.artifact import load_model
+    from ..learn.groups import normalized_text
     model = load_model(model_path, registry)
-    label = learned_label(model.base)
+    label = learned_label(model.base_name_)
     out = {s: s for s in scorers if s != label}
     out[label] = model
     seen = set(model.train_ids_)
-    inside = sum(q.id in seen for q in queries)
+    texts = {normalized_text(t) for t in model.evidence_.texts}
+    # in-sample by id, or by text under another id (the same request relabeled)
+    inside = sum(q.id in seen or normalized_text(q.query) in texts for q in queries)
     if inside:
         print(f"note: {inside} of the {len(queries)} requests evaluated were used to fit "
               f"{model_path}: {label}'s numbers on them are in-sample (optimistic); "

@@ -18,7 +18,9 @@ def _import_args(p: argparse.ArgumentParser) -> None:
                         "(default auto: detected from the content): "
                         + "; ".join(f"{n}: {f.help}" for n, f in formats.items()))
     p.add_argument("files", nargs="+", type=Path, metavar="INPUT",
-                   help="input files (a BEIR input is a folder); all go into one registry")
+                   help="input files (a BEIR input is a folder; BFCL's may be its data folder, "
+                        "every file in it read or skipped with one line); all go into one "
+                        "registry")
     p.add_argument("--out", required=True, type=Path, help="registry JSON to write")
     p.add_argument("--queries-out", type=Path, metavar="FILE",
                    help="labeled query JSONL to write from the benchmarks' labels")

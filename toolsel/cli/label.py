@@ -211,14 +211,30 @@ def _suggest(reg, args) -> int:
         print("no tool to suggest: every required tool the learned selector missed at 5 had "
               "a labeled request in its fold's training data")
         return 0
-    print(f"tools worth a labeled request next ({len(nxt)}; missed: requests needing the tool "
-          "missed at 5 while no labeled request named it):")
-    print(f"{'rank':>4}  {'tool':<40} {'missed':>6} {'requests':>8}")
+    print(f"tools worth another labeled request ({len(nxt)}): the learned selector missed "
+          "at 5 requests naming each tool whenever it had not learned from a request naming "
+          "it (cross-fitting holds each request out); a request worded unlike those labeled "
+          "helps most")
+    print(f"{'rank':>4}  {'tool':<40} {'missed':>6} {'labeled':>7}   (missed: of the labeled "
+          "requests naming the tool, those missed unlearned)")
     for r in nxt.head(args.top).itertuples(index=False):
-        print(f"{r.rank:>4}  {r.tool:<40} {r.missed_cold:>6} {r.n_requests:>8}")
+        print(f"{r.rank:>4}  {r.tool:<40} {r.missed_cold:>6} {r.n_requests:>7}")
     if len(nxt) > args.top:
         print(f"(+{len(nxt) - args.top} more; --top N shows more)")
+    _note_just_labeled(queries[-1], nxt.head(args.top))
     return 0
+
+
+def _note_just_labeled(last, shown) -> None:
+    """Say why a tool the file's last request names can be suggested right after labeling it:
+    with one labeled request, that request is held out whenever its tool is scored."""
+    just = [t for t in shown["tool"] if t in last.expected]
+    if just:
+        one = len(just) == 1
+        print(f"note: {', '.join(just)} {'is' if one else 'are'} named by the last labeled "
+              f"request ({last.id}); {'its' if one else 'their'} own label is held out when "
+              f"{'it is' if one else 'they are'} scored, so a second request worded "
+              "differently is what makes the label count")
 
 
 def _label_file(session, args, requests) -> int:

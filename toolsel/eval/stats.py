@@ -30,7 +30,7 @@ import pandas as pd
 from .metrics import binary_metrics
 
 __all__ = ["BINARY_METRICS", "bootstrap_intervals", "bootstrap_by_group", "paired_comparison", "sign_test", "holm",
-           "wilson_interval", "with_wilson"]
+           "wilson_interval", "with_wilson", "clustered_gain", "clustered_mean", "verdict"]
 
 _KEYS = ["scorer", "top_k", "query_id"]
 
@@ -287,3 +287,60 @@ def paired_comparison(query_metrics: pd.DataFrame, metric: str = "R@k", *,
     return pd.DataFrame(rows, columns=["top_k", "metric", "a", "b", "mean_a", "mean_b", "diff",
                                        "diff_low", "diff_high", "a_wins", "b_wins", "ties",
                                        "p_value", "p_holm", "real"])
+
+
+def clustered_gain(a: Sequence[float], b: Sequence[float], groups: Sequence[int] | None = None,
+                   *, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict:
+    """The paired difference of means ``a - b`` over the same requests, with a bootstrap
+    interval that resamples whole request *groups* (near-duplicates, one conversation's turns:
+    requests that are not independent) with replacement; every request its own group when
+    ``groups`` is ``None``. Requests where either value is ``nan`` are left out.
+
+    Returns ``{"mean_a", "mean_b", "diff", "low", "high", "won", "lost", "n", "n_groups"}``
+    (``won``: requests where ``a`` is higher).
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    g = np.arange(len(a)) if groups is None else np.asarray(groups)
+    both = ~(np.isnan(a) | np.isnan(b))
+    a, b, g = a[both], b[both], g[both]
+    n = len(a)
+    if not n:
+        nan = float("nan")
+        return {"mean_a": nan, "mean_b": nan, "diff": nan, "low": nan, "high": nan,
+                "won": 0, "lost": 0, "n": 0, "n_groups": 0}
+    d = a - b
+    _, inv = np.unique(g, return_inverse=True)
+    sums = np.bincount(inv, weights=d)
+    counts = np.bincount(inv).astype(np.float64)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(sums), size=(n_boot, len(sums)))
+    boot = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    q = (1 - level) / 2
+    return {"mean_a": float(a.mean()), "mean_b": float(b.mean()), "diff": float(d.mean()),
+            "low": float(np.quantile(boot, q)), "high": float(np.quantile(boot, 1 - q)),
+            "won": int((d > 0).sum()), "lost": int((d < 0).sum()), "n": int(n),
+            "n_groups": int(len(sums))}
+
+
+def verdict(low: float, high: float, n: int) -> str:
+    """The word for a paired difference with interval ``[low, high]`` over ``n`` requests:
+    ``"ahead"`` when the whole interval lies above one request's worth (``1 / n``),
+    ``"behind"`` when it lies below minus that, ``"tie"`` otherwise (a difference smaller
+    than one request flipping is not told apart from none)."""
+    if not n or not (np.isfinite(low) and np.isfinite(high)):
+        return "tie"
+    step = 1.0 / n
+    if low > step:
+        return "ahead"
+    if high < -step:
+        return "behind"
+    return "tie"
+
+
+def clustered_mean(values: Sequence[float], groups: Sequence[int] | None = None, **kwargs
+                   ) -> dict:
+    """The mean of ``values`` with the interval :func:`clustered_gain` gives (groups
+    resampled whole): ``{"mean", "low", "high", "n"}``."""
+    v = np.asarray(values, dtype=np.float64)
+    g = clustered_gain(v, np.zeros_like(v), groups, **kwargs)
+    return {"mean": g["diff"], "low": g["low"], "high": g["high"], "n": g["n"]}

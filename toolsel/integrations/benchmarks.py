@@ -25,6 +25,13 @@ file, the line (or item) and the field.
     docs) or whose category is one of those (or ``format_sensitivity``), and answer files
     whose every ground truth is text (call strings per turn, or answer strings) rather than
     ``{function_name: {arg: [values]}}``.
+    BFCL's data folder is read as downloaded (``toolsel import --from bfcl data/``): every file
+    of it and its sub-folders (``possible_answer/``, ``multi_turn_func_doc/``...) is read or
+    skipped with one line. Skipped besides the above: function docs of API classes, files of
+    entries without ``function``, valid JSON of another shape (v4's pretty-printed
+    ``BFCL_v4_format_sensitivity.json``: its shape is named), files that are not JSON, and
+    empty ones. Upstream's quirks are read as they are: ``"function": []`` (an entry adding
+    no tool) and a parameter of ``"type": ""`` (any value, like ``any``).
 ``toolbench`` — ToolBench / StableToolBench query files
     A JSON array of ``{query, query_id, api_list: [{tool_name, api_name, api_description,
     required_parameters, optional_parameters, category_name?}], "relevant APIs": [[tool,
@@ -59,11 +66,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data import (DataError, Tool, loads_json, id_field, read_records, read_text,
-                    tool_from_record)
+from ..data import (DataError, Tool, describe_json, loads_json, id_field, read_records,
+                    read_text, tool_from_record)
 from .schemas import SchemaNormalizer
 
-__all__ = ["BenchmarkImport", "is_bfcl_record", "from_bfcl", "from_toolbench",
+__all__ = ["BenchmarkImport", "is_bfcl_record", "is_bfcl_folder", "is_bfcl_name",
+           "bfcl_folder_files",
+           "from_bfcl", "from_toolbench",
            "from_metatool", "from_beir", "toolbench_standardize", "toolbench_function_name",
            "bfcl_name"]
 
@@ -171,18 +180,107 @@ def bfcl_category(path: Path) -> str:
     return re.sub(r"^BFCL_v\d+_", "", path.stem)
 
 
-def _bfcl_skip_reason(path: Path, records: list[tuple[str, Any]]) -> str | None:
-    """Why a question file is not a function-list category (skipped), or ``None``."""
+def _bfcl_skip_reason(path: Path, records: list[tuple[str, Any]], *, in_folder: bool = False
+                      ) -> str | None:
+    """Why a question file is not a function-list category (skipped), or ``None``.
+
+    Inside a folder (``in_folder``) any file of entries without a ``function`` is skipped
+    (a category this version does not know yet); a file given by name is refused entry by
+    entry unless its category is one of :data:`BFCL_NOT_FUNCTION_LISTS`."""
     entries = [rec for _, rec in records]
     if not entries or any(isinstance(r, Mapping) and "function" in r for r in entries):
         return None
     category = bfcl_category(path)
-    if all(isinstance(r, Mapping) and "involved_classes" in r for r in entries):
+    maps = all(isinstance(r, Mapping) for r in entries)
+    if maps and all("involved_classes" in r for r in entries):
         return ("its entries name API classes (involved_classes) whose functions BFCL keeps "
                 "in class docs, not a function list per entry")
     if category.startswith(BFCL_NOT_FUNCTION_LISTS):
         return f"BFCL's {category} entries carry no function list"
+    if maps and all("name" in r and "question" not in r for r in entries):
+        return ("function docs of BFCL's API classes (multi_turn_func_doc), read by the "
+                "multi-turn entries, which are skipped; not entries with a question")
+    if in_folder and maps and all("question" in r for r in entries):
+        return "no entry has a function list ('function')"
     return None
+
+
+#: A file named as BFCL names its data files: ``BFCL_v4_live_simple.json``.
+_BFCL_NAME = re.compile(r"BFCL_v\d+_.+\.jsonl?$")
+#: What a BFCL file holds, for the line of a file of another shape.
+_BFCL_SHAPES = ("BFCL entries (id, question, function) nor answers (id, ground_truth)")
+
+
+def is_bfcl_name(path: Path) -> bool:
+    """Whether a file is named as BFCL names its data files (``BFCL_v4_live_simple.json``)."""
+    return bool(_BFCL_NAME.match(path.name))
+
+
+def is_bfcl_folder(path: Path) -> bool:
+    """Whether ``path`` is BFCL's data folder: it, or its ``possible_answer/``, holds files
+    named ``BFCL_v<N>_*.json``."""
+    folders = [d for d in (path, path / "possible_answer") if d.is_dir()]
+    return any(_BFCL_NAME.match(p.name) for d in folders for p in d.iterdir())
+
+
+def bfcl_folder_files(folder: Path) -> list[Path]:
+    """Every file under a BFCL folder, sub-folders included (``possible_answer/``,
+    ``multi_turn_func_doc/``...), sorted by path; hidden files and folders (a name starting
+    with ``.``) left out."""
+    return sorted(p for p in folder.rglob("*") if p.is_file()
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+def _bfcl_entry_like(doc: Mapping[str, Any]) -> bool:
+    return bool({"question", "function", "ground_truth", "involved_classes"} & set(doc))
+
+
+def _bfcl_records(path: Path) -> tuple[list[tuple[str, Any]], str | None]:
+    """A BFCL file's located records, or ``([], shape)`` when it holds valid JSON that is
+    not a list of entries (BFCL v4's ``format_sensitivity`` file is one pretty-printed
+    document); broken JSON is a :class:`DataError` naming the line."""
+    from .importers import read_json_or_none
+    doc = read_json_or_none(path)  # None: JSONL, or broken (read_records names the line)
+    if isinstance(doc, Mapping):
+        return ([("line 1", doc)], None) if _bfcl_entry_like(doc) else ([], describe_json(doc))
+    if isinstance(doc, list) and not all(isinstance(r, Mapping) for r in doc):
+        return [], describe_json(doc)
+    return read_records(path), None
+
+
+def _bfcl_classify(path: Path, in_folder: bool) -> tuple[str, list[tuple[str, Any]], str]:
+    """What one BFCL input is: ``("answers" | "questions" | "skip", records, why skipped)``.
+
+    A file of another shape is skipped with its shape when it is in a folder or named as
+    BFCL names its files, and refused otherwise (:class:`UnknownShapeError`)."""
+    if in_folder and path.suffix.lower() not in (".json", ".jsonl"):
+        return "skip", [], f"not a JSON file ({path.suffix or 'no suffix'})"
+    if in_folder and not read_text(path).strip():
+        return "skip", [], "an empty file"
+    records, shape = _bfcl_records(path)
+    first = records[0][1] if records else None
+    if isinstance(first, Mapping) and "ground_truth" in first:
+        return "answers", records, ""
+    why = _bfcl_skip_reason(path, records, in_folder=in_folder)
+    if why is not None:
+        return "skip", records, f"{len(records)} entries: {why}"
+    return _bfcl_other(path, records, shape, lenient=in_folder or bool(_BFCL_NAME.match(
+        path.name)))
+
+
+def _bfcl_other(path: Path, records: list[tuple[str, Any]], shape: str | None, *,
+                lenient: bool) -> tuple[str, list[tuple[str, Any]], str]:
+    """A file neither answers nor of a skipped category: questions (entries with
+    ``question`` or ``function``; checked entry by entry), else of another shape: skipped
+    when ``lenient`` (in a folder, or named ``BFCL_v<N>_*``), refused otherwise."""
+    known = any(isinstance(r, Mapping) and {"question", "function"} & set(r) for _, r in records)
+    if shape is None and (known or not records or not lenient):
+        return "questions", records, ""
+    shape = shape or describe_json([r for _, r in records])
+    if lenient:
+        return "skip", [], f"valid JSON of another shape ({shape}), neither {_BFCL_SHAPES}"
+    raise DataError(f"valid JSON of an unknown shape for BFCL: {shape}; expected "
+                    f"{_BFCL_SHAPES.replace(' nor ', ' or ')}", path=path)
 
 
 def _text_only(truth: Any) -> bool:
@@ -250,28 +348,42 @@ class _BfclFiles:
     read: list[tuple[Path, str]] = field(default_factory=list)  # one line per skipped file
     skipped_ids: dict[str, tuple[Path, str]] = field(default_factory=dict)  # id -> file, line
     text_answers: dict[str, tuple[Path, str]] = field(default_factory=dict)  # id -> file, line
+    from_folder: bool = False  # a folder was given: answers without a question are a note
 
 
-def _bfcl_files(paths: list[Path]) -> _BfclFiles:
+def _bfcl_inputs(paths: Sequence[Path]) -> list[tuple[Path, bool]]:
+    """Each input file, and whether it came from a folder (every file of a folder given)."""
+    out: list[tuple[Path, bool]] = []
+    for path in paths:
+        if path.is_dir():
+            found = bfcl_folder_files(path)
+            if not found:
+                raise DataError("an empty folder; expected BFCL's data folder (BFCL_v4_*.json "
+                                "files and possible_answer/)", path=path)
+            out.extend((p, True) for p in found)
+        else:
+            out.append((path, False))
+    return out
+
+
+def _bfcl_files(inputs: list[tuple[Path, bool]]) -> _BfclFiles:
     """Question files, answer files (given, or ``possible_answer/<name>`` beside a question
     file) and, one line each, the files skipped: question files of a category that is not a
-    function list per entry, answer files whose every ground truth is text."""
-    out = _BfclFiles()
+    function list per entry, answer files whose every ground truth is text, and (in a folder,
+    or named ``BFCL_v<N>_*``) files of another shape."""
+    out = _BfclFiles(from_folder=any(in_folder for _, in_folder in inputs))
     answer_files = []
-    for path in paths:
-        records = read_records(path)
-        if records and isinstance(records[0][1], Mapping) and "ground_truth" in records[0][1]:
+    for path, in_folder in inputs:
+        kind, records, why = _bfcl_classify(path, in_folder)
+        if kind == "answers":
             answer_files.append((path, records))
-            continue
-        why = _bfcl_skip_reason(path, records)
-        if why is None:
+        elif kind == "questions":
             out.questions.append((path, records))
-            continue
-        for loc, rec in records:
-            if isinstance(rec, Mapping) and isinstance(rec.get("id"), str):
-                out.skipped_ids[rec["id"]] = (path, loc)
-        out.read.append((path, f"bfcl {bfcl_category(path)}: skipped, {len(records)} entries: "
-                               f"{why}"))
+        else:
+            for loc, rec in records:
+                if isinstance(rec, Mapping) and isinstance(rec.get("id"), str):
+                    out.skipped_ids[rec["id"]] = (path, loc)
+            out.read.append((path, f"bfcl {bfcl_category(path)}: skipped, {why}"))
     given = {p.resolve() for p, _ in answer_files}
     for path, _ in out.questions:
         beside = path.parent / "possible_answer" / path.name
@@ -334,8 +446,8 @@ def _bfcl_entry_tools(rec: Mapping[str, Any], *, path: Path, where: str, strict:
     fns = rec.get("function")
     if isinstance(fns, Mapping):
         fns = [fns]
-    if not isinstance(fns, list) or not fns:
-        raise DataError("missing or empty; expected a list of function docs", path=path,
+    if not isinstance(fns, list):  # [] is BFCL's own (a few live_irrelevance entries)
+        raise DataError("missing; expected a list of function docs", path=path,
                         location=where, field="function")
     return [_bfcl_tool(fn, j, path=path, where=where, strict=strict, normalizer=normalizer)
             for j, fn in enumerate(fns)]
@@ -370,14 +482,21 @@ def _bfcl_query(rec: Mapping[str, Any], qid: str, entry_names: list[str],
 
 
 def _bfcl_orphans(answers: dict[str, tuple[list[str], Path, str]], used: set[str],
-                  files: _BfclFiles) -> None:
-    """Refuse answers matching no question of the given files (when any were given)."""
+                  files: _BfclFiles) -> list[str]:
+    """Refuse answers matching no question of the given files (when any were given); from a
+    folder, taken as it is, they are one note per answer file instead."""
     orphans = sorted(set(answers) - used - set(files.skipped_ids))
+    if orphans and files.from_folder:
+        by_file = Counter(str(answers[qid][1]) for qid in orphans)
+        return [f"{path}: {n} answer(s) match no question of the folder (first: id "
+                f"{next(q for q in orphans if str(answers[q][1]) == path)!r}); not used"
+                for path, n in by_file.items()]
     if orphans and files.questions:
         raise DataError(f"{len(orphans)} answer(s) match no question of the given files "
                         f"(first: id {orphans[0]!r}); give the question file they belong to",
                         path=answers[orphans[0]][1], location=answers[orphans[0]][2],
                         field="id")
+    return []
 
 
 def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
@@ -386,11 +505,14 @@ def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
 
     A file is an answer file when its records hold ``ground_truth``. Answers are matched to
     questions by ``id``; an answer file beside a question file (``possible_answer/<name>``)
-    is read when not given. See the module docstring for the naming and the pooling rule.
+    is read when not given. A folder stands for every file in it and its sub-folders
+    (BFCL's data folder as downloaded): each is read or skipped with one line saying why, and
+    answers matching no question of it are a note, not an error. See the module docstring
+    for the naming and the pooling rule.
     """
     own = normalizer is None
     normalizer = normalizer if normalizer is not None else SchemaNormalizer(strict=strict)
-    files = _bfcl_files([Path(p) for p in paths])
+    files = _bfcl_files(_bfcl_inputs([Path(p) for p in paths]))
     read = files.read
     answers = _bfcl_answers(files.answers)
     answer_lines = [(path, f"bfcl answers: {len(records)} answers")
@@ -399,8 +521,7 @@ def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
     queries: list[dict[str, Any]] = []
     used: set[str] = set()
     for path, records in files.questions:
-        n_q = 0
-        n_fn = 0
+        n_q = n_fn = n_empty = 0
         for loc, rec in records:
             rec = _mapping(rec, path=path, loc=loc, what="a BFCL entry")
             qid = id_field(rec, path=path, loc=loc)
@@ -411,6 +532,7 @@ def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
                 pool.add(tool)
                 entry_names.append(tool.name)
                 n_fn += 1
+            n_empty += not entry_names
             query = _bfcl_query(rec, qid, entry_names, answers, files.text_answers,
                                 path=path, loc=loc, where=where)
             if query is None:
@@ -419,14 +541,16 @@ def from_bfcl(paths: Sequence[str | Path], *, strict: bool = False,
             used.add(qid)
             n_q += 1
         read.append((path, f"bfcl questions: {len(records)} entries, {n_fn} function docs, "
-                           f"{n_q} with an answer"))
+                           f"{n_q} with an answer" + (f", {n_empty} with an empty function "
+                                                      "list" if n_empty else "")))
     read.extend(answer_lines)
-    _bfcl_orphans(answers, used, files)
+    notes = _bfcl_orphans(answers, used, files)
+    read.sort(key=lambda line: str(line[0]))  # one line per file, in the order of the paths
     _unique_ids(queries, path=None)
     tools, several = pool.tools()
     if own:
         normalizer.warn()
-    return BenchmarkImport(tools, queries, read, several)
+    return BenchmarkImport(tools, queries, read, several, notes)
 
 
 # --------------------------------------------------------------------------------------------

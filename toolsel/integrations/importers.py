@@ -13,7 +13,10 @@ Accepted inputs
     has ``name``, ``description``, ``inputSchema``; ``title``, ``annotations``,
     ``outputSchema`` and ``_meta`` are kept as metadata. The server name comes from
     ``--server``, else a top-level ``"server"`` string or ``serverInfo.name``, else the file
-    stem.
+    stem. A file of several servers, as MCP benchmarks and catalogs publish them, is read as
+    one server per entry (:func:`server_list`): a list of ``{"name": ..., "tools": [...]}``
+    (or ``{..., "tools": {"<server>": {"tools": [...]}}}``), the same under ``servers``, or
+    an object mapping server names to ``{"tools": [...]}``.
 ``openai``
     A tools array in the Chat Completions form ``{"type": "function", "function": {...}}`` or
     the flat Responses form ``{"type": "function", "name": ..., "parameters": ...}`` (or a
@@ -47,6 +50,7 @@ from ..data import (DataError, Registry, Tool, loads_json, check_name_syntax, re
 from .schemas import SchemaNormalizer
 
 __all__ = ["FORMATS", "TOOL_FORMATS", "ToolFormat", "read_tool_file", "read_json_or_none",
+           "server_list", "read_server_list", "refuse_server_name",
            "SEPARATOR", "from_mcp", "from_openai", "from_anthropic",
            "from_langchain", "merge_servers", "server_prefix", "import_files", "write_registry",
            "MissingDescriptionWarning", "fallback_description"]
@@ -444,6 +448,11 @@ def import_files(paths: Sequence[str | Path], fmt: str, *,
                          "per file, in the same order")
     groups: list[tuple[str, list[Tool]]] = []
     for i, path in enumerate(paths):
+        listed = read_server_list(path, fmt, given=servers[i] if servers else None,
+                                  strict=strict)
+        if listed is not None:  # several servers in one file: a group each
+            groups.extend(listed[0])
+            continue
         tools, server, _ = read_tool_file(path, fmt, servers[i] if servers else None,
                                           strict=strict)
         groups.append((server, tools))
@@ -498,7 +507,8 @@ class ToolFormat:
 #: import`` and its format detection (:func:`toolsel.integrations.sources.import_formats`)
 #: read this table.
 TOOL_FORMATS: dict[str, ToolFormat] = {f.name: f for f in (
-    ToolFormat("mcp", from_mcp, _is_mcp, "a tools/list result (inputSchema)",
+    ToolFormat("mcp", from_mcp, _is_mcp, "a tools/list result (inputSchema), or a list of "
+               "servers each with its tools",
                server_in_file=True),
     ToolFormat("anthropic", from_anthropic, _is_anthropic, "a tools array (input_schema)"),
     ToolFormat("openai", from_openai, _is_openai, "a tools array (function, parameters)"),
@@ -512,6 +522,196 @@ def detect_tool_format(record: Any) -> str | None:
     if not isinstance(record, Mapping):
         return None
     return next((n for n, f in TOOL_FORMATS.items() if f.matches(record)), None)
+
+
+# --------------------------------------------------------------------------------------------
+# server lists: several servers' tools in one file, as MCP benchmarks and catalogs publish them
+
+#: Keys naming a server in an entry of a server list, in order of preference.
+_SERVER_NAME_KEYS = ("name", "server_name", "serverName", "server", "id", "title")
+#: Keys under which a document keeps its servers (a list of entries or a name → entry object).
+_SERVER_LIST_KEYS = ("servers", "mcpServers", "mcp_servers")
+#: Keys of a tool definition: an object with one is a tool, not a server entry.
+_TOOL_KEYS = ("inputSchema", "input_schema", "parameters", "function")
+
+#: One server of a server list: its name, where it is in the file, its tool records and the
+#: entry's category (``None`` when the entry has none).
+ServerEntry = tuple[str, str, list[Any], "str | None"]
+
+
+def _tool_list(value: Any) -> list[Any] | None:
+    """A server's tools as catalogs write them: a list of tool objects, ``{"tools": [...]}``
+    or a ``tools/list`` response around it; ``None`` for anything else."""
+    if isinstance(value, Mapping):
+        inner = value.get("result", value)
+        value = inner.get("tools") if isinstance(inner, Mapping) else None
+    if isinstance(value, list) and all(isinstance(t, Mapping) for t in value):
+        return value
+    return None
+
+
+def _entry_name(entry: Mapping[str, Any]) -> str | None:
+    for key in _SERVER_NAME_KEYS:
+        if isinstance(entry.get(key), str) and entry[key].strip():
+            return entry[key].strip()
+    info = entry.get("serverInfo")
+    if isinstance(info, Mapping) and isinstance(info.get("name"), str) and info["name"].strip():
+        return info["name"].strip()
+    return None
+
+
+def _entry_servers(entry: Any, loc: str, default: str | None) -> list[ServerEntry] | None:
+    """The servers of one entry of a server list (``None``: not a server entry). Its
+    ``tools`` is the server's tool list, or an object naming its servers
+    (``tools.<server>.tools[]``), each then named by its key."""
+    if not isinstance(entry, Mapping) or "tools" not in entry or set(_TOOL_KEYS) & set(entry):
+        return None
+    category = entry.get("category") if isinstance(entry.get("category"), str) else None
+    tools = entry["tools"]
+    own = [] if tools is None or tools == {} else _tool_list(tools)
+    if own is not None:
+        name = _entry_name(entry) or default
+        return [(name, loc, own, category)] if name else None
+    if not isinstance(tools, Mapping):
+        return None
+    # a server whose listing failed ({"error": ...}, null) is a server without tools
+    nested = {key: _tool_list(value) if value else [] for key, value in tools.items()}
+    if any(v is None and not isinstance(tools[k], Mapping) for k, v in nested.items()):
+        return None
+    return [(str(key), f"{loc}, tools.{key}", value or [], category)
+            for key, value in nested.items()]
+
+
+def _many_servers(entries: Any, where: str) -> list[ServerEntry] | None:
+    """The servers of a list of entries, or of a name → entry object; ``None`` unless every
+    entry is a server entry."""
+    if isinstance(entries, list) and entries:
+        items = [(f"{where}item {i}", None, e) for i, e in enumerate(entries, start=1)]
+    elif isinstance(entries, Mapping) and entries:
+        items = [(f"{where}{k}", str(k), e) for k, e in entries.items()]
+    else:
+        return None
+    out: list[ServerEntry] = []
+    for loc, default, entry in items:
+        found = _entry_servers(entry, loc, default)
+        if found is None:
+            return None
+        out.extend(found)
+    return out
+
+
+def server_list(doc: Any) -> list[ServerEntry] | None:
+    """The servers of a document holding several servers' tools, or ``None`` when it is not
+    one. Accepted: a list of server entries (``{"name": ..., "tools": [...]}``, or
+    ``{..., "tools": {"<server>": {"tools": [...]}}}`` as MCP benchmarks publish them), the
+    same under ``servers`` (or ``mcpServers``), an object mapping server names to entries,
+    and one entry whose ``tools`` maps server names to their tools. A server's tools may be a
+    list, ``{"tools": [...]}`` or a ``tools/list`` response."""
+    if isinstance(doc, list):
+        found = _many_servers(doc, "")
+        return found if found and any(tools for _, _, tools, _ in found) else None
+    if not isinstance(doc, Mapping) or _tool_list(doc) is not None:
+        return None  # a tools/list result of one server is not a server list
+    found = next((_many_servers(doc[key], f"{key}.") for key in _SERVER_LIST_KEYS
+                  if key in doc), None)
+    if found is None and isinstance(doc.get("tools"), Mapping):
+        found = _entry_servers(doc, "", None)
+    if found is None:
+        found = _many_servers(doc, "")
+    return found if found and any(tools for _, _, tools, _ in found) else None
+
+
+def _unique_servers(servers: list[ServerEntry], notes: list[str]) -> list[ServerEntry]:
+    """The servers with one name each: a server listed again with the same tools is dropped,
+    with other tools named ``{name}_2`` (``_3``...); each said in ``notes``."""
+    out: list[ServerEntry] = []
+    first: dict[str, ServerEntry] = {}
+    for name, loc, tools, category in servers:
+        if name in first and first[name][2] == tools:
+            notes.append(f"server {name!r} is listed again at {loc} with the same tools "
+                         f"(first at {first[name][1] or 'the top'}): read once")
+            continue
+        new, k = name, 1
+        while new in first:
+            k += 1
+            new = f"{name}_{k}"
+        if new != name:
+            notes.append(f"server {name!r} is listed again at {loc} with other tools: "
+                         f"named {new!r}")
+        first[new] = (new, loc, tools, category)
+        out.append(first[new])
+    return out
+
+
+def read_server_list(path: Path, fmt: str, *, given: str | None = None, strict: bool = False,
+                     normalizer: SchemaNormalizer | None = None
+                     ) -> tuple[list[tuple[str, list[Tool]]], list[str]] | None:
+    """A server-list file (:func:`server_list`) as ``([(server, tools), ...], notes)``, each
+    server's tools read by the format ``fmt`` (one group per server, as one file per server
+    would be), or ``None`` when the file is not a server list. A server without tools is left
+    out with a note; an error names the file, the server's place and the tool. A ``given``
+    server name (``--server``) is refused: the file names its servers."""
+    servers = server_list(read_json_or_none(path))
+    if servers is None:
+        return None
+    refuse_server_name(path, given, len(servers))
+    notes: list[str] = []
+    groups: list[tuple[str, list[Tool]]] = []
+    with warnings.catch_warnings(record=True) as caught:  # one warning for the file, below
+        warnings.simplefilter("always", MissingDescriptionWarning)
+        for name, loc, records, category in _unique_servers(servers, notes):
+            if not records:
+                notes.append(f"server {name!r} ({loc}) lists no tools: left out")
+                continue
+            tools = _server_tools(records, fmt, name, loc, category, path=path,
+                                  strict=strict, normalizer=normalizer)
+            groups.append((name, tools))
+    for w in caught:
+        if not issubclass(w.category, MissingDescriptionWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    fallback = [f"{t.name!r} (server {server!r})" for server, tools in groups for t in tools
+                if "description_fallback" in t.metadata]
+    if fallback:
+        more = f" and {len(fallback) - 5} more" if len(fallback) > 5 else ""
+        warnings.warn(f"{path}: {len(fallback)} MCP tool(s) have no description: "
+                      f"{', '.join(fallback[:5])}{more}; imported with their title, else their "
+                      "name split into words, as description (metadata description_fallback); "
+                      "write real descriptions for better selection (--strict refuses them)",
+                      MissingDescriptionWarning, stacklevel=2)
+    return groups, notes
+
+
+def refuse_server_name(path: Path, given: str | None, n_servers: int) -> None:
+    """Refuse a ``--server`` name for a file that names its own servers."""
+    if given:
+        raise DataError(f"holds a list of {n_servers} servers, each named in the file; "
+                        f"--server {given!r} cannot name them (give '' for this file, or "
+                        "leave --server out)", path=path, field="server")
+
+
+def _server_tools(records: list[Any], fmt: str, server: str, loc: str, category: str | None,
+                  *, path: Path, strict: bool, normalizer: SchemaNormalizer | None
+                  ) -> list[Tool]:
+    """One server's tool records read by ``fmt``; errors located at the server's entry."""
+    spec = TOOL_FORMATS[fmt]
+    where = f"server {server!r} ({loc})" if loc else f"server {server!r}"
+    try:
+        tools = (spec.read(records, server=server, path=path, strict=strict,
+                           normalizer=normalizer) if spec.server_in_file else
+                 spec.read(records, path=path, strict=strict, normalizer=normalizer))
+    except DataError as exc:
+        raise DataError(exc.reason, path=path, location=f"{where}, {exc.location}"
+                        if exc.location else where, field=exc.field) from None
+    seen: dict[str, int] = {}
+    for i, t in enumerate(tools, start=1):
+        if t.name in seen:
+            raise DataError(f"duplicate tool name {t.name!r} (first at tool {seen[t.name]})",
+                            path=path, location=f"{where}, tool {i}", field="name")
+        seen[t.name] = i
+    check_name_syntax([(f"{where}, tool {i}", t.name) for i, t in enumerate(tools, start=1)],
+                      path=path, strict=strict)
+    extra = {"server": server, **({"category": category} if category else {})}
+    return [Tool(t.name, t.description, t.parameters, {**t.metadata, **extra}) for t in tools]
 
 
 def read_tool_file(path: Path, fmt: str, given: str | None, *, strict: bool = False,

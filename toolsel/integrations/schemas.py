@@ -14,7 +14,7 @@ The mapping (:data:`TYPE_NAMES`, case-insensitive): ``dict``/``object``/``map``/
 ``long`` → ``integer``; ``str``/``string``/``text`` (and ToolBench's ``DATE``, ``TIME``,
 ``ENUM``, ``GEOPOINT``, ``FILE``, ``CREDENTIALS``) → ``string``; ``bool``/``boolean`` →
 ``boolean``; ``list``/``array``/``tuple``/``set`` → ``array``; ``none``/``null`` → ``null``;
-``any`` → no ``type`` key at all (JSON Schema's "any value"). Java's and JavaScript's names
+``any`` and the empty name ``""`` → no ``type`` key at all (JSON Schema's "any value"). Java's and JavaScript's names
 (BFCL's ``simple_java`` and ``simple_javascript``) map the same way: ``String``/``char``/
 ``Character`` → ``string``; ``int``/``Integer``/``long``/``short``/``byte``/``Bigint``/
 ``BigInteger`` → ``integer``; ``double``/``float``/``BigDecimal`` → ``number``;
@@ -56,7 +56,7 @@ TYPE_NAMES: dict[str, str | None] = {
     "linkedlist": "array", "hashset": "array", "treeset": "array", "queue": "array",
     "stack": "array", "deque": "array", "vector": "array",
     "none": "null", "nonetype": "null",
-    "any": None,
+    "any": None, "": None,  # "": BFCL's simple_javascript_23 leaves a type empty
 }
 
 # a Java array or generic type: ``String[]``, ``ArrayList<String>``, ``Map<String, Integer>``

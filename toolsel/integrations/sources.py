@@ -26,14 +26,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..data import DataError, Registry, Tool, check_name_syntax, query_from_record, read_records
+from ..data import (DataError, Registry, Tool, UnknownShapeError, check_name_syntax,
+                    describe_json, query_from_record, read_records)
 from .benchmarks import BenchmarkImport, from_beir, from_bfcl, from_metatool, from_toolbench, \
-    is_bfcl_record, metatool_kind
+    is_bfcl_folder, is_bfcl_name, is_bfcl_record, metatool_kind
 from .importers import (SEPARATOR, TOOL_FORMATS, ToolFormat, detect_tool_format, merge_servers,
-                        read_json_or_none, read_tool_file)
+                        read_json_or_none, read_server_list, read_tool_file, server_list)
 from .schemas import SchemaNormalizer
 
 __all__ = ["IMPORT_FORMATS", "ImportFormat", "Probe", "import_formats", "detect_format",
+           "known_formats",
            "import_sources", "ImportResult"]
 
 
@@ -84,7 +86,10 @@ class Probe:
             return self.tools[0] if self.tools else None
         if self.path.is_dir() or self.is_csv:
             return None
-        records = read_records(self.path)
+        try:
+            records = read_records(self.path)
+        except UnknownShapeError:  # valid JSON no reader takes: detection says so
+            return None
         return records[0][1] if records else None
 
 
@@ -144,6 +149,15 @@ def _tool_file_format(spec: ToolFormat) -> ImportFormat:
              normalizer: SchemaNormalizer) -> list[Group]:
         groups = []
         for i, path, given in inputs:
+            listed = read_server_list(path, spec.name, given=given, strict=strict,
+                                      normalizer=normalizer)
+            if listed is not None:  # several servers in one file: one group each
+                n_tools = sum(len(tools) for _, tools in listed[0])
+                out.read.append((path, f"{spec.name} server list: {len(listed[0])} servers, "
+                                       f"{n_tools} tools"))
+                out.notes.extend(f"{path}: {note}" for note in listed[1])
+                groups.extend((i, server, tools, []) for server, tools in listed[0])
+                continue
             tools, server, _ = read_tool_file(path, spec.name, given, strict=strict,
                                               normalizer=normalizer)
             out.read.append((path, f"{spec.name}: {len(tools)} tools"))
@@ -151,6 +165,11 @@ def _tool_file_format(spec: ToolFormat) -> ImportFormat:
         return groups
 
     def detect(probe: Probe) -> bool:
+        servers = server_list(probe.doc)
+        if servers is not None:  # a server list: the format its first tool looks like
+            first = next((tools[0] for _, _, tools, _ in servers if tools), None)
+            found = detect_tool_format(first)
+            return found == spec.name or (spec.server_in_file and found is None)
         if probe.tools is not None:  # a tools list: the format its first tool looks like
             return detect_tool_format(probe.first) == spec.name or (
                 spec.server_in_file and detect_tool_format(probe.first) is None)
@@ -166,8 +185,11 @@ IMPORT_FORMATS: dict[str, ImportFormat] = {f.name: f for f in (
         metatool_kind(p.path, p.doc) is not None), _benchmark("metatool", from_metatool,
                                                                options=False),
                  "a {tool: description} JSON plus Query,Tool CSV or {query, tool} JSON files"),
-    ImportFormat("bfcl", lambda p: p.tools is None and is_bfcl_record(p.first, p.path),
-                 _benchmark("bfcl", from_bfcl), "BFCL question and possible_answer files"),
+    # a file named BFCL_v<N>_* of another shape (v4's format_sensitivity) is BFCL's: skipped
+    ImportFormat("bfcl", lambda p: is_bfcl_folder(p.path) if p.path.is_dir() else (
+        p.tools is None and (is_bfcl_record(p.first, p.path) or (
+            p.doc is not None and is_bfcl_name(p.path)))), _benchmark("bfcl", from_bfcl),
+                 "BFCL's data folder, or its question and possible_answer files"),
     ImportFormat("toolbench", lambda p: p.tools is None and isinstance(p.first, Mapping)
                  and "api_list" in p.first, _benchmark("toolbench", from_toolbench),
                  "ToolBench query files (api_list)"),
@@ -188,12 +210,27 @@ def detect_format(path: str | Path) -> str:
     formats = import_formats()
     found = next((name for name, f in formats.items() if f.detect(probe)), None)
     if found is None:
-        what = "a folder" if probe.path.is_dir() else "a CSV file" if probe.is_csv else "a file"
-        raise DataError(f"{what} whose format cannot be told from its content; give it with "
-                        "--from, one of: " + "; ".join(f"{n} ({f.help})"
-                                                       for n, f in formats.items()),
-                        path=probe.path)
+        raise DataError(_undetected(probe), path=probe.path)
     return found
+
+
+def known_formats() -> str:
+    """The formats ``toolsel import`` reads, each with its one-line help, for messages."""
+    return "; ".join(f"{n} ({f.help})" for n, f in import_formats().items())
+
+
+def _undetected(probe: Probe) -> str:
+    """Why no format takes an input: what it holds (valid JSON of an unknown shape: its
+    top-level keys) and the formats that were tried."""
+    if probe.doc is not None:
+        return (f"valid JSON of an unknown shape: {describe_json(probe.doc)}; it is none of "
+                f"the known formats: {known_formats()}")
+    if isinstance(probe.first, Mapping):
+        return (f"JSON lines of an unknown shape: the first is {describe_json(probe.first)}; "
+                f"they are none of the known formats: {known_formats()}")
+    what = "a folder" if probe.path.is_dir() else "a CSV file" if probe.is_csv else "a file"
+    return (f"{what} whose format cannot be told from its content; give it with --from, one "
+            f"of: {known_formats()}")
 
 
 def _input_formats(paths: list[Path], formats: Sequence[str] | str | None,
@@ -221,6 +258,18 @@ def _input_formats(paths: list[Path], formats: Sequence[str] | str | None,
     return [detect_format(p) if f == "auto" else f for p, f in zip(paths, formats)]
 
 
+def _read_format(fmt: ImportFormat, inputs: list[Input], out: ImportResult, *, strict: bool,
+                 normalizer: SchemaNormalizer) -> list[Group]:
+    """One format's inputs read; valid JSON of a shape it does not read is named as such,
+    with the formats that exist (never "invalid JSON")."""
+    try:
+        return fmt.read(inputs, out, strict=strict, normalizer=normalizer)
+    except UnknownShapeError as exc:
+        raise DataError(f"valid JSON of an unknown shape for --from {fmt.name}: "
+                        f"{describe_json(exc.doc)}; the known formats: {known_formats()}",
+                        path=exc.path) from None
+
+
 def _read_groups(paths: list[Path], fmts: list[str], servers: Sequence[str] | None,
                  out: ImportResult, *, strict: bool, normalizer: SchemaNormalizer
                  ) -> dict[str, tuple[list[Tool], list[dict[str, Any]]]]:
@@ -231,8 +280,8 @@ def _read_groups(paths: list[Path], fmts: list[str], servers: Sequence[str] | No
     for i, (path, fmt) in enumerate(zip(paths, fmts)):
         by_format.setdefault(fmt, []).append((i, path, servers[i] if servers else None))
     read = sorted((g for fmt, inputs in by_format.items()
-                   for g in formats[fmt].read(inputs, out, strict=strict,
-                                              normalizer=normalizer)), key=lambda g: g[0])
+                   for g in _read_format(formats[fmt], inputs, out, strict=strict,
+                                         normalizer=normalizer)), key=lambda g: g[0])
     groups: dict[str, tuple[list[Tool], list[dict[str, Any]]]] = {}
     for i, name, tools, queries in read:
         if name in groups:

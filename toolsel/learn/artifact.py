@@ -25,6 +25,7 @@ field.
 from __future__ import annotations
 
 import base64
+import json
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,7 +42,11 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "model_record", "save_model", "read_model
            "LearnedModelWarning", "is_model_file"]
 
 FORMAT = "toolsel-learned-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: A model file larger than this is refused before it is parsed (bytes).
+MAX_BYTES = 256 * 1024 * 1024
+#: JSON nesting deeper than this is refused (a model file nests 4 levels).
+MAX_DEPTH = 32
 
 
 class LearnedModelWarning(UserWarning):
@@ -74,14 +79,16 @@ def model_record(scorer: LearnedScorer, registry: Sequence[Tool]) -> dict:
         np.zeros(len(reg), dtype=int)
     vectors = np.ascontiguousarray(ev.vectors, dtype="<f4")
     always = [reg[i].name for i in np.flatnonzero(~scorer.candidates_)]
+    estimate = _estimate_record(getattr(scorer, "estimate_", None))
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION, "toolsel_version": _version(),
-        "base": scorer.base,
+        "base": scorer.base_name_, "vectors_from": scorer.vectors_from_,
         "embedding_model": scorer.embedder_.encoder_.model_id,
         "registry": {"fingerprint": scorer.fingerprint_, "n_tools": len(reg)},
         "labels": {"hash": scorer.labels_hash_, "n_requests": len(scorer.train_ids_)},
         "settings": {"setting": scorer.setting_.to_json(), "max_per_tool": scorer.max_per_tool,
                      "always_include": always, "rule": RULE},
+        "estimate": estimate,
         "selection": [{k: (None if isinstance(v, float) and not np.isfinite(v) else v)
                        for k, v in row.items()} for row in scorer.selection_],
         "tools": {reg[int(t)].name: {"text_hash": tool_hash(reg[int(t)]),
@@ -91,6 +98,22 @@ def model_record(scorer: LearnedScorer, registry: Sequence[Tool]) -> dict:
         "vectors": {"dtype": "float32", "shape": list(vectors.shape),
                     "base64": base64.b64encode(vectors.tobytes()).decode("ascii")},
     }
+
+
+def _plain(v):
+    """A table cell as plain JSON: finite floats, ints, strings; ``None`` for nan."""
+    if isinstance(v, (float, np.floating)):
+        return float(v) if np.isfinite(v) else None
+    return int(v) if isinstance(v, np.integer) else v
+
+
+def _estimate_record(est) -> dict | None:
+    """The fit's cross-fitted estimate as the model file keeps it (``None``: not estimated)."""
+    if est is None:
+        return None
+    return {"ships": bool(est.ships), "sentence": est.sentence,
+            "gains": [{k: _plain(v) for k, v in row.items()}
+                      for row in est.gains.to_dict("records")]}
 
 
 def is_model_file(path: str | Path) -> bool:
@@ -144,13 +167,63 @@ _HEADER_FIELDS = (
 )
 
 
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number a model file may hold")
+
+
+def _depth(value, limit: int) -> int:
+    """Nesting depth of a parsed JSON value, stopping once past ``limit``."""
+    stack, deepest = [(value, 1)], 0
+    while stack:
+        v, d = stack.pop()
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, d + 1) for x in v)
+    return deepest
+
+
 def _read_json_object(path: Path) -> dict:
-    """The top-level JSON object of the file at ``path``."""
-    from ..data import load_json_file
-    if not path.exists():
-        raise DataError("model file not found", path=path)
-    # capped in size and depth, no device (/dev/zero), UTF-8, strict JSON
-    rec = load_json_file(path, "a toolsel model (JSON)")
+    """The top-level JSON object of the file at ``path``: a regular file of at most
+    :data:`MAX_BYTES`, UTF-8, strict JSON (no NaN or Infinity), nested at most
+    :data:`MAX_DEPTH` levels."""
+    import os
+    import stat
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise DataError("model file not found", path=path) from None
+    except OSError as exc:
+        raise DataError(f"cannot be read: {exc.strerror}", path=path) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise DataError("is not a regular file; expected a toolsel model (JSON)", path=path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise DataError(f"cannot be read: {exc.strerror}", path=path) from None
+    if len(raw) > MAX_BYTES:
+        raise DataError(f"is larger than {MAX_BYTES // (1024 * 1024)} MB; not a toolsel model "
+                        "file", path=path)
+    try:
+        rec = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except UnicodeDecodeError:
+        raise DataError("is not a UTF-8 text file; expected a toolsel model (JSON)",
+                        path=path) from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"invalid JSON: {exc.msg}", path=path,
+                        location=f"line {exc.lineno}, column {exc.colno}") from None
+    except ValueError as exc:  # NaN, Infinity
+        raise DataError(str(exc), path=path) from None
+    except RecursionError:
+        raise DataError(f"nests deeper than {MAX_DEPTH} levels; not a toolsel model file",
+                        path=path) from None
+    if _depth(rec, MAX_DEPTH) > MAX_DEPTH:
+        raise DataError(f"nests deeper than {MAX_DEPTH} levels; not a toolsel model file",
+                        path=path)
     if not isinstance(rec, dict):
         raise DataError("expected a JSON object (a toolsel model file)", path=path)
     return rec
@@ -256,6 +329,8 @@ def read_model(path: str | Path) -> dict:
     rec = _read_json_object(path)
     _check_format(rec, path)
     _check_header(rec, path)
+    if not isinstance(rec.get("vectors_from", rec["base"]), str):
+        raise DataError("expected str", path=path, field="vectors_from")
     _check_settings(rec, path)
     tools = _check_tools(rec, path)
     requests = _check_requests(rec, tools, path)
@@ -320,24 +395,40 @@ def load_model(path: str | Path, registry: Sequence[Tool]) -> LearnedScorer:
     reg = registry if isinstance(registry, Registry) else Registry(registry)
     settings = rec["settings"]
     always = [a for a in settings.get("always_include", []) if a in reg]
-    sc = LearnedScorer(base=rec["base"], setting=Setting.from_json(settings["setting"]),
-                       max_per_tool=settings.get("max_per_tool"), always_include=always)
-    sc._start(reg)
+    vectors_from = rec.get("vectors_from", rec["base"])
+    sc = None
+    for model in (None, rec["embedding_model"]):
+        # the vectors come from the scorer they were read with at fit time; a model fit with
+        # another embedding model than that scorer's own names it (rebuilt here)
+        sc = LearnedScorer(base=vectors_from, setting=Setting.from_json(settings["setting"]),
+                           max_per_tool=settings.get("max_per_tool"), always_include=always,
+                           bases=list(dict.fromkeys([vectors_from, rec["base"]])), model=model)
+        sc._start(reg)
+        if sc.embedder_.encoder_.model_id == rec["embedding_model"]:
+            break
+    sc.base_name_, sc.base_ = rec["base"], sc.bases_[rec["base"]]
     dim = _check_encoder(sc, rec, path)
     vectors = rec["_vectors"]
     missing, changed, usable = _sort_learned_tools(rec, reg)
+    setting = Setting.from_json(settings["setting"])
+    if rec["tools"] and not usable and setting.method != "blind":
+        raise DataError(f"none of the {len(rec['tools'])} tools the model learned about is in "
+                        "this registry with the text it was fit on; it would score exactly "
+                        "as blind " + rec["base"] + " does under another name (fit a model "
+                        "on this registry)", path=path, field="tools")
     _warn_fallback(path, rec, reg, missing, changed, usable)
     texts = [r["text"] for r in rec["requests"]]
     tools_of = [[reg.index(t) for t in r["tools"] if t in usable] for r in rec["requests"]]
     sc.description_vectors_ = sc._description_vectors()
     sc.evidence_ = fit_evidence(len(reg), texts, vectors.reshape(len(texts), -1) if texts
                                 else np.zeros((0, dim)), tools_of)
-    sc.setting_ = Setting.from_json(settings["setting"])
+    sc.setting_ = setting
     sc.selection_ = list(rec.get("selection", []))
     sc.train_ids_ = tuple(r["id"] for r in rec["requests"])
     sc.labels_hash_ = rec["labels"]["hash"]
     sc.labeled_tools_ = [reg[int(t)].name for t in sc.evidence_.labeled]
     sc.rule_ = settings.get("rule", RULE)
     sc.model_path_ = str(path)
+    sc.estimate_record_ = rec.get("estimate") if isinstance(rec.get("estimate"), dict) else None
     sc.fallback_tools_ = changed + missing
     return sc

@@ -19,9 +19,8 @@ import numpy as np
 from ..data import Query, Registry, Tool
 from ..scorers.base import NotFittedError, Scorer, get_scorer, registry_fingerprint
 from .groups import request_groups
-from .rule import RULE, choose_setting
-from .signals import METHODS, SETTINGS, Evidence, Setting, combine, fit_evidence, \
-    learned_signals
+from .rule import RULE, FoldSignals, choose, fit_setting, setting_scores
+from .signals import METHODS, SETTINGS, Evidence, Setting, fit_evidence
 
 __all__ = ["LearnedScorer", "tool_hash", "labels_hash", "check_labeled"]
 
@@ -94,11 +93,16 @@ class LearnedScorer(Scorer):
         MiniLM.
     always_include : iterable of str, optional
         Tools the dev rule does not rank (sent anyway); default the registry's marked ones.
+    bases : sequence of str, optional
+        Blind scorers the dev rule may choose among (``base`` first when it is in them);
+        default ``base`` alone.
 
     Attributes
     ----------
     base_ : Scorer
-        The fitted blind scorer.
+        The fitted blind scorer the model learns on top of (the one the rule chose).
+    base_name_ : str
+        Its name.
     setting_ : Setting
         What the dev rule picked.
     selection_ : list of dict
@@ -115,13 +119,15 @@ class LearnedScorer(Scorer):
 
     def __init__(self, *, base: str | Scorer = "default", setting: str | Setting = "auto",
                  max_per_tool: int | None = None, model: str | None = None,
-                 always_include: Sequence[str] | None = None):
+                 always_include: Sequence[str] | None = None,
+                 bases: Sequence[str] | None = None):
         super().__init__()
         self.base = base
         self.setting = setting
         self.max_per_tool = max_per_tool
         self.model = model
         self.always_include = always_include
+        self.bases = bases
 
     # -- fitting ------------------------------------------------------------------------------
     def fit(self, tools: Sequence[Tool], queries: Sequence[Query] | None = None
@@ -134,9 +140,19 @@ class LearnedScorer(Scorer):
         queries = check_labeled(queries, registry)
         texts = [q.query for q in queries]
         vectors = self._request_vectors(texts)
-        blind = self.base_.score_many(texts) if texts else np.zeros((0, len(registry)))
-        self._learn(registry, queries, blind, vectors)
+        blinds = {name: (sc.score_many(texts) if texts else np.zeros((0, len(registry))))
+                  for name, sc in self.bases_.items()}
+        self._learn(registry, queries, blinds, vectors)
         return self
+
+    def _base_names(self) -> list[str]:
+        if self.bases is None:
+            return [self.base if isinstance(self.base, str) else "base"]
+        names = [str(b) for b in self.bases]
+        if isinstance(self.base, str) and self.base in names:
+            names.remove(self.base)
+            names.insert(0, self.base)
+        return list(dict.fromkeys(names))
 
     def _start(self, tools) -> Registry:
         """Fit the blind scorer and the embedder on ``tools``: the label-free half of a fit."""
@@ -153,7 +169,17 @@ class LearnedScorer(Scorer):
         self.tool_names_ = list(registry.names)
         self.n_tools_ = len(registry)
         self.texts_ = []
-        self.base_ = _fitted(self.base, registry)
+        names = self._base_names()
+        self.bases_ = {}
+        own = self.base if isinstance(self.base, str) else "base"
+        for name in names:
+            self.bases_[name] = _fitted(self.base if name == own else name, registry)
+        self.base_name_ = names[0]
+        self.base_ = self.bases_[names[0]]
+        # request and description vectors are read the way the first offered scorer reads
+        # them, whichever scorer the rule then chooses: the same vectors in every fold
+        self.vectors_from_ = names[0]
+        self.vector_base_ = self.base_
         self.embedder_ = self._embedder(registry)
         always = registry.always_include if self.always_include is None else \
             registry.check_names(list(self.always_include), what="always_include")
@@ -169,22 +195,34 @@ class LearnedScorer(Scorer):
         if s == "auto":
             return list(SETTINGS)
         if s in METHODS:
-            return [x for x in SETTINGS if x.method in ("blind", s)]
+            from .signals import legacy_settings
+            return list(dict.fromkeys(x for x in (*SETTINGS, *legacy_settings())
+                                      if x.method in ("blind", s)))
         raise ValueError(f"setting must be 'auto', a method among {list(METHODS)} or a "
                          f"Setting, got {s!r}")
 
-    def _learn(self, registry: Registry, queries: list[Query], blind: np.ndarray,
-               vectors: np.ndarray) -> None:
+    def _learn(self, registry: Registry, queries: list[Query],
+               blinds: dict[str, np.ndarray] | np.ndarray, vectors: np.ndarray) -> None:
+        """Choose by the dev rule and learn, from these labeled requests only: ``blinds``
+        holds each offered blind scorer's scores of them (an array: the base's alone)."""
+        if not isinstance(blinds, dict):
+            blinds = {self.base_name_: blinds}
         tools_of = [[registry.index(n) for n in q.expected] for q in queries]
         required = [[t for t in ts if self.candidates_[t]] for ts in tools_of]
         texts = [q.query for q in queries]
+        groups = request_groups(queries)
         self.description_vectors_ = self._description_vectors()
-        self.setting_, self.selection_ = choose_setting(
-            blind, texts, vectors, tools_of, required, self.candidates_,
-            request_groups(queries), description_vectors=self.description_vectors_,
-            settings=self._settings(), max_per_tool=self.max_per_tool)
+        name, setting, self.selection_ = choose(
+            blinds, texts, vectors, tools_of, required, self.candidates_, groups,
+            description_vectors=self.description_vectors_, settings=self._settings(),
+            max_per_tool=self.max_per_tool)
+        self.base_name_, self.base_ = name, self.bases_[name]
+        self.setting_ = fit_setting(setting, blinds[name], vectors, tools_of, required,
+                                    self.candidates_, groups, self.description_vectors_,
+                                    max_per_tool=self.max_per_tool)
         self.evidence_ = fit_evidence(len(registry), texts, vectors, tools_of,
                                       max_per_tool=self.max_per_tool)
+
         self.train_ids_ = tuple(q.id for q in queries)
         self.labels_hash_ = labels_hash(queries)
         self.labeled_tools_ = [registry[int(t)].name for t in self.evidence_.labeled]
@@ -195,7 +233,7 @@ class LearnedScorer(Scorer):
         (a fusion's semantic signal, or an embedding base), else MiniLM fit here."""
         from ..scorers.embedding import EmbeddingScorer
         from ..scorers.fusion import FusionScorer
-        base = self.base_
+        base = self.vector_base_
         if isinstance(base, EmbeddingScorer) and self.model in (None, base.model):
             return base
         if isinstance(base, FusionScorer):
@@ -218,7 +256,7 @@ class LearnedScorer(Scorer):
         if not texts:
             return np.zeros((0, 0))
         emb = self.embedder_
-        base = self.base_
+        base = self.vector_base_
         spans = [None] * len(texts)
         if isinstance(base, FusionScorer) and base.clause_vectors == "in_context" and \
                 hasattr(emb, "encode_in_context"):
@@ -255,13 +293,14 @@ class LearnedScorer(Scorer):
         returns; ``vectors`` computed when not given)."""
         ev: Evidence = self.evidence_
         s = self.setting_
-        if s.method == "blind" or s.weight == 0 or not len(ev.labeled):
+        if s.method == "blind" or (s.method != "ltr" and s.weight == 0) or \
+                (s.method != "tool2vec" and s.method != "ltr" and not len(ev.labeled)):
             return np.asarray(blind, dtype=np.float64).copy()
         if vectors is None:
             vectors = self._request_vectors(texts)
-        alphas = (s.alpha,) if s.method == "centroid" else (0.0,)
-        sig = learned_signals(ev, texts, vectors, self.description_vectors_, alphas)
-        return combine(blind, sig, s, ev.labeled)
+        return setting_scores(s, blind, list(texts), vectors, FoldSignals(ev),
+                              self.description_vectors_,
+                              self.candidates_)
 
     def _score_many(self, queries: list[str]) -> np.ndarray:
         return self.learned_scores(queries, self.base_.score_many(queries))

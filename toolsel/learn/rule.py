@@ -1,29 +1,34 @@
-"""The dev rule: which way of using the labels a registry gets, chosen by inner cross-validation.
+"""The dev rule: which blind scorer and which way of using the labels a fit gets, chosen by
+inner cross-validation.
 
 Stated once, used by every fit:
 
 1. The labeled requests a fit learns from are split into ``cv`` folds (at most 5, at least 2),
    near-duplicates and the turns of one conversation kept in one fold
    (:func:`~toolsel.learn.groups.group_folds`).
-2. Every setting of :data:`~toolsel.learn.signals.SETTINGS` (``blind``, i.e. the labels unused,
-   and each method at each weight) is fit on all folds but one and scores the requests of the
-   fold left out, in turn.
-3. A setting's dev score is the mean over those held-out requests of
-   ``(R@5 + Complete@10) / 2`` (the rule the blind ``default`` was tuned with).
-4. A setting is eligible only when the held-out evidence against ``blind`` is real, both:
+2. Every candidate, a blind scorer (``default`` unless the caller offers several) times a
+   setting of :data:`~toolsel.learn.signals.SETTINGS` (``blind``, i.e. the labels unused;
+   ``knn`` and ``tool2vec`` at each weight; ``ltr``), is fit on all folds but one and scores
+   the requests of the fold left out, in turn.
+3. A candidate's dev score is the mean R@5 over those held-out requests (its required tools
+   among the 5 best-ranked candidates), each request counted twice: once fit on the other
+   folds as labeled, once with :data:`TOOL_HOLDOUT` of the tools they name unlabeled as well
+   (tool-held-out folds), so a candidate that lifts labeled tools over unlabeled ones pays
+   for it as real users' partial labels would make it pay.
+4. A candidate is eligible only when, on the held-out requests none of whose tools had a
+   label in their training (uncovered), its mean R@5 is at most :data:`FLOOR_UNCOVERED`
+   below the first blind scorer's with the labels unused: labels may not buy covered
+   requests at the expense of uncovered ones.
+5. The eligible candidate with the best dev score wins; ties go to the simpler one (blind scorers in
+   the order offered, settings in the order of :data:`~toolsel.learn.signals.SETTINGS`). With
+   fewer than two groups of requests there is nothing to validate on, and the rule picks
+   the first blind scorer, labels unused.
 
-   - it beats ``blind`` by more than one held-out request's worth (``1 / n`` for ``n``
-     held-out requests: a gain smaller than one request flipping is noise), and
-   - the paired 95% interval of its gain excludes zero: over the held-out requests, the
-     mean of (its objective - blind's) minus :data:`Z` standard errors is above 0 (normal
-     approximation; e.g. 5 requests won by 1 and none lost among 100 pass, 6 won and 2
-     lost do not).
-
-5. The eligible setting with the best dev score wins; with none eligible ``blind`` stays: a
-   learned setting that wins a few held-out requests and loses others is not kept on the
-   strength of a small mean. Ties go to the simpler setting (the order of
-   :data:`~toolsel.learn.signals.SETTINGS`). With fewer than two groups of requests there is
-   nothing to validate on, and the rule picks ``blind``.
+There is no test against ``blind`` here, on purpose: testing each of many candidates against
+blind on the same requests and keeping the best is a best-of-many estimate. The one test is
+outside: ``toolsel fit`` estimates this whole procedure by cross-fitting (the rule run on each
+outer training fold, scored on the fold left out) and ships the chosen model only when the
+interval of that estimate's R@5 gain is above zero (:mod:`toolsel.learn.procedure`).
 
 Only the requests handed to the fit are read: inside a cross-fitted evaluation the rule runs
 on the training folds alone.
@@ -31,25 +36,29 @@ on the training folds alone.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 
 from .groups import group_folds
-from .signals import SETTINGS, Setting, combine, fit_evidence, learned_signals
+from .signals import SETTINGS, Evidence, Setting, combine, fit_evidence, interleave, learned_signals, \
+    lift, tool2vec_signal
 
-__all__ = ["choose_setting", "objective", "required_ranks", "gain_low", "RULE", "MAX_FOLDS",
-           "Z"]
+__all__ = ["choose_setting", "choose", "objective", "required_ranks", "gain_low", "RULE",
+           "MAX_FOLDS", "Z", "setting_scores", "FoldSignals", "fit_setting", "TOOL_HOLDOUT",
+           "FLOOR_UNCOVERED"]
 
 MAX_FOLDS = 5
-#: Standard errors below the mean paired gain that must still be above zero (95% interval).
+#: Standard errors of the paired 95% interval (normal approximation, :func:`gain_low`).
 Z = 1.96
 #: One line saying the rule (written into model files and reports).
-RULE = ("inner group k-fold CV (k = min(5, groups)) on the labeled requests; score = mean "
-        "(R@5 + Complete@10) / 2 on held-out requests; a setting is eligible if it beats blind "
-        "by more than 1/n (n held-out requests) and the paired 95% interval of its gain "
-        "(mean - 1.96 standard errors) is above 0; the best eligible wins, else blind; ties "
-        "to the simpler setting")
+RULE = ("inner group k-fold CV (k = min(5, groups)) on the labeled requests; every blind "
+        "scorer offered x setting (blind, knn and tool2vec lifts at weights 0.5/1/2, ltr) "
+        "scores the held-out requests, each fit once as labeled and once with 30% of the "
+        "tools unlabeled; eligible if its R@5 on uncovered held-out requests is within .01 of "
+        "blind; the best eligible mean R@5 wins, ties to the simpler; no "
+        "per-candidate test (the fit's outer cross-fitted estimate is the one test)")
 
 
 def required_ranks(scores: np.ndarray, required: Sequence[Sequence[int]],
@@ -80,13 +89,221 @@ def gain_low(diff: np.ndarray) -> float:
     return float(diff.mean() - Z * diff.std(ddof=1) / np.sqrt(len(diff)))
 
 
-def objective(ranks: Sequence[np.ndarray]) -> np.ndarray:
-    """``(R@5 + Complete@10) / 2`` per request (``nan`` for a request with nothing to find)."""
+def objective(ranks: Sequence[np.ndarray], k: int = 5) -> np.ndarray:
+    """R@k per request (``nan`` for a request with nothing to find): the dev score's unit."""
     out = np.full(len(ranks), np.nan)
     for i, r in enumerate(ranks):
         if len(r):
-            out[i] = ((r <= 5).mean() + float((r <= 10).all())) / 2
+            out[i] = float((r <= k).mean())
     return out
+
+
+class FoldSignals:
+    """What one training set teaches (its :class:`~toolsel.learn.signals.Evidence`) and the
+    signals of one set of requests read from it, computed once and shared by every setting
+    scored on those requests."""
+
+    def __init__(self, ev: Evidence):
+        self.ev = ev
+        self._cache: dict = {}
+
+    @classmethod
+    def fit(cls, n_tools: int, texts, vectors, tools_of, max_per_tool) -> FoldSignals:
+        return cls(fit_evidence(n_tools, texts, vectors, tools_of, max_per_tool=max_per_tool))
+
+    def signal(self, name: str, vectors, description_vectors):
+        """The ``tool2vec`` or ``knn`` signal of the requests of ``vectors`` (the same
+        requests on every call)."""
+        if name not in self._cache:
+            from .ltr import knn_signal
+            self._cache[name] = tool2vec_signal(self.ev, vectors, description_vectors) \
+                if name == "tool2vec" else knn_signal(self.ev, vectors)
+        return self._cache[name]
+
+
+def fit_setting(setting: Setting, blind: np.ndarray, vectors: np.ndarray,
+                tools_of: Sequence[Sequence[int]], required: Sequence[Sequence[int]],
+                candidates: np.ndarray, groups: Sequence[int],
+                description_vectors: np.ndarray | None, *,
+                max_per_tool: int | None = None) -> Setting:
+    """``setting`` with what it learns from these labeled requests: an ``ltr`` setting gets
+    its coefficients (:func:`toolsel.learn.ltr.fit_ltr`; ``blind`` when there is nothing to
+    learn from); any other is returned as it is."""
+    if setting.method != "ltr" or setting.coef:
+        return setting
+    from .ltr import description_signal, fit_ltr
+    desc = description_signal(vectors, description_vectors)
+    coef = fit_ltr(blind, vectors, tools_of, required, candidates, groups, desc,
+                   max_per_tool=max_per_tool)
+    return Setting("blind") if coef is None else \
+        Setting("ltr", coef=coef, interleave=setting.interleave)
+
+
+def setting_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
+                   vectors: np.ndarray, fold: FoldSignals, description_vectors: np.ndarray | None,
+                   candidates: np.ndarray) -> np.ndarray:
+    """Scores of requests (``blind``, ``texts``, ``vectors``) under a fitted ``setting`` that
+    learned ``fold``'s evidence."""
+    scores = _learned_scores(setting, blind, texts, vectors, fold, description_vectors,
+                             candidates)
+    if setting.interleave and setting.method != "blind":
+        return interleave(scores, blind, candidates)
+    return scores
+
+
+def _learned_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
+                    vectors: np.ndarray, fold: FoldSignals, description_vectors: np.ndarray | None,
+                    candidates: np.ndarray) -> np.ndarray:
+    ev = fold.ev
+    m = setting.method
+    if m == "blind" or (m != "ltr" and setting.weight == 0):
+        return np.asarray(blind, dtype=np.float64).copy()
+    if m == "ltr":
+        from .ltr import description_signal, features, knn_signal, ltr_scores
+        labeled = np.zeros(ev.n_tools, dtype=bool)
+        labeled[ev.labeled] = True
+        feats = features(blind, knn_signal(ev, vectors),
+                         description_signal(vectors, description_vectors), labeled, candidates)
+        return ltr_scores(setting.coef, feats)
+    if m == "tool2vec":
+        return lift(blind, fold.signal("tool2vec", vectors, description_vectors),
+                    setting.weight)
+    if not len(ev.labeled):
+        return np.asarray(blind, dtype=np.float64).copy()
+    if m == "knn":
+        return lift(blind, fold.signal("knn", vectors, description_vectors), setting.weight,
+                    ev.labeled)
+    alphas = (setting.alpha,) if m == "centroid" else (0.0,)
+    sig = learned_signals(ev, texts, vectors, description_vectors, alphas)
+    return combine(blind, sig, setting, ev.labeled)
+
+
+#: Share of the tools a tool-held-out inner fold trains without (their labels removed).
+TOOL_HOLDOUT = 0.3
+#: How far below the blind R@5 a candidate may fall on the held-out requests none of whose
+#: tools had a label in training, and still be chosen.
+FLOOR_UNCOVERED = 0.01
+
+
+def _training_variants(train: np.ndarray, tools_of: Sequence[Sequence[int]], rng):
+    """The two trainings of one inner fold: its requests as labeled, and the same with
+    :data:`TOOL_HOLDOUT` of the tools they name unlabeled (a request left naming nothing is
+    dropped). Yields ``(rows, what each row teaches)``."""
+    yield train, [list(tools_of[j]) for j in train]
+    named = np.unique(np.asarray([t for j in train for t in tools_of[j]], dtype=np.int64))
+    hidden = set(rng.choice(named, size=int(round(TOOL_HOLDOUT * len(named))),
+                            replace=False).tolist()) if len(named) else set()
+    kept = [[t for t in tools_of[j] if t not in hidden] for j in train]
+    rows = [i for i, ts in enumerate(kept) if ts]
+    yield train[rows], [kept[i] for i in rows]
+
+
+def choose(blinds: dict[str, np.ndarray], texts: Sequence[str], vectors: np.ndarray,
+           tools_of: Sequence[Sequence[int]], required: Sequence[Sequence[int]],
+           candidates: np.ndarray, groups: Sequence[int], *,
+           description_vectors: np.ndarray | None = None,
+           settings: Sequence[Setting] = SETTINGS, max_per_tool: int | None = None,
+           max_folds: int = MAX_FOLDS) -> tuple[str, Setting, list[dict]]:
+    """The blind scorer and setting the dev rule picks for these labeled requests, and its
+    table.
+
+    ``blinds``: each offered blind scorer's scores of the requests (rows), in the order
+    offered (ties go to the earlier). Rows of ``texts``, ``vectors``, ``tools_of`` (what each
+    request teaches), ``required`` (what each must find: its tools outside always-include) and
+    ``groups`` are the requests. Returns ``(base, setting, rows)``; the setting is not yet
+    fitted (:func:`fit_setting`). Each row is ``{"base", "setting", "method", "dev_score",
+    "n_requests", "chosen"}``.
+    """
+    settings = list(settings)
+    bases = list(blinds)
+    if not settings or not bases:
+        raise ValueError("no candidates to choose from")
+    n_groups = len(set(int(g) for g in groups))
+    if n_groups < 2 or (len(settings) == 1 and len(bases) == 1):
+        pick = Setting("blind") if n_groups < 2 else settings[0]
+        return bases[0], pick, [{"base": bases[0], "setting": pick.label,
+                                 "method": pick.method, "dev_score": float("nan"),
+                                 "n_requests": len(texts), "chosen": True}]
+    folds = group_folds(groups, min(max_folds, n_groups))
+    per, uncovered = _held_out(blinds, texts, vectors, tools_of, required, candidates,
+                               np.asarray(groups), folds, description_vectors, settings,
+                               max_per_tool)
+    valid = ~np.isnan(per[0])
+    means = per[:, valid].mean(axis=1) if valid.any() else np.zeros(len(per))
+    unc = valid & uncovered
+    unc_means = per[:, unc].mean(axis=1) if unc.any() else np.zeros(len(per))
+    ok = _eligible(unc_means, settings, unc.any())
+    best = int(np.argmax(np.where(ok, np.round(means, 12), -np.inf)))  # first of the best
+    rows = [{"base": base, "setting": s.label, "method": s.method,
+             "dev_score": float(means[j]), "n_requests": int(valid.sum()),
+             "uncovered_score": float(unc_means[j]) if unc.any() else float("nan"),
+             "n_uncovered": int(unc.sum()), "eligible": bool(ok[j]), "chosen": j == best}
+            for j, (base, s) in enumerate((b, s) for b in bases for s in settings)]
+    return bases[best // len(settings)], settings[best % len(settings)], rows
+
+
+def _eligible(unc_means: np.ndarray, settings: list[Setting], any_uncovered: bool) -> np.ndarray:
+    """Step 4 of the rule: candidates (rows: base-major) whose mean R@5 on uncovered held-out
+    requests is at most :data:`FLOOR_UNCOVERED` below the first blind scorer's blind row."""
+    ok = np.ones(len(unc_means), dtype=bool)
+    reference = next((i for i, s in enumerate(settings) if s.method == "blind"), None)
+    if reference is not None and any_uncovered:
+        ok = np.round(unc_means - unc_means[reference], 12) >= -FLOOR_UNCOVERED
+        ok[reference] = True
+    return ok
+
+
+def _fitted_settings(settings: list[Setting], blind: np.ndarray, vectors: np.ndarray,
+                     train: np.ndarray, train_tools: list, candidates: np.ndarray,
+                     groups: np.ndarray, description_vectors, max_per_tool) -> list[Setting]:
+    """Each setting fit on one training set; ``ltr`` is fit once and shared by its
+    interleaved twin."""
+    required = [[t for t in ts if candidates[t]] for ts in train_tools]
+    out, ltr = [], None
+    for s in settings:
+        if s.method == "ltr" and not s.coef and ltr is not None:
+            out.append(dataclasses.replace(ltr, interleave=s.interleave)
+                       if ltr.method == "ltr" else ltr)
+            continue
+        fitted = fit_setting(s, blind[train], vectors[train], train_tools, required,
+                             candidates, groups[train], description_vectors,
+                             max_per_tool=max_per_tool)
+        if s.method == "ltr":
+            ltr = fitted
+        out.append(fitted)
+    return out
+
+
+def _held_out(blinds, texts, vectors, tools_of, required, candidates, groups, folds,
+              description_vectors, settings, max_per_tool) -> tuple[np.ndarray, np.ndarray]:
+    """R@5 per candidate (rows: base-major, then setting) and held-out request (columns: each
+    request as fit on the other folds, then again with the tool-held-out training), and
+    which columns are uncovered (none of the request's tools labeled in that training)."""
+    n = len(texts)
+    per = np.full((len(blinds) * len(settings), 2 * n), np.nan)
+    uncovered = np.zeros(2 * n, dtype=bool)
+    n_tools = next(iter(blinds.values())).shape[1]
+    rng = np.random.default_rng(0)
+    for f in np.unique(folds):
+        test = np.flatnonzero(folds == f)
+        t_texts = [texts[j] for j in test]
+        req = [required[j] for j in test]
+        for variant, (train, train_tools) in enumerate(
+                _training_variants(np.flatnonzero(folds != f), tools_of, rng)):
+            fold = FoldSignals.fit(n_tools, [texts[j] for j in train], vectors[train], train_tools,
+                         max_per_tool)
+            labeled = set(fold.ev.labeled.tolist())
+            uncovered[variant * n + test] = [not any(t in labeled for t in r) for r in req]
+            for b, blind in enumerate(blinds.values()):
+                fitted = _fitted_settings(settings, blind, vectors, train, train_tools,
+                                          candidates, groups, description_vectors,
+                                          max_per_tool)
+                for i, s in enumerate(fitted):
+                    scores = setting_scores(s, blind[test], t_texts, vectors[test], fold,
+                                            description_vectors, candidates)
+                    per[b * len(settings) + i, variant * n + test] = objective(
+                        required_ranks(scores, req, candidates))
+    return per, uncovered
 
 
 def choose_setting(blind: np.ndarray, texts: Sequence[str], vectors: np.ndarray,
@@ -95,66 +312,11 @@ def choose_setting(blind: np.ndarray, texts: Sequence[str], vectors: np.ndarray,
                    description_vectors: np.ndarray | None = None,
                    settings: Sequence[Setting] = SETTINGS, max_per_tool: int | None = None,
                    max_folds: int = MAX_FOLDS) -> tuple[Setting, list[dict]]:
-    """The setting the dev rule picks for these labeled requests, and its table.
-
-    Rows of ``blind``, ``texts``, ``vectors``, ``tools_of`` (what each request teaches),
-    ``required`` (what each must find: its tools outside always-include) and ``groups`` are
-    the requests. Returns ``(setting, rows)``; each row is ``{"setting", "method", "dev_score",
-    "n_requests", "chosen"}``.
-    """
-    settings = list(settings)
-    if not settings:
-        raise ValueError("no settings to choose from")
-    n_groups = len(set(int(g) for g in groups))
-    if n_groups < 2 or len(settings) == 1:
-        pick = Setting("blind") if n_groups < 2 else settings[0]
-        return pick, [{"setting": pick.label, "method": pick.method, "dev_score": float("nan"),
-                       "n_requests": len(texts), "chosen": True}]
-    folds = group_folds(groups, min(max_folds, n_groups))
-    per = _held_out_objectives(blind, texts, vectors, tools_of, required, candidates, folds,
-                               description_vectors, settings, max_per_tool)
-    valid = ~np.isnan(per[0])
-    means = per[:, valid].mean(axis=1) if valid.any() else np.zeros(len(settings))
-    best = _pick(settings, means, per[:, valid])
-    rows = [{"setting": s.label, "method": s.method, "dev_score": float(m),
-             "n_requests": int(valid.sum()), "chosen": i == best}
-            for i, (s, m) in enumerate(zip(settings, means))]
-    return settings[best], rows
-
-
-def _held_out_objectives(blind: np.ndarray, texts: Sequence[str], vectors: np.ndarray,
-                         tools_of: Sequence[Sequence[int]], required: Sequence[Sequence[int]],
-                         candidates: np.ndarray, folds: np.ndarray,
-                         description_vectors: np.ndarray | None, settings: list[Setting],
-                         max_per_tool: int | None) -> np.ndarray:
-    """Per setting (rows) and request (columns), :func:`objective` of the request when its
-    fold is held out and the setting is fit on the other folds (``nan``: nothing to find)."""
-    alphas = sorted({s.alpha for s in settings if s.method == "centroid"} | {0.0})
-    per = np.full((len(settings), len(texts)), np.nan)
-    for f in np.unique(folds):
-        train, test = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-        ev = fit_evidence(blind.shape[1], [texts[j] for j in train], vectors[train],
-                          [tools_of[j] for j in train], max_per_tool=max_per_tool)
-        sig = learned_signals(ev, [texts[j] for j in test], vectors[test],
-                              description_vectors, alphas)
-        req = [required[j] for j in test]
-        for i, s in enumerate(settings):
-            scores = combine(blind[test], sig, s, ev.labeled)
-            per[i, test] = objective(required_ranks(scores, req, candidates))
-    return per
-
-
-def _pick(settings: list[Setting], means: np.ndarray, per: np.ndarray) -> int:
-    """Index of the setting step 4 of the rule picks from the dev ``means`` and the per-request
-    held-out objectives ``per`` (settings × requests with something to find)."""
-    blind_at = next((i for i, s in enumerate(settings) if s.method == "blind"), None)
-    if blind_at is None:
-        return int(np.argmax(np.round(means, 12)))  # first of the best: the simpler setting
-    n = per.shape[1]
-    ok = np.zeros(len(settings), dtype=bool)
-    for i in range(len(settings)):
-        ok[i] = n > 0 and means[i] - means[blind_at] > 1.0 / n + 1e-12 and \
-            gain_low(np.round(per[i] - per[blind_at], 12)) > 0
-    if not ok.any():
-        return blind_at  # no gain on held-out requests is shown to be real
-    return int(np.argmax(np.where(ok, np.round(means, 12), -np.inf)))
+    """:func:`choose` with one blind scorer: ``(setting, rows)``."""
+    _, setting, rows = choose({"base": blind}, texts, vectors, tools_of, required, candidates,
+                              groups, description_vectors=description_vectors,
+                              settings=settings, max_per_tool=max_per_tool,
+                              max_folds=max_folds)
+    for r in rows:
+        r.pop("base", None)
+    return setting, rows

@@ -30,13 +30,15 @@ tools only. A tool with no labeled request keeps its blind score exactly.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 __all__ = ["Setting", "Evidence", "fit_evidence", "learned_signals", "combine", "SETTINGS",
-           "FLOOR", "WEIGHTS", "SIGNALS", "METHODS"]
+           "FLOOR", "WEIGHTS", "SIGNALS", "METHODS", "RULE_METHODS", "RULE_WEIGHTS",
+           "tool2vec_signal", "lift", "interleave"]
 
 #: Cosine under which a labeled request or a usage vector says nothing (MiniLM cosines of
 #: unrelated sentences sit around 0 to 0.2).
@@ -44,7 +46,21 @@ FLOOR = 0.2
 #: The weights every method is tried at (the learned lift in units of the blind spread).
 WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0)
 SIGNALS = ("expand", "centroid", "knn")
-METHODS = ("blind", "expand", "centroid", "knn", "fusion")
+#: Every way of using the labels a model file may name. ``expand``, ``centroid``, ``knn`` and
+#: ``fusion`` lift labeled tools only (kept for model files written before; the rule no longer
+#: offers them: they bury unlabeled tools); ``tool2vec`` lifts every tool by its usage vector
+#: (a description vector for a tool with no label); ``ltr`` scores every tool on one calibrated
+#: scale (:mod:`~toolsel.learn.ltr`).
+METHODS = ("blind", "expand", "centroid", "knn", "fusion", "tool2vec", "ltr")
+#: What the rule chooses among (:data:`SETTINGS`), simplest first.
+RULE_METHODS = ("blind", "knn", "tool2vec", "ltr")
+#: The weights the lift methods are tried at by the rule.
+RULE_WEIGHTS = (0.5, 1.0, 2.0)
+#: The per-(request, tool) features of the ``ltr`` stage (:mod:`~toolsel.learn.ltr`), in the
+#: order of its coefficients (after the intercept).
+FEATURES = ("blind_rel", "blind_rank", "usage", "labeled", "labeled_far", "description")
+#: The share of the description vector in a labeled tool's ``tool2vec`` usage vector.
+TOOL2VEC_ALPHA = 0.5
 
 
 @dataclass(frozen=True)
@@ -56,11 +72,21 @@ class Setting:
     weight: float = 0.0
     alpha: float = 0.0
     mix: tuple[float, float, float] = (0.0, 0.0, 0.0)  # expand, centroid, knn (fusion)
+    coef: tuple[float, ...] = ()  # ltr: intercept, then one per toolsel.learn.ltr.FEATURES
+    interleave: bool = False  # the learned ranking interleaved with the blind one
 
     @property
     def label(self) -> str:
+        base = self._label()
+        return f"{base} interleaved with blind" if self.interleave and base != "blind" \
+            else base
+
+    def _label(self) -> str:
         if self.method == "blind":
             return "blind"
+        if self.method == "ltr":
+            return "ltr" if not self.coef else \
+                "ltr(" + ", ".join(f"{c:.2f}" for c in self.coef) + ")"
         if self.method == "centroid":
             return f"centroid(alpha={self.alpha:g}, weight={self.weight:g})"
         if self.method == "fusion":
@@ -69,8 +95,13 @@ class Setting:
         return f"{self.method}(weight={self.weight:g})"
 
     def to_json(self) -> dict:
-        return {"method": self.method, "weight": self.weight, "alpha": self.alpha,
-                "mix": list(self.mix)}
+        out = {"method": self.method, "weight": self.weight, "alpha": self.alpha,
+               "mix": list(self.mix)}
+        if self.method == "ltr":
+            out["coef"] = list(self.coef)
+        if self.interleave:
+            out["interleave"] = True
+        return out
 
     @classmethod
     def from_json(cls, value) -> Setting:
@@ -78,25 +109,53 @@ class Setting:
             raise ValueError(f"a setting is an object with a method among {list(METHODS)}, "
                              f"got {value!r}")
         mix = value.get("mix", [0, 0, 0])
-        if not isinstance(mix, list) or len(mix) != 3 or \
-                not all(isinstance(m, (int, float)) and m >= 0 for m in mix):
-            raise ValueError(f"'mix' must be three non-negative numbers, got {mix!r}")
+        if not isinstance(mix, list) or len(mix) != 3 or not all(_finite(m, 0) for m in mix):
+            raise ValueError(f"'mix' must be three finite non-negative numbers, got {mix!r}")
         for key in ("weight", "alpha"):
-            v = value.get(key, 0.0)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                raise ValueError(f"{key!r} must be a non-negative number, got {v!r}")
+            if not _finite(value.get(key, 0.0), 0):
+                raise ValueError(f"{key!r} must be a finite non-negative number, got "
+                                 f"{value.get(key)!r}")
+        interleave = value.get("interleave", False)
+        if not isinstance(interleave, bool):
+            raise ValueError(f"'interleave' must be true or false, got {interleave!r}")
+        coef = _coef(value) if value["method"] == "ltr" else ()
         return cls(value["method"], float(value.get("weight", 0.0)),
-                   float(value.get("alpha", 0.0)), tuple(float(m) for m in mix))
+                   float(value.get("alpha", 0.0)), tuple(float(m) for m in mix), coef,
+                   interleave)
+
+
+def _finite(v, low: float | None = None) -> bool:
+    """``v`` is a finite number (not a bool), at least ``low`` when given."""
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
+    return ok and (low is None or v >= low)
+
+
+def _coef(value: dict) -> tuple[float, ...]:
+    """An ``ltr`` setting's coefficients: the intercept and one finite number a feature."""
+    raw = value.get("coef")
+    if not isinstance(raw, list) or len(raw) != len(FEATURES) + 1 or \
+            not all(_finite(c) for c in raw):
+        raise ValueError(f"'coef' of an ltr setting must be {len(FEATURES) + 1} finite "
+                         f"numbers (intercept, {', '.join(FEATURES)}), got {raw!r}")
+    return tuple(float(c) for c in raw)
 
 
 def _settings() -> list[Setting]:
-    weights = WEIGHTS
-    out = [Setting("blind")]
-    out += [Setting("expand", w) for w in weights]
-    out += [Setting("centroid", w, alpha=a) for a in (0.0, 0.5) for w in weights]
-    out += [Setting("knn", w) for w in weights]
+    learned = [Setting("knn", w) for w in RULE_WEIGHTS]
+    learned += [Setting("tool2vec", w, alpha=TOOL2VEC_ALPHA) for w in RULE_WEIGHTS]
+    learned += [Setting("ltr")]  # its coefficients are learned by each fit
+    return [Setting("blind"), *learned,
+            *(dataclasses.replace(s, interleave=True) for s in learned)]
+
+
+def legacy_settings() -> list[Setting]:
+    """The lift settings an earlier rule compared (every method at every weight of
+    :data:`WEIGHTS`): for benchmarks that set them side by side with the rule's."""
+    out = [Setting("expand", w) for w in WEIGHTS]
+    out += [Setting("centroid", w, alpha=a) for a in (0.0, 0.5) for w in WEIGHTS]
+    out += [Setting("knn", w) for w in WEIGHTS]
     mixes = [(1 / 3, 1 / 3, 1 / 3), (0.5, 0.0, 0.5), (0.0, 0.5, 0.5), (0.5, 0.5, 0.0)]
-    out += [Setting("fusion", w, mix=m) for m in mixes for w in weights]
+    out += [Setting("fusion", w, mix=m) for m in mixes for w in WEIGHTS]
     return out
 
 
@@ -237,10 +296,58 @@ def combine(blind: np.ndarray, signals: dict[str, np.ndarray], setting: Setting,
         mix = signals[f"centroid@{setting.alpha:g}"]
     else:
         mix = signals[setting.method]
+    return lift(blind, mix, setting.weight, labeled)
+
+
+def tool2vec_signal(ev: Evidence, vectors: np.ndarray, description_vectors: np.ndarray,
+                    alpha: float = TOOL2VEC_ALPHA) -> np.ndarray:
+    """``(n, n_tools)``: rescaled cosine between each request and every tool's usage vector:
+    a labeled tool's mean labeled-request vector mixed with its description vector (share
+    ``alpha``), an unlabeled tool's description vector (Tool2Vec's mix): every tool has one."""
+    q = np.asarray(vectors, dtype=np.float64)
+    d = _unit(np.asarray(description_vectors, dtype=np.float64))
+    usage = d.copy()
+    if len(ev.labeled):
+        usage[ev.labeled] = _unit(alpha * d[ev.labeled] + (1 - alpha) * ev.centroids)
+    if not len(q) or not usage.size:
+        return np.zeros((len(q), ev.n_tools))
+    return _rescale(q @ usage.T)
+
+
+def lift(blind: np.ndarray, signal: np.ndarray, weight: float,
+         tools: np.ndarray | None = None) -> np.ndarray:
+    """``blind + weight * spread * signal`` on ``tools`` (every tool when ``None``), where
+    ``spread`` is each request's best blind score minus its mean (see the module docstring)."""
+    blind = np.asarray(blind, dtype=np.float64)
     finite = np.where(np.isfinite(blind), blind, np.nan)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", all="ignore"):
         spread = np.nanmax(finite, axis=1) - np.nanmean(finite, axis=1)
     spread = np.where(np.isfinite(spread) & (spread > 1e-12), spread, 1.0)
     out = blind.copy()
-    out[:, labeled] += setting.weight * spread[:, None] * np.asarray(mix)[:, labeled]
+    if tools is None:
+        out += weight * spread[:, None] * np.asarray(signal)
+    else:
+        out[:, tools] += weight * spread[:, None] * np.asarray(signal)[:, tools]
     return out
+
+
+def interleave(learned: np.ndarray, blind: np.ndarray, candidates: np.ndarray | None = None
+               ) -> np.ndarray:
+    """Scores whose ranking interleaves the ``learned`` ranking with the ``blind`` one: the
+    learned first, the blind first, the learned second, ... each tool at its first appearance.
+
+    A tool at blind rank ``r`` lands at rank ``2r`` at worst, and one at learned rank ``r`` at
+    ``2r - 1``: labels can move a tool up but never bury a tool the blind scorer ranked well.
+    The score is minus the tool's position in that sequence (``-min(2 r_learned - 1,
+    2 r_blind)``)."""
+    def ranks(x):
+        x = np.where(np.isnan(x), -np.inf, np.asarray(x, dtype=np.float64))
+        if candidates is not None:
+            x = np.where(np.asarray(candidates, dtype=bool)[None, :], x, -np.inf)
+        order = np.argsort(-x, axis=1, kind="stable")
+        r = np.empty_like(order)
+        r[np.arange(len(x))[:, None], order] = np.arange(1, x.shape[1] + 1)[None, :]
+        return r
+    if not np.size(learned):
+        return np.asarray(learned, dtype=np.float64).copy()
+    return -np.minimum(2 * ranks(learned) - 1, 2 * ranks(blind)).astype(np.float64)

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from ..data import Query, Registry
-from ..eval.crossfit import (CURVE_CAPS, can_cross_fit, cross_fit, learned_label,
+from ..eval.crossfit import (CURVE_CAPS, GAIN_SUBSETS, can_cross_fit, cross_fit, gain_table,
                              learning_curve, prepare)
-from ..eval.stats import paired_comparison
+from ..eval.stats import paired_comparison, verdict
 from ..learn.rule import RULE, required_ranks
 from ..report import claims
 
@@ -29,20 +29,24 @@ __all__ = ["LabelTables", "label_tables", "label_sentences", "skip_reason", "MET
 #: The page's two metrics: (column in the comparison table, metric of the sweep tables, k).
 METRICS = (("R@5", "R@k", 5), ("Complete@10", "Complete@k", 10))
 #: The CSV each table is written to.
-FILES = {"data": "data.csv", "comparison": "comparison.csv", "settings": "settings.csv",
-         "curve": "curve.csv", "tools": "tools.csv", "next": "next_to_label.csv"}
+FILES = {"data": "data.csv", "comparison": "comparison.csv", "coverage": "coverage.csv",
+         "settings": "settings.csv", "curve": "curve.csv", "tools": "tools.csv",
+         "next": "next_to_label.csv"}
 
 
 @dataclass
 class LabelTables:
     """The page's tables: ``data`` (one row of counts), ``comparison`` (scorer × metric:
-    blind, learned, paired difference and interval, wins, losses), ``settings`` (scorer ×
+    blind, learned, paired difference and interval resampling request groups, wins, losses),
+    ``coverage`` (the same per coverage subset: requests all, some or none of whose tools had
+    a labeled request in their fold's training), ``settings`` (scorer ×
     fold: what the selection rule picked), ``curve`` (labels per tool → R@5, Complete@10),
     ``tools`` (per required tool: requests found blind / learned at 5) and ``next`` (tools
     missed while their fold had no labeled request for them: the next to label)."""
 
     data: pd.DataFrame
     comparison: pd.DataFrame
+    coverage: pd.DataFrame
     settings: pd.DataFrame
     curve: pd.DataFrame
     tools: pd.DataFrame
@@ -68,30 +72,32 @@ def label_tables(registry: Registry, queries: Sequence[Query],
     reason = skip_reason(queries)
     if reason:
         raise ValueError(reason)
-    comp, sets = [], []
+    comp, cov, sets = [], [], []
     cf_main = prep_main = None
     for name in scorers:
         prep = prepare(registry, queries, name)
         cf = cross_fit(registry, queries, prepared=prep, ks=(5, 10))
         if name == curve_scorer or cf_main is None:
             cf_main, prep_main = cf, prep
-        label = learned_label(cf.base)
-        for col, metric, k in METRICS:
-            k_eff = min(k, int(cf.query_metrics["top_k"].max()))
-            r = paired_comparison(cf.query_metrics, metric, scorers=[label, cf.base],
-                                  top_k=[k_eff], n_boot=n_boot, seed=seed).iloc[0]
-            comp.append({"scorer": name, "metric": col, "blind": r["mean_b"],
-                         "learned": r["mean_a"], "diff": r["diff"],
-                         "diff_low": r["diff_low"], "diff_high": r["diff_high"],
-                         "won": int(r["a_wins"]), "lost": int(r["b_wins"]),
-                         "n_queries": int(r["a_wins"] + r["b_wins"] + r["ties"])})
+        for r in gain_table(cf).to_dict("records"):
+            row = {"scorer": name, "metric": r["metric"], "blind": r["blind"],
+                   "learned": r["learned"], "diff": r["diff"], "diff_low": r["low"],
+                   "diff_high": r["high"], "won": r["won"], "lost": r["lost"],
+                   "n_queries": r["n"]}
+            if r["subset"] == GAIN_SUBSETS[0]:
+                comp.append(row)
+            elif r["n"]:
+                cov.append({"scorer": name, "coverage": r["subset"], **row})
         for _, row in cf.settings.iterrows():
             sets.append({"scorer": name, **row.to_dict()})
     comparison = pd.DataFrame(comp)
+    coverage = pd.DataFrame(cov, columns=["scorer", "coverage", "metric", "blind", "learned",
+                                          "diff", "diff_low", "diff_high", "won", "lost",
+                                          "n_queries"])
     settings = pd.DataFrame(sets)
     curve = learning_curve(prep_main, caps=caps).assign(scorer=cf_main.base)
-    curve = curve[["scorer", "labels_per_tool", "R@5", "Complete@10", "n_queries",
-                   "n_labeled_tools"]]
+    curve = curve[["scorer", "labels_per_tool", "R@5", "R@5_low", "R@5_high", "Complete@10",
+                   "n_queries", "n_labeled_tools"]]
     tools, nxt = tool_tables(prep_main, cf_main)
     counts = {}
     for q in queries:
@@ -99,13 +105,14 @@ def label_tables(registry: Registry, queries: Sequence[Query],
             counts[t] = counts.get(t, 0) + 1
     data = pd.DataFrame([{
         "n_tools": len(registry), "n_requests": len(queries),
+        "n_evaluated": int(comparison["n_queries"].iloc[0]) if len(comparison) else 0,
         "n_groups": int(len(np.unique(cf_main.groups))),
         "n_folds": int(cf_main.folds.max()) + 1,
         "n_labeled_tools": len(counts),
         "n_tools_2plus": sum(c >= 2 for c in counts.values()),
         "n_unlabeled_tools": len(registry) - len(counts),
         "curve_scorer": cf_main.base}])
-    return LabelTables(data, comparison, settings, curve, tools, nxt)
+    return LabelTables(data, comparison, coverage, settings, curve, tools, nxt)
 
 
 def tool_tables(prep, cf) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -126,7 +133,7 @@ def tool_tables(prep, cf) -> tuple[pd.DataFrame, pd.DataFrame]:
             r["n_requests"] += 1
             r["found_blind"] += int(b <= 5)
             r["found_learned"] += int(l <= 5)
-            if l > 5 and reg[t].name not in seen:
+            if l > 5 and b > 5 and reg[t].name not in seen:  # still missed, no label
                 r["missed_cold"] += 1
     tools = pd.DataFrame(sorted(rows.values(), key=lambda r: reg.index(r["tool"])),
                          columns=["tool", "n_requests", "found_blind", "found_learned",
@@ -143,12 +150,11 @@ def tool_tables(prep, cf) -> tuple[pd.DataFrame, pd.DataFrame]:
     return tools, nxt
 
 
-def _verdict(low: float, high: float) -> str:
-    if low > 0:
-        return "the labels help"
-    if high < 0:
-        return "the labels hurt"
-    return "no difference the interval can tell from zero"
+def _verdict(low: float, high: float, n: int) -> str:
+    """The one rule's word (:func:`toolsel.eval.stats.verdict`) for learned - blind."""
+    return {"ahead": "the labels help", "behind": "the labels hurt",
+            "tie": "no difference the interval tells from one request's worth"}[
+        verdict(low, high, n)]
 
 
 def label_sentences(t: LabelTables) -> list[claims.Claim]:
@@ -158,10 +164,11 @@ def label_sentences(t: LabelTables) -> list[claims.Claim]:
     out.append(claims.counts(
         t.data, src["data"],
         "{n} labeled requests ({g} groups once near-duplicates and conversations are joined) "
-        "over {nt} tools: {lt} tools are named by a labeled request, {l2} by two or more, and "
-        "{u} by none (those keep their blind scores).",
-        n="n_requests", g="n_groups", nt="n_tools", lt="n_labeled_tools", l2="n_tools_2plus",
-        u="n_unlabeled_tools"))
+        "over {nt} tools, {e} of them needing a tool outside always-include (the requests "
+        "every table below counts): {lt} tools are named by a labeled request, {l2} by two "
+        "or more, and {u} by none.",
+        n="n_requests", g="n_groups", nt="n_tools", e="n_evaluated", lt="n_labeled_tools",
+        l2="n_tools_2plus", u="n_unlabeled_tools"))
     for scorer in dict.fromkeys(t.comparison["scorer"]):
         parts = []
         for col, _, _ in METRICS:
@@ -170,7 +177,8 @@ def label_sentences(t: LabelTables) -> list[claims.Claim]:
             parts.append(claims.fill(
                 t.comparison, src["comparison"],
                 f"{col} {{b}} blind, {{l}} learned ({{d}} points, 95% interval [{{lo}}, {{hi}}]; "
-                f"{{w}} requests won, {{x}} lost: {_verdict(row['diff_low'], row['diff_high'])})",
+                f"{{w}} requests won, {{x}} lost: "
+                f"{_verdict(row['diff_low'], row['diff_high'], int(row['n_queries']))})",
                 where={"scorer": scorer, "metric": col},
                 b=("blind", "value", "pct", 1), l=("learned", "value", "pct", 1),
                 d=("diff", "value", "spoints", 1), lo=("diff_low", "value", "spoints", 1),
@@ -201,12 +209,14 @@ def label_sentences(t: LabelTables) -> list[claims.Claim]:
         one = len(t.next) == 1
         out.append(claims.count_rows(
             t.next, src["next"],
-            "{n} " + ("tool was" if one else "tools were") + " missed by a fold's model that "
-            "had no labeled request for " + ("it" if one else "them") + ": the next requests "
+            "{n} " + ("tool was" if one else "tools were") + " missed blind and learned by "
+            "a fold's model that had no labeled request for " + ("it" if one else "them") +
+            ": the next requests "
             "worth labeling are for " + ("this tool" if one else "these tools") +
             " (table below" + ("" if one else ", most such misses first") + ")."))
     else:
-        out.append(claims.Claim("No tool was missed by a fold's model that had no labeled "
+        out.append(claims.Claim("No tool was missed blind and learned by a fold's model that "
+                                "had no labeled "
                                 "request for it."))
     return out
 
@@ -231,7 +241,7 @@ def model_table(registry: Registry, queries: Sequence[Query], model, *, n_boot: 
     n_fit = len(queries) - len(held)
     if not held:
         return None, n_fit
-    base = model.base if isinstance(model.base, str) else model.base_.name
+    base = model.base_name_
     label = _label(base)
     res = sweep(registry, held, {base: model.base_, label: model}, [5, 10],
                 always_include=[registry[int(i)].name for i in
@@ -262,7 +272,8 @@ def model_sentence(table: pd.DataFrame | None, n_fit: int) -> claims.Claim:
         parts.append(claims.fill(
             table, MODEL_FILE,
             f"{col} {{b}} blind, {{l}} with the model ({{d}} points, 95% interval [{{lo}}, "
-            f"{{hi}}]: {_verdict(row['diff_low'], row['diff_high'])})", where={"metric": col},
+            f"{{hi}}]: {_verdict(row['diff_low'], row['diff_high'], int(row['n_queries']))})",
+            where={"metric": col},
             b=("blind", "value", "pct", 1), l=("learned", "value", "pct", 1),
             d=("diff", "value", "spoints", 1), lo=("diff_low", "value", "spoints", 1),
             hi=("diff_high", "value", "spoints", 1)))

@@ -152,8 +152,7 @@ def resolve_scorers(registry: Registry, scorers: Sequence[str]) -> tuple[list[st
             labels.append(entry)
         elif Path(entry).expanduser().is_file() and is_model_file(Path(entry).expanduser()):
             model = load_model(Path(entry).expanduser(), registry)
-            labels.append(learned_label(model.base if isinstance(model.base, str)
-                                        else model.base_.name))
+            labels.append(learned_label(model.base_name_))
             models[labels[-1]] = model
         else:
             raise ValueError(f"scorers: {entry!r} is neither a scorer ({', '.join(known)}) "

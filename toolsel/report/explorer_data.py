@@ -58,6 +58,11 @@ def _sig(x: float, digits: int = 4) -> float | None:
 def scorer_fields(scorer) -> str:
     """What a fitted scorer indexes, in words: its fields, or for a fusion scorer (the
     ``default``) what each half indexes, a field listed twice counted twice."""
+    setting = getattr(scorer, "setting_", None)
+    if setting is not None and hasattr(scorer, "base_"):  # a model fit on labels
+        n = len(getattr(scorer, "train_ids_", ()))
+        return (f"{scorer_fields(scorer.base_)}; learned from {n} labeled requests: "
+                f"{setting.label}")
     signals = getattr(scorer, "signals_", None)
     if signals:
         parts = []

@@ -197,12 +197,21 @@ misses the tool for a query at this K)</h3>
 def write_explorer(out: str | Path, registry: str | Path, queries: str | Path,
                    scorers: Iterable[str] | None = None,
                    *, depth: int = DEFAULT_DEPTH, title: str = "toolsel explorer",
-                   always_include: Iterable[str] | None = None) -> Path:
+                   always_include: Iterable[str] | None = None,
+                   model: str | Path | None = None) -> Path:
     """Load ``registry`` and ``queries``, compute the explorer's data and write the page to
-    ``out`` (a file path). Returns the path."""
+    ``out`` (a file path). Returns the path. ``model``: a ``toolsel fit`` file, shown as one
+    more panel (``<base>+labels``) beside the blind scorers."""
     from ..data import load_queries, load_registry
     reg = load_registry(registry)
     qs = load_queries(queries, reg)
+    if model is not None:
+        from ..eval.crossfit import learned_label
+        from ..learn.artifact import load_model
+        learned = load_model(model, reg)
+        from ..eval.sweep import DEFAULT_SCORERS
+        names = list(scorers or DEFAULT_SCORERS)
+        scorers = {**{n: n for n in names}, learned_label(learned.base_name_): learned}
     data = explorer_data(reg, qs, scorers, depth=depth, always_include=always_include,
                          title=title, source={"registry": Path(registry).name,
                                               "queries": Path(queries).name})
@@ -273,7 +282,8 @@ def write_report_explorer(out_dir: str | Path, notebooks_dir: str | Path, data=N
     title = "toolsel explorer" if data is None else "toolsel explorer: your data"
     try:
         return write_explorer(page, registry, queries, scorers, depth=depth, title=title,
-                              always_include=always)
+                              always_include=always,
+                              model=getattr(data, "model", None) if data is not None else None)
     except Exception as exc:  # the notebooks' report stands without the explorer
         warnings.warn(f"{EXPLORER_PAGE} not written: {type(exc).__name__}: {exc}",
                       RuntimeWarning, stacklevel=2)

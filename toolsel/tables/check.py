@@ -49,7 +49,7 @@ import numpy as np
 from ..data import DataError, Query, Registry, Tool
 from ..policies import PrefixPolicy, TopK, get_policy, parse_policy, policy_spec, prefix_policies
 from ..eval.engine import Candidates, as_registry, fit_scorers, rank_batches, scorer_items
-from .failure_modes import classify_miss, content_terms, tool_terms
+from .failure_modes import classify_miss, content_terms, surface_words, tool_terms
 from ..visible import visible
 from ..eval.metrics import METRICS, evaluate, evaluate_sent, metric_aliases
 from ..scorers.embedding import persist_request_vectors
@@ -601,15 +601,29 @@ def load_baseline(path: str | Path) -> CheckRun:
 # comparing
 
 
+#: At most this many words in each list of an ``--explain`` line (a long request would
+#: otherwise be listed whole).
+MAX_EXPLAIN_WORDS = 8
+
+
+def _few(words: Sequence[str], n: int = MAX_EXPLAIN_WORDS) -> str:
+    if not words:
+        return "(none)"
+    return ", ".join(words[:n]) + (f" and {len(words) - n} more" if len(words) > n else "")
+
+
 @dataclass(frozen=True)
 class Explanation:
     """Why a tool was lost (``--explain``): its failure mode (:mod:`toolsel.tables.failure_modes`,
     against what is sent now), the request's words its text shared in the baseline and no
-    longer does, and the request's words its text lacks now (the repair hint)."""
+    longer does, the request's words its text lacks now, and among those the words the tools
+    that passed it have (``passing_terms``: the repair hint). Words as the request writes
+    them (``analysis``, not the folded ``analysi``)."""
 
     mode: str
     lost_terms: tuple[str, ...]
     missing_terms: tuple[str, ...]
+    passing_terms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -647,9 +661,11 @@ class Change:
         e = self.explanation
         if e is None:
             return None
-        return (f"failure mode: {e.mode}; words its text lost: "
-                f"{', '.join(e.lost_terms) or '(none)'}; request words its text lacks: "
-                f"{', '.join(e.missing_terms) or '(none)'}")
+        line = f"failure mode: {e.mode}; words its text lost: {_few(e.lost_terms)}"
+        if e.passing_terms:
+            return (line + "; request words the tools passing it have and its text lacks: "
+                    + _few(e.passing_terms))
+        return line + f"; request words its text lacks: {_few(e.missing_terms)}"
 
 
 @dataclass(frozen=True)
@@ -806,6 +822,19 @@ def settings_mismatch(baseline: CheckRun, run: CheckRun) -> str:
             "with --update-baseline")
 
 
+def _explanation(r: RequestResult, b: RequestResult, tool: str, passed: tuple[str, ...],
+                 reg: Registry) -> Explanation:
+    """Why ``tool`` was lost for request ``r`` (baseline ``b``), its words as written."""
+    sent = [reg.get(n) for n in r.ranking[:r.n_sent]]
+    m = classify_miss(r.query, reg.get(tool), sent)
+    now = set(r.terms.get(tool, ()))
+    lost = tuple(t for t in b.terms.get(tool, ()) if t not in now)
+    theirs = frozenset().union(*(tool_terms(reg.get(n)) for n in passed if n in reg))
+    passing = tuple(t for t in m.missing_terms if t in theirs)
+    return Explanation(m.mode, *(surface_words(r.query, words)
+                                 for words in (lost, m.missing_terms, passing)))
+
+
 def _changes(label: str, b: RequestResult, r: RequestResult, tool: str,
              reg: Registry | None) -> list[Change]:
     rb, ra = b.ranks[tool], r.ranks[tool]
@@ -815,13 +844,7 @@ def _changes(label: str, b: RequestResult, r: RequestResult, tool: str,
     if sb and not sa:
         above_before = set(b.ranking[:rb - 1])
         passed = tuple(t for t in r.ranking[:ra - 1] if t not in above_before)
-        expl = None
-        if reg is not None:
-            sent = [reg.get(n) for n in r.ranking[:r.n_sent]]
-            m = classify_miss(r.query, reg.get(tool), sent)
-            now = set(r.terms.get(tool, ()))
-            expl = Explanation(m.mode, tuple(t for t in b.terms.get(tool, ()) if t not in now),
-                               m.missing_terms)
+        expl = _explanation(r, b, tool, passed, reg) if reg is not None else None
         return [Change(kind="lost", passed_by=passed, explanation=expl, **common)]
     if sa and not sb:
         return [Change(kind="found", **common)]

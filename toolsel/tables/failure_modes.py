@@ -81,6 +81,19 @@ def content_terms(text: str) -> list[str]:
     return list(out)
 
 
+def surface_words(text: str, terms: Sequence[str]) -> tuple[str, ...]:
+    """Each of ``terms`` (as :func:`content_terms` folds them) as ``text`` writes it: the first
+    word of ``text`` that folds to it (``"analysi"`` → ``"analysis"``), for display.
+
+    >>> surface_words("two analyses of the analysis", ["analyse", "analysi"])
+    ('analyses', 'analysis')
+    """
+    first: dict[str, str] = {}
+    for tok in split_identifier(text):
+        first.setdefault(_normalize(tok), tok)
+    return tuple(first.get(t, t) for t in terms)
+
+
 def tool_terms(tool: Tool) -> frozenset[str]:
     """Content terms of a tool's name words, description and parameter descriptions."""
     return frozenset(content_terms(tool_text(tool, _TOOL_FIELDS)))

@@ -1,0 +1,202 @@
+"""One calibrated scale for labeled and unlabeled tools: a small learning-to-rank stage.
+
+The lift methods of :mod:`~toolsel.learn.signals` add a learned term to the tools that have
+labeled requests and nothing to the others, so an unlabeled tool keeps its blind *score* but
+loses *rank* to every labeled tool lifted above it. Here every tool of every request is
+scored by one logistic model over per-(request, tool) features, so a labeled tool rises only
+as far as the labels make it *likely to be the right tool*, measured against unlabeled tools
+on the same scale:
+
+``blind_rel``
+    the blind score on the request's relative scale: ``(score - mean) / (best - mean)``
+    (1 for the request's best tool, 0 for an average one), clipped to ``[-5, 1]``;
+``blind_rank``
+    ``-log(rank)`` of the tool in the blind ranking (0 for the first);
+``usage``
+    the nearest labeled request that names the tool: rescaled cosine
+    (:func:`~toolsel.learn.signals.learned_signals`' ``knn``), 0 for a tool with none;
+``labeled``
+    1 for a tool with a labeled request: the model's intercept for labeled tools, learned
+    from data in which some relevant tools have no label (tool-held-out folds below); it is
+    never allowed to be positive (:func:`fit_ltr`), so no tool is lifted merely for having
+    labels;
+``labeled_far``
+    ``labeled * (1 - gate)``, where ``gate`` is the request's best ``usage`` over all tools:
+    how far the request is from every labeled request (a per-request gate: a request unlike
+    anything labeled leans on the blind features);
+``description``
+    rescaled cosine between the request and the tool's own description (the description
+    half of Tool2Vec's mix, there for every tool).
+
+Training rows come from requests the features were *not* computed from: the labeled requests
+are split into group folds, each fold's features are computed from the other folds' labels
+(request folds), and once more with a share of the tools' labels removed as well
+(tool-held-out folds), so the model sees relevant tools with no label as often as real users'
+partial labels produce them. Per request, the required tools and the hardest others (best by
+blind score, by usage and by description) are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .groups import group_folds
+from .signals import FEATURES, FLOOR, Evidence, fit_evidence
+
+__all__ = ["FEATURES", "features", "fit_ltr", "ltr_scores", "knn_signal", "description_signal",
+           "TOOL_HOLDOUT", "FEATURE_FOLDS"]
+
+#: Share of labeled tools whose labels a tool-held-out training fold removes.
+TOOL_HOLDOUT = 0.3
+#: Group folds the training features are computed over (fewer with fewer groups).
+FEATURE_FOLDS = 3
+#: Hard negatives kept per request and feature (best by blind, usage, description).
+NEGATIVES = 15
+#: L2 strength of the logistic model (scikit-learn's ``C``).
+C = 1.0
+
+
+def _rescale(cos: np.ndarray) -> np.ndarray:
+    return np.clip((cos - FLOOR) / (1 - FLOOR), 0.0, 1.0)
+
+
+def knn_signal(ev: Evidence, vectors: np.ndarray) -> np.ndarray:
+    """``(n, n_tools)``: per labeled tool, the rescaled cosine of the nearest labeled request
+    naming it; 0 for a tool with none."""
+    q = np.asarray(vectors, dtype=np.float64)
+    s = np.zeros((len(q), ev.n_tools))
+    if len(ev.labeled) and len(q):
+        sims = q @ ev.teaching_vectors.T
+        s[:, ev.labeled] = _rescale(np.maximum.reduceat(sims, ev.runs, axis=1))
+    return s
+
+
+def description_signal(vectors: np.ndarray, description_vectors: np.ndarray) -> np.ndarray:
+    """``(n, n_tools)``: rescaled cosine between each request and each tool's description."""
+    q = np.asarray(vectors, dtype=np.float64)
+    d = np.asarray(description_vectors, dtype=np.float64)
+    if not len(q) or not d.size:
+        return np.zeros((len(q), len(d)))
+    return _rescale(q @ d.T)
+
+
+def _blind_features(blind: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    b = np.asarray(blind, dtype=np.float64)
+    b = np.where(np.isfinite(b), b, np.nan)
+    cand = np.asarray(candidates, dtype=bool)
+    bc = b[:, cand] if cand.any() else b
+    with np.errstate(invalid="ignore", all="ignore"):
+        best = np.nanmax(bc, axis=1, initial=-np.inf) if bc.size else np.zeros(len(b))
+        mean = np.nanmean(bc, axis=1) if bc.size else np.zeros(len(b))
+    spread = best - mean
+    spread = np.where(np.isfinite(spread) & (spread > 1e-12), spread, 1.0)
+    mean = np.where(np.isfinite(mean), mean, 0.0)
+    rel = np.clip(np.nan_to_num((b - mean[:, None]) / spread[:, None], nan=-5.0), -5.0, 1.0)
+    # ranks among all tools, best first, ties to the earlier tool (stable)
+    filled = np.where(np.isnan(b), -np.inf, b)
+    order = np.argsort(-filled, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    rows = np.arange(len(b))[:, None]
+    ranks[rows, order] = np.arange(1, b.shape[1] + 1)[None, :]
+    return rel, -np.log(ranks.astype(np.float64))
+
+
+def features(blind: np.ndarray, usage: np.ndarray, description: np.ndarray,
+             labeled: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """``(n, n_tools, len(FEATURES))`` features (see the module docstring). ``labeled``: a
+    boolean per tool (it has a labeled request)."""
+    rel, rank = _blind_features(blind, candidates)
+    lab = np.broadcast_to(np.asarray(labeled, dtype=np.float64)[None, :], rel.shape)
+    gate = usage.max(axis=1, keepdims=True) if usage.size else np.zeros((len(rel), 1))
+    far = lab * (1.0 - gate)
+    return np.stack([rel, rank, usage, lab, far, description], axis=-1)
+
+
+def ltr_scores(coef: Sequence[float], feats: np.ndarray) -> np.ndarray:
+    """The logistic model's log-odds for every (request, tool): ``feats @ coef[1:] + coef[0]``."""
+    c = np.asarray(coef, dtype=np.float64)
+    return feats @ c[1:] + c[0]
+
+
+def _labeled_mask(ev: Evidence) -> np.ndarray:
+    m = np.zeros(ev.n_tools, dtype=bool)
+    m[ev.labeled] = True
+    return m
+
+
+def _rows(feats: np.ndarray, required: Sequence[Sequence[int]], candidates: np.ndarray,
+          rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Training rows of one fold: per request, its required tools (1), its hardest
+    candidates (0: the best :data:`NEGATIVES` by blind score, usage and description) and as
+    many drawn at random (so labeled tools, the only ones with usage, are not over-represented
+    among the negatives)."""
+    cand = np.flatnonzero(np.asarray(candidates, dtype=bool))
+    xs, ys = [], []
+    for i, req in enumerate(required):
+        if not len(req):
+            continue
+        keep = set(int(t) for t in req)
+        f = feats[i, cand]
+        for col in (0, 2, 5):
+            top = cand[np.argsort(-f[:, col], kind="stable")[:NEGATIVES]]
+            keep.update(int(t) for t in top)
+        keep.update(int(t) for t in rng.choice(cand, size=min(len(cand), NEGATIVES),
+                                               replace=False))
+        idx = np.asarray(sorted(keep), dtype=np.int64)
+        xs.append(feats[i, idx])
+        ys.append(np.isin(idx, np.asarray(req, dtype=np.int64)).astype(np.int64))
+    if not xs:
+        return np.zeros((0, feats.shape[-1])), np.zeros(0, dtype=np.int64)
+    return np.vstack(xs), np.concatenate(ys)
+
+
+def fit_ltr(blind: np.ndarray, vectors: np.ndarray, tools_of: Sequence[Sequence[int]],
+            required: Sequence[Sequence[int]], candidates: np.ndarray, groups: Sequence[int],
+            description: np.ndarray, *, max_per_tool: int | None = None,
+            seed: int = 0) -> tuple[float, ...] | None:
+    """The logistic model's coefficients (intercept first, then one per :data:`FEATURES`)
+    fit on out-of-fold features of these labeled requests; ``None`` when there is nothing to
+    learn from (fewer than two groups, or no positive or no negative row).
+
+    ``description``: the requests' :func:`description_signal` (label-free, computed once).
+    """
+    from sklearn.linear_model import LogisticRegression
+    groups = np.asarray(groups)
+    n_groups = len(np.unique(groups))
+    if n_groups < 2:
+        return None
+    folds = group_folds(groups, min(FEATURE_FOLDS, n_groups))
+    n_tools = blind.shape[1]
+    rng = np.random.default_rng(seed)
+    xs, ys = [], []
+    for f in range(int(folds.max()) + 1):
+        train, test = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
+        train_tools = [tools_of[j] for j in train]
+        named = np.unique(np.concatenate([np.asarray(t, dtype=np.int64) for t in train_tools]
+                                         or [np.zeros(0, dtype=np.int64)]))
+        hidden = rng.choice(named, size=int(round(TOOL_HOLDOUT * len(named))), replace=False) \
+            if len(named) else named
+        for drop in (np.zeros(0, dtype=np.int64), hidden):
+            kept = [[t for t in ts if t not in set(drop.tolist())] for ts in train_tools]
+            ev = fit_evidence(n_tools, [""] * len(train), vectors[train], kept,
+                              max_per_tool=max_per_tool)
+            feats = features(blind[test], knn_signal(ev, vectors[test]), description[test],
+                             _labeled_mask(ev), candidates)
+            x, y = _rows(feats, [required[j] for j in test], candidates, rng)
+            xs.append(x)
+            ys.append(y)
+    x, y = np.vstack(xs), np.concatenate(ys)
+    if not len(y) or y.min() == y.max():
+        return None
+    cols = list(range(x.shape[1]))
+    for _ in range(2):
+        model = LogisticRegression(C=C, max_iter=500).fit(x[:, cols], y)
+        coef = np.zeros(x.shape[1])
+        coef[cols] = model.coef_[0]
+        lab = FEATURES.index("labeled")
+        if coef[lab] <= 0 or lab not in cols:
+            break
+        cols.remove(lab)  # labels never lift a tool by themselves: refit without the term
+    return (float(model.intercept_[0]), *(float(c) for c in coef))
