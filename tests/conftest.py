@@ -14,7 +14,8 @@ _CACHE_TMP: str | None = None
 
 
 def pytest_configure(config):
-    """Tests never write into the user's cache: ``TOOLSEL_CACHE`` points at a temporary folder
+    """Tests never write into the user's cache or state: ``TOOLSEL_CACHE`` (and
+    ``TOOLSEL_STATE`` inside it) points at a temporary folder
     for the whole run (subprocesses and kernels inherit it). The real model's vectors already
     in the user's cache are hard-linked in (read, never written: the cache replaces shards by
     rename), so the suite need not re-encode them."""
@@ -38,6 +39,8 @@ def pytest_configure(config):
                     shutil.rmtree(Path(_CACHE_TMP) / "embeddings" / model.name,
                                   ignore_errors=True)
     os.environ["TOOLSEL_CACHE"] = _CACHE_TMP
+    # likewise toolsel's state folder (the key of its bookkeeping records): never the user's
+    os.environ["TOOLSEL_STATE"] = os.path.join(_CACHE_TMP, "state")
     # tests that import onnxruntime themselves (pytest.importorskip) bypass toolsel's own
     # import, which turns its telemetry store off: without this, the suite writes a device id
     # under ~/.cache/Microsoft (seen in a fresh HOME after `make test`)

@@ -172,7 +172,7 @@ def test_mcp_server_names_are_slugged_or_refused_under_strict(tmp_path, capsys):
     b = _mcp(tmp_path / "b.json", "linear")
     out = tmp_path / "r.json"
     assert main(["import", "--from", "mcp", str(a), str(b), "--out", str(out)]) == 0
-    names = [t["name"] for t in json.loads(out.read_text())]
+    names = [t["name"] for t in json.loads(out.read_text())["tools"]]  # (beside its _meta mark)
     assert names == ["GitHub_MCP_Server__create_issue", "linear__create_issue"]
     capsys.readouterr()
     assert main(["import", "--from", "mcp", "--strict", str(a), str(b), "--out",

@@ -44,7 +44,7 @@ def test_single_files_are_atomic_with_unique_temp_names(tmp_path, monkeypatch):
     seen = []
     real_replace = os.replace
 
-    def failing_replace(src, dst):
+    def failing_replace(src, dst, **dir_fds):  # (written through the folder's descriptor)
         seen.append(src)
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(os, "replace", failing_replace)

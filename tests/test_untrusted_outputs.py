@@ -491,16 +491,21 @@ def test_8_label_through_a_link_updates_the_linked_file(sentinel, capsys):
     sentinel.unchanged()  # the link (outside the real file's folder) is as it was
 
 
-def test_8_baseline_through_a_link_updates_the_linked_file(sentinel, capsys):
+def test_8_baseline_link_is_never_written_through(sentinel, capsys):
+    """Issue 35 changed this: a link at --baseline is refused (it could point anywhere, e.g.
+    into HOME, in a cloned repository); --force replaces the link itself, never its target."""
     real = sentinel.work / "ci" / "baseline.json"
     real.parent.mkdir()
     link = sentinel.work / "baseline.json"
     link.symlink_to(Path("ci") / "baseline.json")  # a relative link
     args = ["check", "--registry", str(DATA / "registry.json"), "--queries",
             str(DATA / "queries.jsonl"), "--scorers", "jaccard", "--baseline", str(link)]
-    sentinel.freeze(real.parent)
-    assert main(args + ["--update-baseline"]) == 0
-    assert link.is_symlink() and real.is_file()
+    sentinel.freeze(link)
+    assert main(args + ["--update-baseline"]) == 2
+    assert "is a symbolic link" in _one_line_error(capsys)
+    assert link.is_symlink() and not real.exists()
+    assert main(args + ["--update-baseline", "--force"]) == 0
+    assert not link.is_symlink() and link.is_file() and not real.exists()
     assert main(args) == 0
     sentinel.unchanged()
 

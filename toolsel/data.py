@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
+import stat
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +30,7 @@ __all__ = [
     "describe_json",
     "UnknownShapeError",
     "loads_json",
+    "json_depth",
     "text_field",
     "id_field",
     "load_unique",
@@ -274,6 +277,9 @@ def read_text(path: str | Path, *, limit: int | None = None) -> str:
         if path.is_dir():
             raise DataError("is a folder; expected a file", path=path)
         with open(path, "rb") as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero never ends
+                raise DataError("is a device, not a file", path=path)
             data = fh.read(limit + 1)
     except FileNotFoundError:
         raise DataError("file not found", path=path) from None
@@ -302,6 +308,22 @@ def _finite_float(text: str) -> float:
 def loads_json(text: str) -> Any:
     """``json.loads`` that refuses NaN/Infinity and overflowing numbers (strict JSON)."""
     return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def json_depth(value: Any) -> int:
+    """How deeply ``value``'s arrays and objects nest (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, Mapping):
+            children = v.values()
+        elif isinstance(v, list):
+            children = v
+        else:
+            continue
+        deepest = max(deepest, d)
+        stack.extend((c, d + 1) for c in children)
+    return deepest
 
 
 def _json_problem(exc: BaseException) -> str:

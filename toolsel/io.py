@@ -1,33 +1,66 @@
 """Writing output files: atomic files, a run's files swapped in as one set, one writer at a time.
 
-The one place where toolsel writes data outputs (tables, registries, JSON). Three guarantees:
+The one place where toolsel writes data outputs (tables, registries, JSON). The guarantees:
 
-- **Atomic files** (:func:`write_text`, :func:`write_table`, :func:`write_json`,
-  :func:`write_registry`): each file is written to a temporary file with a unique name in the
-  target's folder, then renamed over the target. A reader sees the old file or the new one,
-  never half of one; two writers never share a temporary file. Files are created like
-  ``open()`` creates them: mode ``0o666`` minus the user's umask (not ``0o600``).
+- **Resolve, then judge.** Every destination is judged on its real path: every symbolic link
+  followed first, then ``..`` (``lnk/../toolsel/x`` is judged where the kernel would write it,
+  not where the text points). A single file's real path is its folder's real path plus its own
+  name, never followed (:func:`write_target`).
+- **Atomic files, never through a link** (:func:`write_text`, :func:`write_table`,
+  :func:`write_json`, :func:`write_registry`, :func:`write_bytes`): the target's folder is
+  opened (``O_DIRECTORY|O_NOFOLLOW``) and checked to be the folder judged (``/proc/self/fd``;
+  the ``judged`` path :func:`check_output_file` returned, when given); a temporary file with
+  a unique name is created in it (``O_CREAT|O_EXCL|O_NOFOLLOW``, relative to that
+  descriptor) and renamed over the name (``renameat``: a link there is replaced, never
+  followed). A reader sees the old file or the new one. Files are created like ``open()``
+  creates them: mode ``0o666`` minus the user's umask.
+- **A command never replaces what it did not write, nor what it reads.** At the name, a
+  symbolic link is refused unless ``force`` (then the link itself is replaced); anything but a
+  regular file is refused; an existing file is replaced only when its content carries
+  toolsel's mark in its own format (:func:`has_mark`: a last ``<!-- written by toolsel ... -->``
+  line in Markdown, a JUnit ``<property name="written_by">``, a registry's
+  ``_meta.written_by``, a first ``// written by toolsel ...`` line in JSONL, which every
+  reader skips; a model's ``format``, a baseline that parses) or with ``force``. Checked
+  before any work (:func:`check_output_file`) and again on the descriptor as the file is
+  replaced. No output may be one of the command's inputs or another output: same real path
+  or same (device, inode) (:func:`refuse_inputs`, one helper for every command).
+- **Updating a user's file** (``toolsel label`` appends to the labeled file it reads):
+  :func:`maintained_file`. A link there is followed only to an existing, non-empty regular
+  file of the running user, whose content the command then validates as its kind (a labeled
+  file); the real file is judged (:func:`refuse_never_write`), read through one descriptor,
+  and rewritten in its own folder only if it is still the file read (``expect``: device and
+  inode). So a committed link can make ``label`` create nothing elsewhere (a dangling link, a
+  link to a missing ``~/.profile``) and replace nothing it could not read as labels
+  (``~/.bashrc``) or that belongs to another user.
 - **Whole sets** (:func:`write_set`): a run's files (``summary.csv``, ``query_metrics.csv``,
   ...) are written into a staging folder beside ``out_dir`` and swapped in with one atomic
   ``rename`` (Linux ``renameat2(RENAME_EXCHANGE)`` when the folder exists). A reader, or a
   run killed at any point, sees the old complete set or the new complete set, never a mix.
   Other files already in ``out_dir`` are carried over (hard links). Leftovers of a killed
   run are removed by the next run, recognized only by what that run recorded: a journal
-  beside the folder (``.NAME.toolsel-journal-ID``, bound to the parent folder's device and
-  inode) naming the random ID of its ``.NAME.staging-ID``/``.NAME.old-ID`` folders. A folder
-  merely named like one, a link, or a journal copied from elsewhere is left alone.
+  beside the folder (``.NAME.toolsel-journal-ID``) naming the random ID of its
+  ``.NAME.staging-ID``/``.NAME.old-ID`` folders.
 
   When the folder cannot be swapped as a whole (it holds sub-folders, is or contains the
-  current directory, is a mount point, or its parent is not writable) the set is staged in
-  ``out_dir/.toolsel-staging-ID``, marked complete by one rename, then moved in file by file;
-  a run killed during that last step is completed (rolled forward) by the next one. That
-  folder is private (:func:`make_private_dir`): a record inside it names its own device and
-  inode and the plain names the set removes; only such a folder is rolled forward or dropped.
+  current directory, is a mount point, is another user's, or its parent is not writable) the
+  set is staged in ``out_dir/.toolsel-staging-ID``, marked complete by one rename, then moved
+  in file by file; a run killed during that last step is completed (rolled forward) by the
+  next one. That folder is private (:func:`make_private_dir`): a record inside it names the
+  plain names the set removes; only such a folder is rolled forward or dropped.
+- **Bookkeeping only toolsel can write.** A record that can make toolsel move or delete
+  anything (a journal, a private folder's record) is accepted only when the record and its
+  folder are real entries (no links, ``lstat``) owned by the running user, and its HMAC-SHA256
+  over its canonical JSON (which names the folder's real path, device and inode) verifies
+  under this user's secret: 32 random bytes in ``record-key`` (mode 0600) in toolsel's state
+  folder (:func:`state_dir`: ``$TOOLSEL_STATE``, else ``$XDG_STATE_HOME/toolsel``, else
+  ``~/.local/state/toolsel``; mode 0700), created atomically the first time a record is
+  written and refused if another user owns it or others can read it. Copying a folder's
+  device and inode into a record (``stat`` shows them), a record planted by another user in a
+  shared folder, a link, a copy: all left alone, never followed.
 - **Files read back**: one JSONL writer (:func:`jsonl_line`; U+2028, U+2029, U+0085 escaped)
   and reader (:func:`jsonl_lines`, newline the only separator) for every JSONL file.
 - **Places never written** (:func:`refuse_never_write`): ``/``, the home folder and its
-  ancestors, any toolsel checkout and its source folders; a write through a symbolic link
-  updates the file it points to (:func:`write_target`), in that file's folder.
+  ancestors, any toolsel checkout and its source folders, judged on real paths.
 - **One writer per folder**: :func:`write_set` holds an exclusive lock on the folder's parent
   (``flock``, released by the kernel even when the process is killed) while it stages and
   swaps. A second writer waits up to ``timeout`` seconds (default :data:`LOCK_TIMEOUT`), then
@@ -41,6 +74,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -60,6 +95,7 @@ __all__ = ["OutputError", "write_bytes", "write_text", "write_table", "write_jso
            "write_jsonl", "write_registry", "write_set", "check_output_dir",
            "check_output_file", "folder_lock", "recover_set", "link_tree", "BUILD_PREFIX",
            "jsonl_line", "jsonl_text", "jsonl_lines", "write_target", "refuse_never_write",
+           "maintained_file", "refuse_inputs", "has_mark", "jsonl_mark", "state_dir",
            "make_private_dir", "is_private_dir",
            "LOCK_TIMEOUT", "FLOAT_FORMAT"]
 
@@ -98,7 +134,7 @@ def _token() -> str:
 
 def create_unique(directory: Path, prefix: str, suffix: str) -> tuple[int, Path]:
     """Create a new file with a unique name, mode 0o666 minus umask (unlike mkstemp's 0o600)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
     for _ in range(100):
         path = directory / f"{prefix}{_token()}{suffix}"
         try:
@@ -108,99 +144,331 @@ def create_unique(directory: Path, prefix: str, suffix: str) -> tuple[int, Path]
     raise FileExistsError(errno.EEXIST, "could not create a unique temporary file", str(directory))
 
 
-def _remove_stale_temps(path: Path) -> None:
-    """Remove temporary files of ``path`` that a killed writer left (older than 10 minutes)."""
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_HAS_DIR_FD = os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd  # (replace too)
+
+
+def _remove_stale_temps(dfd: int, name: str) -> None:
+    """Remove temporary files of ``name`` that a killed writer left in the folder ``dfd``
+    (exactly our temporary names, regular files of this user, older than 10 minutes)."""
     now = time.time()
+    pattern = re.compile(rf"\.{re.escape(name)}\.[0-9a-f]{{12}}\.tmp")
     with contextlib.suppress(OSError):
-        for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+        for entry in os.listdir(dfd):
+            if not pattern.fullmatch(entry):
+                continue
             with contextlib.suppress(OSError):
-                if now - tmp.stat().st_mtime > _STALE_TMP_S:
-                    tmp.unlink()
+                st = os.stat(entry, dir_fd=dfd, follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) and _mine(st) and now - st.st_mtime > _STALE_TMP_S:
+                    os.unlink(entry, dir_fd=dfd)
+
+
+def _mine(st: os.stat_result) -> bool:
+    """Owned by the user running toolsel (always true where there are no user ids)."""
+    return not hasattr(os, "getuid") or st.st_uid == os.getuid()
 
 
 def write_target(path: str | os.PathLike) -> Path:
-    """The file a write to ``path`` must replace: ``path`` itself, or, when it is a symbolic
-    link (a chain of them), the file it points to, so rewriting a linked file updates the
-    linked file (in its own folder) and leaves the link a link."""
+    """The path a single-file output really names: its folder with every link followed (and
+    ``..`` after the links), then its own name, never followed (a link there is replaced by
+    :func:`write_bytes` with ``force``, else refused). ``.``/``..`` as a last part: the
+    folder it names."""
     path = Path(path)
-    if path.is_symlink():
+    name = os.path.basename(os.fspath(path))
+    if name in ("", ".", ".."):
         return Path(os.path.realpath(path))
-    return path
+    return Path(os.path.realpath(os.path.dirname(os.fspath(path)) or ".")) / name
+
+
+def maintained_file(path: str | os.PathLike) -> Path:
+    """The real file a command that *updates* a user's file (``toolsel label`` appending to a
+    labeled file) reads and rewrites: ``path`` itself, or the file a symbolic link there
+    points to, which must then exist, be a non-empty regular file of this user, and (checked
+    by the caller) hold valid content of its kind. The file is rewritten in its own folder,
+    through that folder's descriptor, and only if it is still the file read
+    (:func:`write_bytes` ``expect``). So a link never makes toolsel create a file elsewhere
+    (a dangling link, or one to a missing ``~/.profile``, is refused), nor replace a file it
+    could not read as its kind (``~/.bashrc`` is not a labeled file), nor another user's."""
+    shown = Path(path)
+    if not shown.is_symlink():
+        return shown
+    real = Path(os.path.realpath(shown))
+    try:
+        st = os.stat(real, follow_symlinks=False)
+    except OSError:
+        st = None
+    why = ("points to nothing" if st is None else
+           "does not point to a regular file" if not stat.S_ISREG(st.st_mode) else
+           "points to another user's file" if not _mine(st) else
+           "points to an empty file" if st.st_size == 0 else None)
+    if why is not None:
+        raise OutputError(shown, f"is a symbolic link that {why} ({real}); toolsel follows a "
+                                 "link only to an existing file of yours that it updates: "
+                                 "give the file itself")
+    return real
+
+
+def _open_folder(shown: Path, real: Path) -> int:
+    """A descriptor of the folder ``real`` (no link followed at its last part), checked to be
+    the folder at that real path (``/proc/self/fd`` where there is one): a folder swapped for a
+    link between the check and the write is refused."""
+    try:
+        try:
+            dfd = os.open(real, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
+        except PermissionError:  # a folder one may write but not list: a path descriptor
+            if not hasattr(os, "O_PATH"):
+                raise
+            dfd = os.open(real, os.O_PATH | _DIRECTORY | _NOFOLLOW)
+    except OSError as exc:
+        raise OutputError(shown, f"cannot open its folder {real}: {exc.strerror or exc}") from None
+    try:
+        proc = f"/proc/self/fd/{dfd}"
+        if os.path.exists(proc):
+            opened = os.readlink(proc)
+            ok = opened == str(real)
+        else:  # pragma: no cover - no /proc: the same folder by identity
+            ok = _identity(os.fstat(dfd)) == _identity(os.stat(real))
+        if not ok or not stat.S_ISDIR(os.fstat(dfd).st_mode):
+            raise OutputError(shown, f"its folder {real} was replaced while it was written "
+                                     "(another program is changing it); nothing written")
+    except BaseException:
+        os.close(dfd)
+        raise
+    return dfd
+
+
+#: How much of an existing output is read to find toolsel's mark in it.
+_MAX_MARK_READ = 64 << 20
+
+
+def _existing(dfd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _read_at(dfd: int, name: str) -> bytes | None:
+    """The content of the regular file ``name`` in ``dfd`` (no link followed; ``None`` if it
+    is larger than :data:`_MAX_MARK_READ` or cannot be read)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=dfd)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        data = fh.read(_MAX_MARK_READ + 1)
+    return None if len(data) > _MAX_MARK_READ else data
+
+
+def _judge_existing(shown: Path, dfd: int, name: str, *, force: bool,
+                    owned: Callable[[bytes], bool] | None,
+                    expect: tuple[int, int] | None = None) -> os.stat_result | None:
+    """Refuse replacing what is at ``name`` (in the folder ``dfd``) unless it may be:
+
+    - a symbolic link: never written through; replaced itself only with ``force``;
+    - anything but a regular file (a folder, a FIFO, a device): always refused;
+    - a regular file whose content ``owned`` does not recognize as toolsel's: ``force``;
+    - ``expect`` (device, inode): the file must still be the one read before.
+    """
+    st = _existing(dfd, name)
+    if st is None:
+        if expect is not None:
+            raise OutputError(shown, "was removed while it was being updated; nothing written")
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        if not force:
+            try:
+                to = os.readlink(name, dir_fd=dfd)
+            except OSError:
+                to = "?"
+            raise OutputError(shown, f"is a symbolic link (to {to}); toolsel never writes "
+                                     "through a link: remove it or choose another file (--force "
+                                     "replaces the link itself, not what it points to)")
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        raise OutputError(shown, "is a folder; give a file name for the output")
+    if not stat.S_ISREG(st.st_mode):
+        raise OutputError(shown, "is not a regular file (a device, FIFO or socket); toolsel "
+                                 "writes only regular files: choose another file")
+    if expect is not None and _identity(st) != list(expect):
+        raise OutputError(shown, "was replaced by another file while it was being updated; "
+                                 "nothing written: check it and run again")
+    if owned is not None and not force:
+        data = _read_at(dfd, name)
+        if data is None or not owned(data):
+            raise OutputError(shown, "exists and was not written by toolsel (it holds no mark "
+                                     "of this command's output); refusing to overwrite it: "
+                                     "choose another file, or pass --force to replace it")
+    return st
 
 
 def _atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *,
-                  text: bool, keep_mode: bool = False) -> Path:
+                  text: bool, keep_mode: bool = False, force: bool = False,
+                  owned: Callable[[bytes], bool] | None = None,
+                  judged: str | os.PathLike | None = None,
+                  expect: tuple[int, int] | None = None) -> Path:
+    """Write a file through its folder's descriptor: a temporary file created there (no link
+    followed), renamed over the name (a link there is replaced, not followed)."""
     shown = Path(path)
-    path = write_target(shown)
-    _check_file(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = create_unique(path.parent, f".{path.name}.", ".tmp")
+    name = os.path.basename(os.fspath(shown))
+    if name in ("", ".", ".."):
+        raise OutputError(shown, "names a folder; give a file name for the output")
+    parent = Path(os.path.dirname(os.fspath(shown)) or ".")
+    if not parent.exists() and not parent.is_symlink():
+        _check_creatable(shown, "file")
+        parent.mkdir(parents=True, exist_ok=True)
+    real = write_target(shown)
+    if judged is not None and Path(judged) != real:
+        raise OutputError(shown, f"now leads to {real}, not to {judged} where it was checked "
+                                 "(a link on its way changed); nothing written")
+    if not _HAS_DIR_FD:  # pragma: no cover - no *at() calls: the plain path
+        return _atomic_write_plain(shown, real, write, text=text, keep_mode=keep_mode)
+    dfd = _open_folder(shown, real.parent)
+    try:
+        st = _judge_existing(shown, dfd, name, force=force, owned=owned, expect=expect)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+        for _ in range(100):
+            tmp = f".{name}.{_token()}.tmp"
+            try:
+                fd = os.open(tmp, flags, 0o666, dir_fd=dfd)
+                break
+            except FileExistsError:
+                continue
+        else:  # pragma: no cover
+            raise FileExistsError(errno.EEXIST, "could not create a unique temporary file",
+                                  str(real.parent))
+        try:
+            with (os.fdopen(fd, "w", encoding="utf-8", newline="") if text
+                  else os.fdopen(fd, "wb")) as fh:
+                write(fh)
+                fh.flush()
+                if keep_mode and st is not None and stat.S_ISREG(st.st_mode):
+                    os.fchmod(fh.fileno(), st.st_mode & 0o7777)
+                os.fsync(fh.fileno())
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+        _remove_stale_temps(dfd, name)
+    finally:
+        os.close(dfd)
+    return shown
+
+
+def _atomic_write_plain(shown: Path, real: Path, write, *, text: bool,
+                        keep_mode: bool) -> Path:  # pragma: no cover - Windows
+    if real.is_symlink():
+        raise OutputError(shown, "is a symbolic link; toolsel never writes through a link")
+    fd, tmp = create_unique(real.parent, f".{real.name}.", ".tmp")
     try:
         with (os.fdopen(fd, "w", encoding="utf-8", newline="") if text
               else os.fdopen(fd, "wb")) as fh:
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
-        if keep_mode and path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
+        if keep_mode and real.exists():
+            os.chmod(tmp, real.stat().st_mode & 0o7777)
+        os.replace(tmp, real)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    _remove_stale_temps(path)
     return shown
 
 
-def write_bytes(data: bytes, path: str | os.PathLike, *, keep_mode: bool = False) -> Path:
+def write_bytes(data: bytes, path: str | os.PathLike, *, keep_mode: bool = False,
+                **rules: Any) -> Path:
     """Write ``data`` to ``path`` atomically (see the module docstring).
 
     ``keep_mode``: a file rewritten in place (a user's labeled file) keeps its permissions
-    instead of taking the umask's.
+    instead of taking the umask's. ``rules`` (every writer takes them): ``force`` (replace a
+    link there, or a file ``owned`` does not recognize), ``owned(content) -> bool`` (the
+    existing file is this command's output: :func:`has_mark`), ``judged`` (the real path
+    :func:`check_output_file` returned: the write goes there or nowhere), ``expect``
+    (``(st_dev, st_ino)`` the file must still have).
     """
-    return _atomic_write(path, lambda fh: fh.write(data), text=False, keep_mode=keep_mode)
+    return _atomic_write(path, lambda fh: fh.write(data), text=False, keep_mode=keep_mode,
+                         **rules)
 
 
-def write_text(text: str | Iterable[str], path: str | os.PathLike) -> Path:
+def write_text(text: str | Iterable[str], path: str | os.PathLike, **rules: Any) -> Path:
     """Write ``text`` (a string, or an iterable of strings written in turn) atomically, UTF-8."""
     def write(fh):
         if isinstance(text, str):
             fh.write(text)
         else:
             fh.writelines(text)
-    return _atomic_write(path, write, text=True)
+    return _atomic_write(path, write, text=True, **rules)
 
 
 def write_table(df, path: str | os.PathLike, *, float_format: str | None = FLOAT_FORMAT,
-                index: bool = False) -> Path:
+                index: bool = False, **rules: Any) -> Path:
     """Write a DataFrame as CSV atomically: no index, 6-decimal floats, ``\\n`` line ends.
 
     ``float_format=None`` writes floats as pandas does (shortest round-trip); ``index=True``
     writes the index as the first column(s)."""
     return _atomic_write(path, lambda fh: df.to_csv(fh, index=index, float_format=float_format,
-                                                    lineterminator="\n"), text=True)
+                                                    lineterminator="\n"), text=True, **rules)
 
 
-def write_json(value: Any, path: str | os.PathLike, *, indent: int | None = 2) -> Path:
+def write_json(value: Any, path: str | os.PathLike, *, indent: int | None = 2,
+               **rules: Any) -> Path:
     """Write ``value`` as strict JSON (NaN or Infinity raise :class:`ValueError`) atomically."""
     text = _dumps(value, indent=indent) + "\n"
-    return write_text(text, path)
+    return write_text(text, path, **rules)
 
 
-def write_jsonl(records: Iterable[Any], path: str | os.PathLike) -> Path:
+def write_jsonl(records: Iterable[Any], path: str | os.PathLike, **rules: Any) -> Path:
     """Write one strict-JSON record a line (:func:`jsonl_line`), atomically."""
-    return write_text(jsonl_text(records), path)
+    return write_text(jsonl_text(records), path, **rules)
 
 
 def write_registry(tools: Iterable[Any], path: str | os.PathLike, *,
-                   jsonl: bool | None = None) -> Path:
+                   jsonl: bool | None = None, **rules: Any) -> Path:
     """Write tools (``Tool.to_record()``) as a JSON array, or JSONL when ``jsonl`` (default:
     when ``path`` ends in ``.jsonl``/``.ndjson``), that ``load_registry`` reads back."""
     path = Path(path)
     records = [t.to_record() for t in tools]
     if jsonl is None:
         jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
-    return write_jsonl(records, path) if jsonl else write_json(records, path)
+    return write_jsonl(records, path, **rules) if jsonl else write_json(records, path, **rules)
+
+
+# --------------------------------------------------------------------------------------------
+# marks: what toolsel wrote says so in its own format
+
+
+#: The mark of a JSONL file toolsel writes: a first line its readers skip (``//`` comment).
+JSONL_MARK = "// written by toolsel"
+#: The mark of a JSON document toolsel writes (a registry's ``_meta``, a model's ``format``).
+JSON_MARK_KEY = "written_by"
+#: The last line of a Markdown file toolsel writes (an HTML comment: not rendered).
+MARKDOWN_MARK = "<!-- written by toolsel"
+
+
+def jsonl_mark(command: str) -> str:
+    """The first line of a JSONL file ``toolsel COMMAND`` writes."""
+    return f"{JSONL_MARK} {command}\n"
+
+
+def has_mark(data: bytes) -> bool:
+    """Whether ``data`` (an existing output's content) carries toolsel's mark in one of its
+    formats: a first ``// written by toolsel`` line (JSONL), a ``"written_by": "toolsel``
+    pair (a JSON document's metadata, a JUnit ``<property>``), or a last line
+    ``<!-- written by toolsel ... -->`` (Markdown)."""
+    head = data[:4096].lstrip(b"\xef\xbb\xbf")
+    if head.startswith(JSONL_MARK.encode()):
+        return True
+    if re.search(rb'"written_by":\s*"toolsel[ "]', head) or \
+            re.search(rb'name="written_by" value="toolsel[ "]', data[:1 << 20]):
+        return True
+    tail = data.rstrip()[-200:]
+    last = tail.rsplit(b"\n", 1)[-1]
+    return last.startswith(MARKDOWN_MARK.encode()) and last.endswith(b"-->")
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,13 +495,10 @@ def is_toolsel_checkout(folder: str | os.PathLike) -> bool:
 
 
 def _real(path: Path) -> Path:
-    """``path`` absolute, its existing part with every link resolved (the rest as given)."""
-    path = Path(os.path.abspath(path))
-    head, rest = path, []
-    while not head.exists() and head != head.parent:
-        rest.append(head.name)
-        head = head.parent
-    return Path(os.path.realpath(head)).joinpath(*reversed(rest))
+    """``path`` with every link followed, then ``..`` (as the kernel does: ``lnk/..`` is the
+    folder holding the link's target, not the folder holding the link), the missing rest as
+    given."""
+    return Path(os.path.realpath(path))
 
 
 def refuse_never_write(path: str | os.PathLike, *, file: bool = False,
@@ -251,7 +516,9 @@ def refuse_never_write(path: str | os.PathLike, *, file: bool = False,
     label`` and ``make check CHECK_ARGS=--update-baseline`` maintain the project's own).
     """
     shown = Path(path)
-    real = _real(shown)
+    # a file: its folder with links followed, its own name never followed (a link there is
+    # replaced or refused, never written through); a folder: every link followed
+    real = write_target(shown) if file else _real(shown)
     folder = real.parent if file else real
     home = _real(Path(os.path.expanduser("~")))
     what = "file" if file else "folder"
@@ -286,6 +553,9 @@ def _first_existing(path: Path) -> Path:
 def _check_creatable(path: Path, what: str) -> None:
     """``path`` does not exist: its first existing ancestor must be a writable folder."""
     base = _first_existing(path.parent)
+    if base.is_symlink() and not base.exists():
+        raise OutputError(path, f"cannot create the {what}: {base} is a symbolic link to "
+                                f"nothing ({os.readlink(base)})")
     if not base.is_dir():
         raise OutputError(path, f"cannot create the {what}: {base} is a file, not a folder")
     if not os.access(base, os.W_OK | os.X_OK):
@@ -317,12 +587,64 @@ def check_output_dir(path: str | os.PathLike, names: Iterable[str] = ()) -> Path
     return path
 
 
-def check_output_file(path: str | os.PathLike, *, data_ok: bool = False) -> Path:
-    """Check that ``path`` can be written as a file (not a folder; its folder writable; not a
-    place no command writes, :func:`refuse_never_write`; ``data_ok`` as there)."""
+def check_output_file(path: str | os.PathLike, *, data_ok: bool = False, force: bool = False,
+                      owned: Callable[[bytes], bool] | None = None,
+                      inputs: Iterable[tuple[str, Any]] = ()) -> Path:
+    """Check that ``path`` can be written as a file, before any work; return its real path
+    (:func:`write_target`: pass it as ``judged`` to the writer).
+
+    Refused (:class:`OutputError`, one line): a place no command writes
+    (:func:`refuse_never_write`; ``data_ok`` as there), a folder, a folder that is not
+    writable, a symbolic link (unless ``force``: the link itself is then replaced), something
+    other than a regular file, an existing file ``owned`` does not recognize as this command's
+    output (unless ``force``), and a file that is one of ``inputs`` (``(flag, path)`` pairs:
+    :func:`refuse_inputs`).
+    """
     path = Path(path)
-    refuse_never_write(write_target(path), file=True, data_ok=data_ok)
-    return _check_file(path)
+    if os.path.basename(os.fspath(path)) in ("", ".", ".."):
+        raise OutputError(path, "names a folder; give a file name for the output")
+    real = refuse_never_write(path, file=True, data_ok=data_ok)
+    if real.parent.is_dir():
+        dfd = _open_folder(path, real.parent)
+        try:
+            _judge_existing(path, dfd, real.name, force=force, owned=owned)
+        finally:
+            os.close(dfd)
+    _check_file(path)
+    refuse_inputs([("", path)], inputs)
+    return real
+
+
+def _ids(path: Path) -> set:
+    """Everything that says which file ``path`` is: its real path (links followed), the real
+    path of the name itself (not followed), and the (device, inode) of both."""
+    out = {("path", str(_real(path))), ("path", str(write_target(path)))}
+    for follow in (True, False):
+        with contextlib.suppress(OSError, ValueError):
+            st = os.stat(path, follow_symlinks=follow)
+            if not stat.S_ISLNK(st.st_mode):
+                out.add(("inode", st.st_dev, st.st_ino))
+    return out
+
+
+def refuse_inputs(outputs: Iterable[tuple[str, Any]], inputs: Iterable[tuple[str, Any]]) -> None:
+    """Refuse an output file that is one of the command's inputs, or another of its outputs:
+    the same real path, or the same (device, inode) (a hard link, a link). ``outputs`` and
+    ``inputs`` are ``(flag, path)`` pairs (a ``None`` path is skipped). One helper for every
+    command (``fit``, ``check``, ``import``, ``synthetic``): a command never replaces what it
+    reads."""
+    outs = [(flag, Path(p)) for flag, p in outputs if p is not None]
+    ins = [(flag, Path(p)) for flag, p in inputs if p is not None]
+    seen = [(flag, p, _ids(p), "reads") for flag, p in ins]
+    for flag, p in outs:
+        ids = _ids(p)
+        for other_flag, other, other_ids, verb in seen:
+            if ids & other_ids:
+                what = f"{other_flag} {other}" if other_flag else str(other)
+                raise OutputError(p, f"is also {what}, which this command {verb}; a command "
+                                     "never replaces its own input or writes two outputs to "
+                                     "one file: give another file")
+        seen.append((flag, p, ids, "writes"))
 
 
 def _check_file(path: Path) -> Path:
@@ -481,13 +803,110 @@ def _swappable(out: Path, carry_folders: bool = False) -> bool:
 
 # Folders and journals a write leaves when killed are recognized by what this run recorded,
 # never by their names alone: anyone who can put a file into an output folder (a cloned
-# repository's committed reports/, a shared folder) can name one like ours.
+# repository's committed reports/, a shared folder) can name one like ours, and can copy a
+# folder's device and inode numbers into a record (``stat`` shows them). So a record that can
+# make toolsel move or delete anything is accepted only when (a) it and its folder are
+# regular entries (no links) owned by the user running toolsel and (b) it carries an
+# HMAC-SHA256, over its canonical JSON (which names the folder's real path, device and
+# inode), under a secret only this user can read (:func:`state_dir`). Anything else is
+# left alone.
 
 #: The record inside a private folder (:func:`make_private_dir`).
 _MARKER = ".toolsel-private.json"
 _MARKER_KIND = "toolsel private folder"
 _JOURNAL_KIND = "toolsel set journal"
 _MAX_RECORD = 1 << 20
+_KEY_NAME = "record-key"
+_KEY_BYTES = 32
+
+
+def state_dir() -> Path:
+    """toolsel's own state folder: ``$TOOLSEL_STATE``, else ``$XDG_STATE_HOME/toolsel``, else
+    ``~/.local/state/toolsel``. It holds the secret that authenticates toolsel's bookkeeping
+    records (created on first need: when a record is written, never when one is read)."""
+    env = os.environ.get("TOOLSEL_STATE")
+    if env:
+        return Path(os.path.abspath(os.path.expanduser(env)))
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = Path(os.path.expanduser(xdg)) if xdg and os.path.isabs(os.path.expanduser(xdg)) \
+        else Path(os.path.expanduser("~")) / ".local" / "state"
+    return base / "toolsel"
+
+
+def _private_state(create: bool) -> Path | None:
+    """The state folder, checked: a real folder (not a link) of this user that no one else can
+    enter (mode 0700). Created (0700) when ``create``; ``None`` if missing."""
+    folder = state_dir()
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        if not create:
+            return None
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+        st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or not _mine(st) or \
+            (hasattr(os, "getuid") and st.st_mode & 0o077):
+        raise OutputError(folder, "toolsel's state folder must be a folder (not a link) of "
+                                  "yours that only you can open (chmod 700); fix it or set "
+                                  "TOOLSEL_STATE to another folder")
+    return folder
+
+
+def _read_key(folder: Path) -> bytes | None:
+    path = folder / _KEY_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise OutputError(path, f"cannot read toolsel's record key: {exc.strerror or exc}") \
+            from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        data = fh.read(_KEY_BYTES + 1)
+    if not stat.S_ISREG(st.st_mode) or not _mine(st) or \
+            (hasattr(os, "getuid") and st.st_mode & 0o077) or len(data) != _KEY_BYTES:
+        raise OutputError(path, "toolsel's record key must be a 32-byte file of yours that "
+                                "only you can read (chmod 600); remove it (a new one is made)")
+    return data
+
+
+def _record_key(create: bool) -> bytes | None:
+    """This user's secret for bookkeeping records; made (atomically: written under a unique
+    name, then linked to its name) when ``create`` and missing. ``None``: no key yet (so no
+    record can be valid)."""
+    folder = _private_state(create)
+    if folder is None:
+        return None
+    key = _read_key(folder)
+    if key is not None or not create:
+        return key
+    tmp = folder / f".{_KEY_NAME}.{_token()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(_KEY_BYTES))
+            fh.flush()
+            os.fsync(fh.fileno())
+        with contextlib.suppress(FileExistsError):  # another process made it first: use its
+            os.link(tmp, folder / _KEY_NAME)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return _read_key(folder)
+
+
+def _mac(key: bytes, data: Mapping[str, Any]) -> str:
+    body = json.dumps({k: v for k, v in data.items() if k != "mac"}, sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=True)
+    return hmac.new(key, body.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def _sign(data: dict) -> dict:
+    key = _record_key(create=True)
+    return {**data, "mac": _mac(key, data)}
 
 
 def _identity(st: os.stat_result) -> list[int]:
@@ -495,45 +914,63 @@ def _identity(st: os.stat_result) -> list[int]:
 
 
 def _read_record(path: Path, kind: str) -> dict | None:
-    """The JSON object of the regular file ``path`` (never through a link) if its ``kind``
-    is ``kind``; ``None`` for anything else (missing, a link, malformed, another kind)."""
+    """The authenticated JSON record of the regular file ``path`` (never through a link, owned
+    by this user, its ``mac`` valid under this user's key) if its ``kind`` is ``kind``;
+    ``None`` for anything else (missing, a link, another user's, malformed, forged)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:
         with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode) or not _mine(st):
                 return None
             data = json.loads(fh.read(_MAX_RECORD).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
-    return data if isinstance(data, dict) and data.get("kind") == kind else None
+    if not isinstance(data, dict) or data.get("kind") != kind:
+        return None
+    try:
+        key = _record_key(create=False)
+    except OutputError:
+        return None
+    mac = data.get("mac")
+    if key is None or not isinstance(mac, str) or \
+            not hmac.compare_digest(mac, _mac(key, data)):
+        return None
+    return data
 
 
 def make_private_dir(path: str | os.PathLike, **record: Any) -> Path:
-    """Create the folder ``path`` marked as this run's: a record inside it holds its own
-    device and inode numbers (and ``record``). :func:`private_dir_record` recognizes it
-    later; a copy, a clone, a link or a folder merely named like it is not recognized."""
+    """Create the folder ``path`` marked as this run's: a record inside it names the real path
+    of the folder holding it, its device and inode (and ``record``), authenticated with this
+    user's key.
+    :func:`private_dir_record` recognizes it later; a copy, a clone, a link, another user's
+    folder or a folder merely named like it is not recognized."""
     path = Path(path)
     os.mkdir(path, 0o777)
-    data = {"kind": _MARKER_KIND, "dir": _identity(os.lstat(path)), **record}
+    data = _sign({"kind": _MARKER_KIND, "dir": _identity(os.lstat(path)),
+                  "in": str(_real(path.parent)), **record})
     _plain_write(path / _MARKER, lambda fh: fh.write(_dumps(data) + "\n"))
     return path
 
 
 def private_dir_record(path: str | os.PathLike) -> dict | None:
-    """The record of a folder :func:`make_private_dir` made (a real folder, not a link, whose
-    record names this very folder), else ``None``."""
+    """The record of a folder :func:`make_private_dir` made (a real folder of this user, not a
+    link, whose authenticated record names this very folder), else ``None``."""
     path = Path(path)
     try:
         st = os.lstat(path)
     except OSError:
         return None
-    if not stat.S_ISDIR(st.st_mode):
+    if not stat.S_ISDIR(st.st_mode) or not _mine(st):
         return None
     data = _read_record(path / _MARKER, _MARKER_KIND)
-    return data if data is not None and data.get("dir") == _identity(st) else None
+    if data is None or data.get("dir") != _identity(st) or \
+            data.get("in") != str(_real(path.parent)):
+        return None
+    return data
 
 
 def is_private_dir(path: str | os.PathLike) -> bool:
@@ -555,8 +992,9 @@ def _write_journal(out: Path, token: str) -> Path:
     """Record, beside ``out``, the id of the set this run swaps in (lock held): the only way
     the next run recognizes this run's staging and old folders."""
     old = _identity(os.lstat(out)) if out.exists() else None
-    data = {"kind": _JOURNAL_KIND, "id": token, "out": out.name,
-            "parent": _identity(os.stat(out.parent)), "old": old}
+    data = _sign({"kind": _JOURNAL_KIND, "id": token, "out": out.name,
+                  "parent": _identity(os.stat(out.parent)), "parent_path": str(_real(out.parent)),
+                  "old": old})
     path = _journal_path(out, token)
     _atomic_write(path, lambda fh: fh.write(_dumps(data) + "\n"), text=True)
     return path
@@ -578,17 +1016,26 @@ def _journals(out: Path) -> list[tuple[Path, dict]]:
         data = _read_record(parent / name, _JOURNAL_KIND)
         if data is None or data.get("id") != name[len(prefix):] or \
                 not _plain_name(data.get("id")) or data.get("out") != out.name or \
-                data.get("parent") != parent_id:
+                data.get("parent") != parent_id or data.get("parent_path") != str(_real(parent)):
             continue  # not ours: left alone
         found.append((parent / name, data))
     return found
 
 
-def _real_dir(path: Path) -> bool:
+def _is_folder(path: Path) -> bool:
     try:
         return stat.S_ISDIR(os.lstat(path).st_mode)
     except OSError:
         return False
+
+
+def _real_dir(path: Path) -> bool:
+    """A real folder (not a link) of this user."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and _mine(st)
 
 
 def _recover(out: Path) -> None:
@@ -611,7 +1058,7 @@ def _recover(out: Path) -> None:
                 shutil.rmtree(leftover, ignore_errors=True)
         with contextlib.suppress(OSError):
             journal.unlink()
-    if _real_dir(out):
+    if _is_folder(out):  # (another user's folder too: a report updates it in place)
         for name in sorted(os.listdir(out)):
             d = out / name
             if name.startswith(_IN_PLACE_COMMIT):  # complete set, partly moved: finish it

@@ -18,6 +18,7 @@ from . import (benchmark, check, compare, conversations, discovery, explore,  # 
 from . import fit  # noqa: F401,E402
 from .common import COMMANDS, command, csv_list, int_list
 from .terminal import check_argv, safe_terminal
+from ..visible import visible
 
 __all__ = ["main", "build_parser", "command", "COMMANDS", "csv_list", "int_list"]
 
@@ -74,7 +75,9 @@ def _one_line(exc: BaseException) -> str:
         msg = f"{files}: {exc.strerror}" if files else exc.strerror
     else:
         msg = str(exc)
-    return msg
+    # one line whatever the data: a newline (or any control character) in a path, an id or a
+    # name is shown as an escape
+    return visible(msg)
 
 
 if __name__ == "__main__":  # pragma: no cover

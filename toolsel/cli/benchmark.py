@@ -14,25 +14,30 @@ def _synthetic_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--registry-out", type=Path, required=True, help="registry JSONL to write")
     p.add_argument("--queries-out", type=Path, help="queries JSONL to write (with --n-queries)")
+    p.add_argument("--force", action="store_true",
+                   help="replace the outputs even when the files there were not written by "
+                        "toolsel, or are symbolic links (the links themselves are replaced)")
 
 
 @command("synthetic", "write a deterministic synthetic registry (and labeled queries)",
          _synthetic_args)
 def _synthetic(args: argparse.Namespace) -> int:
     from ..synthetic import synthetic_queries, synthetic_registry, write_queries, write_registry
-    from ..io import check_output_file
+    from ..io import check_output_file, has_mark, refuse_inputs
     if args.n_queries and not args.queries_out:
         raise SystemExit("toolsel synthetic: --n-queries needs --queries-out")
-    check_output_file(args.registry_out)
-    if args.queries_out:
-        check_output_file(args.queries_out)
+    rules = {"force": args.force, "owned": has_mark}
+    judged = check_output_file(args.registry_out, **rules)
+    q_judged = check_output_file(args.queries_out, **rules) if args.queries_out else None
+    refuse_inputs([("--registry-out", args.registry_out), ("--queries-out", args.queries_out)],
+                  [])
     reg = synthetic_registry(args.tools, seed=args.seed)
-    write_registry(reg, args.registry_out)
+    write_registry(reg, args.registry_out, judged=judged, **rules)
     servers = len({t.domain for t in reg})
     print(f"{args.registry_out}: {len(reg)} tools from {servers} servers (seed {args.seed})")
     if args.n_queries:
         qs = synthetic_queries(reg, args.n_queries, seed=args.seed)
-        write_queries(qs, args.queries_out)
+        write_queries(qs, args.queries_out, judged=q_judged, **rules)
         print(f"{args.queries_out}: {len(qs)} labeled queries")
     return 0
 

@@ -49,6 +49,10 @@ def _args(p: argparse.ArgumentParser) -> None:
                    help="write a Markdown summary here (it is also appended to "
                         "$GITHUB_STEP_SUMMARY when that is set)")
     p.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML file here")
+    p.add_argument("--force", action="store_true",
+                   help="replace --summary/--junit even when the file there was not written by "
+                        "toolsel check, and replace a symbolic link at --summary, --junit or "
+                        "--baseline (the link itself; what it points to is never written)")
     add_model_arg(p)
     p.add_argument("--explain", action="store_true",
                    help="add each regression's failure mode and the request words the tool's "
@@ -117,7 +121,8 @@ def _run(args: argparse.Namespace) -> int:
     written = _write_outputs(args, run, result, qnames, cmd)
     status = 1 if result.failed else 0
     if args.update_baseline:
-        written += _record_baseline(args.baseline, run)
+        written += _record_baseline(args.baseline, run, force=args.force,
+                                    judged=args.judged.get("--baseline"))
         # the baseline's changes are accepted; thresholds still hold
         status = 1 if result.missed_thresholds else 0
     elif result.improvements:
@@ -133,7 +138,7 @@ def _run(args: argparse.Namespace) -> int:
 def _refuse_bad_arguments(args: argparse.Namespace) -> list:
     """Refuse what the arguments alone make impossible (before reading any data); return the
     parsed ``--min`` thresholds."""
-    from ..io import check_output_file
+    from ..io import check_output_file, has_mark, refuse_inputs
     from ..tables.check import parse_thresholds
     thresholds = parse_thresholds(args.min) if args.min else []
     if args.update_baseline and args.baseline is None:
@@ -141,11 +146,20 @@ def _refuse_bad_arguments(args: argparse.Namespace) -> list:
     if args.baseline is None and not thresholds:
         raise ValueError("nothing to check against: give --baseline FILE (record it once with "
                          "--update-baseline) and/or --min METRIC@K=VALUE")
-    for path in (args.summary, args.junit):
+    # outputs are judged where they really are (links followed, --force or not); none may be
+    # an input of this run or another output (the baseline is an input unless re-recorded)
+    updating = args.update_baseline and args.baseline is not None
+    inputs = [("--registry", args.registry), *[("--queries", q) for q in args.queries],
+              ("--model", args.model), ("--baseline", None if updating else args.baseline)]
+    refuse_inputs([("--summary", args.summary), ("--junit", args.junit),
+                   ("--baseline", args.baseline if updating else None)], inputs)
+    args.judged = {}
+    for flag, path in (("--summary", args.summary), ("--junit", args.junit)):
         if path is not None:
-            check_output_file(path)
-    if args.update_baseline and args.baseline is not None:
-        check_output_file(args.baseline, data_ok=True)
+            args.judged[flag] = check_output_file(path, force=args.force, owned=has_mark)
+    if updating:
+        args.judged["--baseline"] = check_output_file(args.baseline, data_ok=True,
+                                                      force=args.force)
     return thresholds
 
 
@@ -301,13 +315,15 @@ def _write_outputs(args: argparse.Namespace, run, result, qnames: str,
                    cmd: str | None) -> list[Path]:
     """Write the Markdown summary (to --summary and $GITHUB_STEP_SUMMARY) and the JUnit XML;
     return the files written."""
-    from ..io import write_bytes, write_text
-    from ..report.check_outputs import junit_xml, markdown_summary
+    from ..io import has_mark, write_bytes, write_text
+    from ..report.check_outputs import MARKDOWN_FILE_MARK, junit_xml, markdown_summary
     md = markdown_summary(result, registry=str(args.registry), queries=qnames,
                           baseline=str(args.baseline) if args.baseline else None, command=cmd)
     written = []
     if args.summary is not None:
-        written.append(write_text(md, args.summary))
+        # the file carries toolsel's mark (its last line): a later run may replace it
+        written.append(write_text(md + MARKDOWN_FILE_MARK, args.summary, force=args.force,
+                                  owned=has_mark, judged=args.judged["--summary"]))
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     if step:
         with open(step, "a", encoding="utf-8") as fh:  # the job summary protocol: append
@@ -315,13 +331,25 @@ def _write_outputs(args: argparse.Namespace, run, result, qnames: str,
         written.append(Path(step))
     if args.junit is not None:
         written.append(write_bytes(junit_xml(result, seconds={
-            label: sr.seconds for label, sr in run.runs.items()}), args.junit))
+            label: sr.seconds for label, sr in run.runs.items()}), args.junit, force=args.force,
+            owned=has_mark, judged=args.judged["--junit"]))
     return written
 
 
-def _record_baseline(baseline: Path, run) -> list[Path]:
+def _is_baseline(data: bytes) -> bool:
+    """Whether ``data`` is a toolsel check baseline (what ``--update-baseline`` may replace)."""
+    from ..tables.check import parse_baseline
+    try:
+        parse_baseline(data.decode("utf-8"))
+    except (DataError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def _record_baseline(baseline: Path, run, *, force: bool = False,
+                     judged: Path | None = None) -> list[Path]:
     """Write this run's results to ``baseline`` unless it already holds them; return the files
-    written."""
+    written. What is replaced must be a baseline (checked again as it is replaced)."""
     from ..io import write_text
     from ..tables.check import baseline_text
     text = baseline_text(run)
@@ -329,7 +357,7 @@ def _record_baseline(baseline: Path, run) -> list[Path]:
         print(f"\nbaseline {baseline} is unchanged")
         return []
     existed = baseline.exists()
-    written = [write_text(text, baseline)]
+    written = [write_text(text, baseline, force=force, owned=_is_baseline, judged=judged)]
     if existed:
         print(f"\nbaseline {baseline} re-recorded: review its diff and commit it")
     else:

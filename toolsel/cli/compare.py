@@ -29,7 +29,10 @@ def _run(args: argparse.Namespace) -> int:
 
     from ..datasets import filter_split, load_repairs
     from ..tables.compare import apply_repairs, compare_registries
-    from ..tables.discovery import write_table
+    from ..io import check_output_dir, write_set
+    names = [f"compare_{n}.csv" for n in ("summary", "per_tool", "per_query")]
+    if args.out:  # judged where it really is (links followed), before any work
+        check_output_dir(args.out, names)
     reg_a = load_registry(args.registry_a)
     if args.repairs:
         reg_b = apply_repairs(reg_a, load_repairs(args.repairs, reg_a))
@@ -57,10 +60,12 @@ def _run(args: argparse.Namespace) -> int:
             for name in tables:
                 tables[name].append(getattr(cmp, name).assign(scorer=scorer, top_k=k))
     if args.out:
+        frames = {}
         for name, parts in tables.items():
             df = pd.concat(parts, ignore_index=True)
             df = df[["scorer", "top_k", *[c for c in df.columns if c not in ("scorer", "top_k")]]]
-            write_table(df, args.out / f"compare_{name}.csv")
+            frames[f"compare_{name}.csv"] = df
+        write_set(args.out, frames)
         print(f"\nwrote compare_summary.csv, compare_per_tool.csv, compare_per_query.csv to "
               f"{args.out}")
     return 0

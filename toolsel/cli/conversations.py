@@ -38,8 +38,11 @@ def _run(args: argparse.Namespace) -> int:
     from ..datasets import load_conversations
     from ..tables.conversations import STRATEGIES, replay, replay_summary, replay_table
     from ..tables.cost import Prices, cost_table, cost_totals
-    from ..tables.discovery import write_table
+    from ..io import check_output_dir, write_set
     from ..selection import Selector
+    files = ("turns", "replay_summary", "requests_cost", "cost_totals")
+    if args.out:  # judged where it really is (links followed), before any work
+        check_output_dir(args.out, [f"{n}.csv" for n in files])
     bad = [s for s in args.strategies if s not in STRATEGIES]
     if bad:
         raise ValueError(f"unknown strategy {bad[0]!r}; choose from {', '.join(STRATEGIES)}")
@@ -78,8 +81,7 @@ def _run(args: argparse.Namespace) -> int:
         return df[["scorer", "top_k", *[c for c in df.columns if c not in ("scorer", "top_k")]]]
     turns, summary, costs, totals = map(stacked, parts)
     if args.out:
-        for name, df in (("turns", turns), ("replay_summary", summary),
-                         ("requests_cost", costs), ("cost_totals", totals)):
-            write_table(df, args.out / f"{name}.csv")
+        write_set(args.out, {f"{name}.csv": df for name, df in
+                             zip(files, (turns, summary, costs, totals))})
         print(f"\nwrote 4 tables to {args.out}")
     return 0

@@ -51,12 +51,15 @@ def _fit(args: argparse.Namespace) -> int:
     from ..data import load_queries, load_registry
     from ..datasets import filter_split
     from ..eval.crossfit import fit_estimated, prepare
-    from ..io import OutputError, check_output_file
+    from ..io import OutputError, check_output_file, refuse_inputs
     from ..learn.artifact import is_model_file, save_model
     from ..learn.groups import request_groups
     from ..scorers.base import get_scorer
-    check_output_file(args.out)
-    if args.out.exists() and not args.force and not is_model_file(args.out):
+    check_output_file(args.out, force=args.force)  # a link there: refused unless --force
+    refuse_inputs([("--out", args.out)], [("--registry", args.registry),
+                                          ("--queries", args.queries)])
+    if args.out.exists() and not args.out.is_symlink() and not args.force and \
+            not is_model_file(args.out):
         raise OutputError(args.out, "exists and is not a toolsel model file; refusing to "
                                     "overwrite it (choose another --out, or pass --force)")
     if args.max_per_tool is not None and args.max_per_tool < 0:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from .common import command
@@ -32,23 +31,28 @@ def _import_args(p: argparse.ArgumentParser) -> None:
                    help="refuse what is otherwise normalized with a warning (Python type "
                         "names, unknown keys such as 'response'), MCP tools without a "
                         "description, and tool names the OpenAI or Anthropic APIs refuse")
+    p.add_argument("--force", action="store_true",
+                   help="replace --out/--queries-out even when the file there was not written "
+                        "by toolsel, or is a symbolic link (the link itself is replaced)")
 
 
-def _write_pair(out: Path, reg_text: str, queries_out: Path | None, q_text: str) -> None:
+def _write_pair(out: Path, reg_text: str, queries_out: Path | None, q_text: str, *,
+                judged: dict, force: bool = False) -> None:
     """Write the registry (and its queries) as one set: under the lock of each file's folder
     (:func:`toolsel.io.folder_lock`, taken in a fixed order), so concurrent imports into the
     same files leave a registry and a query file of the same run."""
     import contextlib
-    from ..io import folder_lock, write_target, write_text
-    targets = [write_target(out)] + ([write_target(queries_out)] if queries_out else [])
-    folders = sorted({Path(os.path.realpath(t.parent)) for t in targets}, key=str)
+    from ..io import folder_lock, has_mark, write_text
+    targets = [judged["--out"]] + ([judged["--queries-out"]] if queries_out else [])
+    folders = sorted({t.parent for t in targets}, key=str)
     with contextlib.ExitStack() as stack:
         for folder in folders:
             folder.mkdir(parents=True, exist_ok=True)
             stack.enter_context(folder_lock(folder, what=out))
         if queries_out is not None:
-            write_text(q_text, queries_out)
-        write_text(reg_text, out)
+            write_text(q_text, queries_out, force=force, owned=has_mark,
+                       judged=judged["--queries-out"])
+        write_text(reg_text, out, force=force, owned=has_mark, judged=judged["--out"])
 
 
 def _short(names: list[str], n: int = 10) -> str:
@@ -60,9 +64,9 @@ def _short(names: list[str], n: int = 10) -> str:
          _import_args)
 def _import(args: argparse.Namespace) -> int:
     from ..integrations.sources import import_sources
-    from ..io import jsonl_text
+    from ..io import jsonl_mark, jsonl_text
     from ..jsonl import dumps
-    _check_outputs(args.out, args.queries_out)
+    judged = _check_outputs(args.out, args.queries_out, args.files, force=args.force)
     result = import_sources(args.files, args.fmt or None, servers=args.server or None,
                             strict=args.strict)
     registry, queries = result.registry, result.queries
@@ -72,10 +76,14 @@ def _import(args: argparse.Namespace) -> int:
         raise ValueError(f"no tools in the {len(args.files)} input(s): each was skipped (see "
                          "above); nothing written")
     # serialize both before writing either, so a value JSON cannot hold fails before any write
-    reg_text = dumps([t.to_record() for t in registry], indent=2) + "\n"
-    q_text = jsonl_text(queries)
+    # each carries toolsel's mark (a registry's _meta, as MCP's tools/list allows; a first
+    # // line, which JSONL readers skip): a later import may replace them, nothing else
+    reg_text = dumps({"_meta": {"written_by": "toolsel import"},
+                      "tools": [t.to_record() for t in registry]}, indent=2) + "\n"
+    q_text = jsonl_mark("import") + jsonl_text(queries)
     servers = sorted({t.metadata["server"] for t in registry if "server" in t.metadata})
-    _write_pair(args.out, reg_text, args.queries_out if queries else None, q_text)
+    _write_pair(args.out, reg_text, args.queries_out if queries else None, q_text,
+                judged=judged, force=args.force)
     print(f"{args.out}: {len(registry)} tools from {len(args.files)} input(s)"
           + _servers_note(servers))
     _report_queries(queries, args.queries_out)
@@ -88,13 +96,17 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_outputs(out: Path, queries_out: Path | None) -> None:
-    """Refuse output files this command may not write, before reading any input."""
-    check_output_file(out)
+def _check_outputs(out: Path, queries_out: Path | None, inputs, *, force: bool = False) -> dict:
+    """Refuse output files this command may not write, before reading any input: places no
+    command writes, links and files toolsel did not write (unless ``force``), an input, or
+    one file for both. Returns each output's real path."""
+    from ..io import has_mark, refuse_inputs
+    refuse_inputs([("--out", out), ("--queries-out", queries_out)],
+                  [("INPUT", f) for f in inputs])
+    judged = {"--out": check_output_file(out, force=force, owned=has_mark)}
     if queries_out is not None:
-        check_output_file(queries_out)
-        if queries_out.resolve() == out.resolve():
-            raise ValueError("--queries-out and --out name the same file; give two files")
+        judged["--queries-out"] = check_output_file(queries_out, force=force, owned=has_mark)
+    return judged
 
 
 def _servers_note(servers: list[str]) -> str:

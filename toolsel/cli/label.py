@@ -163,6 +163,10 @@ def _run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         return _suggest(reg, args)
+    # the file appended to, judged before anything is asked (again at each append)
+    from ..io import maintained_file, refuse_inputs, refuse_never_write
+    refuse_never_write(maintained_file(args.queries), file=True, data_ok=True)
+    refuse_inputs([("--queries", args.queries)], [("--registry", args.registry)])
     session = LabelSession(reg, args.queries, rank_by=args.rank_by, top=args.top,
                            scorers=args.scorers, ks=args.top_k,
                            embed_check=not args.no_embed_check)

@@ -133,11 +133,18 @@ def save_model(scorer: LearnedScorer, registry: Sequence[Tool], path: str | Path
     model file or ``overwrite`` is true: a file this command did not write is never lost."""
     from ..io import OutputError, check_output_file, write_json
     path = Path(path)
-    check_output_file(path)
-    if path.exists() and not overwrite and not is_model_file(path):
+    judged = check_output_file(path, force=overwrite)
+    if path.exists() and not path.is_symlink() and not overwrite and not is_model_file(path):
         raise OutputError(path, "exists and is not a toolsel model file; refusing to "
                                 "overwrite it (choose another --out, or pass --force)")
-    return write_json(model_record(scorer, registry), path, indent=1)
+    # checked again as it is replaced: the model file read through no link, in that folder
+    return write_json(model_record(scorer, registry), path, indent=1, force=overwrite,
+                      owned=_is_model_text, judged=judged)
+
+
+def _is_model_text(data: bytes) -> bool:
+    """Whether ``data`` starts like a toolsel model file (its ``format``)."""
+    return f'"format": "{FORMAT}"'.encode() in data[:200]
 
 
 def _need(rec, key, kind, path, where=None):

@@ -24,7 +24,7 @@ from ..tables.check import Change, CheckResult, one_line
 from ..visible import visible
 from .markdown import code, escape
 
-__all__ = ["markdown_summary", "junit_xml", "verdict", "MAX_ROWS"]
+__all__ = ["markdown_summary", "junit_xml", "verdict", "MAX_ROWS", "MARKDOWN_FILE_MARK"]
 
 #: Longest list of changes shown in the Markdown summary (the rest counted).
 MAX_ROWS = 200
@@ -75,6 +75,11 @@ def _section(title: str, changes: Sequence[Change], *, details: bool = False) ->
         return ["<details><summary>" + escape(f"{title} ({len(changes)})") + "</summary>", "",
                 *body, "", "</details>", ""]
     return [f"### {escape(title)} ({len(changes)})", "", *body, ""]
+
+
+#: The last line of the ``--summary`` file (not of the job summary): toolsel's mark, so a
+#: later run knows the file is its own (:func:`toolsel.io.has_mark`); not rendered.
+MARKDOWN_FILE_MARK = "<!-- written by toolsel check -->\n"
 
 
 def markdown_summary(result: CheckResult, *, registry: str = "", queries: str = "",
@@ -168,6 +173,13 @@ def _notes_section(notes: Sequence[str]) -> list[str]:
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
+def _xa(text: object) -> str:
+    """Text for an XML attribute (a test's name, a failure's message): one line, so every
+    control character from data, newline and tab included, is shown as an escape (a request id
+    with a newline cannot forge a line in a CI log)."""
+    return _XML_BAD.sub("", visible(str(text)))
+
+
 def _x(text: object) -> str:
     """Text for XML: control, bidi and line-separator characters from data shown as escapes
     (:func:`toolsel.visible.visible`; newlines and tabs kept), what XML cannot hold dropped."""
@@ -199,12 +211,14 @@ def _junit_suite(root: ET.Element, result: CheckResult, label: str, sr,
                  secs: float) -> tuple[int, int]:
     """One scorer's ``testsuite`` under ``root``; returns its (tests, failures)."""
     run = result.run
-    suite = ET.SubElement(root, "testsuite", name=_x(f"toolsel check {label}"))
+    suite = ET.SubElement(root, "testsuite", name=_xa(f"toolsel check {label}"))
     props = ET.SubElement(suite, "properties")
-    for k, v in (("scorer", label), ("selection", run.selection_spec),
+    # written_by: toolsel's mark (:func:`toolsel.io.has_mark`), so a later run may replace it
+    for k, v in (("written_by", "toolsel check"), ("scorer", label),
+                 ("selection", run.selection_spec),
                  ("always_include", ",".join(run.always_include)),
                  ("compared_with_baseline", str(result.compared).lower())):
-        ET.SubElement(props, "property", name=k, value=_x(v))
+        ET.SubElement(props, "property", name=k, value=_xa(v))
     tests = failures = 0
     old = result.baseline.runs.get(label) if result.baseline and result.compared else None
     before = old.by_id() if old else {}
@@ -215,13 +229,13 @@ def _junit_suite(root: ET.Element, result: CheckResult, label: str, sr,
         if t.scorer != label:
             continue
         case = ET.SubElement(suite, "testcase",
-                             classname=_x(f"toolsel.check.{label}.thresholds"),
-                             name=_x(f"{t.threshold.name} >= {t.threshold.minimum:g}"),
+                             classname=_xa(f"toolsel.check.{label}.thresholds"),
+                             name=_xa(f"{t.threshold.name} >= {t.threshold.minimum:g}"),
                              time="0")
         tests += 1
         if not t.passed:
             failures += 1
-            ET.SubElement(case, "failure", type="threshold", message=_x(t.line()))
+            ET.SubElement(case, "failure", type="threshold", message=_xa(t.line()))
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
@@ -233,12 +247,12 @@ def _junit_suite(root: ET.Element, result: CheckResult, label: str, sr,
 def _junit_request(suite: ET.Element, result: CheckResult, label: str, r, b) -> int:
     """One request's ``testcase`` under ``suite`` (``b``: its baseline result or None);
     returns 1 when it failed (lost a required tool), else 0."""
-    case = ET.SubElement(suite, "testcase", classname=_x(f"toolsel.check.{label}"),
-                         name=_x(f"{r.id} {one_line(r.query, 120)}"), time="0")
+    case = ET.SubElement(suite, "testcase", classname=_xa(f"toolsel.check.{label}"),
+                         name=_xa(f"{r.id} {one_line(r.query, 120)}"), time="0")
     changes = result.request_changes(label, r.id)
     lost = [c for c in changes if c.kind == "lost"]
     if lost:
-        fail = ET.SubElement(case, "failure", type="regression", message=_x(lost[0].line()))
+        fail = ET.SubElement(case, "failure", type="regression", message=_xa(lost[0].line()))
         body = []
         for c in lost:
             body.append(c.line())
@@ -258,4 +272,4 @@ def _rank_status(r, b, tool: str, rank: int) -> str:
     was = ""
     if b is not None and tool in b.ranks:
         was = f", baseline {b.ranks[tool]} ({'sent' if b.sent(tool) else 'missed'})"
-    return f"{tool}: rank {rank} ({'sent' if r.sent(tool) else 'missed'}){was}"
+    return f"{visible(tool)}: rank {rank} ({'sent' if r.sent(tool) else 'missed'}){was}"

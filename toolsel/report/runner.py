@@ -229,11 +229,16 @@ def add_to_manifest(out_dir: str | Path, names: Iterable[str],
 
 
 def other_writes() -> list[tuple[str, Path]]:
-    """Where a report writes besides its folder: caches of the embedding model, Jupyter,
+    """Where a report writes besides its folder: toolsel's state folder (the key that
+    authenticates its bookkeeping records, :func:`toolsel.io.state_dir`), caches of the
+    embedding model, Jupyter,
     matplotlib and IPython (the kernels' own files), and onnxruntime's telemetry files when the
     caller set ``ORT_DISABLE_TELEMETRY=0`` (toolsel turns them off otherwise)."""
+    from ..io import state_dir
     from ..scorers.embedding_cache import cache_root
-    out = [("the embedding cache", cache_root().resolve())]
+    out = [("the embedding cache", cache_root().resolve()),
+           # the key of the records its bookkeeping folders carry (made on first need)
+           ("toolsel's state (its record key)", state_dir())]
     try:
         from jupyter_core.paths import jupyter_runtime_dir
         out.append(("Jupyter's kernel connection files", Path(jupyter_runtime_dir())))

@@ -50,6 +50,7 @@ from ..data import DataError, Query, Registry, Tool
 from ..policies import PrefixPolicy, TopK, get_policy, parse_policy, policy_spec, prefix_policies
 from ..eval.engine import Candidates, as_registry, fit_scorers, rank_batches, scorer_items
 from .failure_modes import classify_miss, content_terms, surface_words, tool_terms
+from ..visible import visible
 from ..eval.metrics import METRICS, evaluate, evaluate_sent, metric_aliases
 from ..scorers.embedding import persist_request_vectors
 
@@ -562,6 +563,7 @@ def _no_constant(name: str):
 
 def parse_baseline(text: str, path: str | Path = "<baseline>") -> CheckRun:
     """Read a baseline file's text back; :class:`DataError` names the file, line and field."""
+    from ..data import MAX_DEPTH, json_depth
     try:
         doc = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -569,6 +571,11 @@ def parse_baseline(text: str, path: str | Path = "<baseline>") -> CheckRun:
                         location=f"line {exc.lineno}, column {exc.colno}") from None
     except ValueError as exc:
         raise DataError(f"invalid JSON: {exc}", path=path) from None
+    except RecursionError:
+        doc = None
+    if doc is None or json_depth(doc) > MAX_DEPTH:
+        raise DataError(f"invalid JSON: nested too deeply (more than {MAX_DEPTH} levels "
+                        "allowed); not a toolsel check baseline", path=path)
     reader = _BaselineReader(text, path)
     sel, always, scorers = reader.header(doc)
     fingerprint = reader.registry(doc)
@@ -578,15 +585,15 @@ def parse_baseline(text: str, path: str | Path = "<baseline>") -> CheckRun:
 
 def load_baseline(path: str | Path) -> CheckRun:
     """Read a baseline file written by :func:`baseline_text` (errors name file, line, field)."""
+    from ..data import read_text
     path = Path(path)
     if not path.exists():
         raise DataError("baseline file not found; record one with toolsel check "
                         "--update-baseline", path=path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); not a toolsel "
-                        "check baseline", path=path) from None
+    try:  # capped in size, no device (/dev/zero), UTF-8
+        text = read_text(path)
+    except DataError as exc:
+        raise DataError(f"{exc.reason}; not a toolsel check baseline", path=path) from None
     return parse_baseline(text, path)
 
 
@@ -638,11 +645,12 @@ class Change:
 
     def line(self, max_passed_by: int = MAX_PASSED_BY) -> str:
         """``q17 'open an issue…': github__create_issue 3 → 14, passed by a, b``."""
-        out = (f"{self.query_id} '{one_line(self.query, MAX_QUERY_CHARS)}': {self.tool} "
-               f"{self.rank_before} → {self.rank_after}")
+        # ids and names from data: control characters (a newline) shown, never obeyed
+        out = (f"{visible(self.query_id)} '{one_line(self.query, MAX_QUERY_CHARS)}': "
+               f"{visible(self.tool)} {self.rank_before} → {self.rank_after}")
         if self.kind == "lost":
             if self.passed_by:
-                shown = list(self.passed_by[:max_passed_by])
+                shown = [visible(n) for n in self.passed_by[:max_passed_by]]
                 more = len(self.passed_by) - len(shown)
                 out += ", passed by " + ", ".join(shown) + (f" and {more} more" if more else "")
             if self.n_sent_before != self.n_sent_after and self.n_sent_after is not None:
@@ -672,7 +680,7 @@ class ThresholdResult:
 
     def line(self) -> str:
         v = "n/a" if self.value is None else f"{self.value:.3f}"
-        return (f"{self.scorer}: {self.threshold.name} {v} "
+        return (f"{visible(self.scorer)}: {self.threshold.name} {v} "
                 f"{'>=' if self.passed else '<'} {self.threshold.minimum:g}"
                 f"{'' if self.passed else ' (missed)'}")
 

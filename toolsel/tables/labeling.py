@@ -40,8 +40,8 @@ from ..scorers.base import compared_scorers
 from ..data import (DataError, Query, Registry, Tool, check_tool_names, query_from_record,
                     read_records, read_text)
 from ..datasets import assign_splits, read_labeled
-from ..io import (OutputError, folder_lock, jsonl_line, jsonl_lines, refuse_never_write,
-                  write_bytes, write_target)
+from ..io import (OutputError, folder_lock, jsonl_line, jsonl_lines, maintained_file,
+                  refuse_never_write, write_bytes)
 from ..ranking import rank_order, ranks_of
 from ..scorers.base import Scorer, get_scorer
 from ..text import tokenize
@@ -256,9 +256,10 @@ def append_query(path: str | Path, record: Mapping[str, Any],
     Returns the new :class:`Query`.
     """
     shown = Path(path)
-    # through a symbolic link: the linked file is read, locked (its folder) and rewritten
-    path = write_target(shown)
-    refuse_never_write(path, file=True, data_ok=True)
+    # through a symbolic link only to an existing, non-empty file of this user
+    # (:func:`toolsel.io.maintained_file`): it is read, locked (its folder) and rewritten there
+    path = maintained_file(shown)
+    judged = refuse_never_write(path, file=True, data_ok=True)
     reg = _registry(registry)
     record = dict(record)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,16 +272,29 @@ def append_query(path: str | Path, record: Mapping[str, Any],
         new = query_from_record(record, path=path, loc="new request", registry=reg)
         if new.id in {q.id for q in existing}:
             raise DataError(f"id {new.id!r} is already in the file", path=path, field="id")
-        old = path.read_bytes() if path.exists() else b""
+        old, read = _read_for_update(path)
         if old and not old.endswith(b"\n"):
             old += b"\n"
         line = (record_line(record) + "\n").encode("utf-8")
-        write_bytes(old + line, path, keep_mode=True)
+        # the very file read, in the folder judged: a swap meanwhile is refused
+        write_bytes(old + line, path, keep_mode=True, judged=judged, expect=read)
         written = path.read_bytes()
         if written != old + line:
             raise OutputError(path, "the file read back differs from what was appended; "
                                     "another program changed it meanwhile: check it")
     return new
+
+
+def _read_for_update(path: Path) -> tuple[bytes, tuple[int, int] | None]:
+    """The bytes of ``path`` (``b""`` when missing) and its (device, inode), read through one
+    descriptor that follows no link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return b"", None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        return fh.read(), (st.st_dev, st.st_ino)
 
 
 def label_impact(registry: Sequence[Tool], query: str, expected: Sequence[str],
