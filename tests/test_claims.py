@@ -218,7 +218,8 @@ def test_policy_verdict_counts_styles_and_says_in_sample(tmp_path):
     assert "held-out" not in c.text
     one = verdict_sentence(sv.head(1), pv.head(1), in_sample=True, source="sv.csv",
                            policy_source="pv.csv")
-    assert "**1 of 1** style" in one.text and "not a held-out result" in one.text
+    assert "**beats** it on this style" in one.text and "not a held-out result" in one.text
+    assert "of 1" not in one.text
     assert _log(tmp_path, c) == []
 
 
