@@ -39,10 +39,10 @@ def _deep(path: Path, depth: int) -> Path:
 
 
 #: kind -> (words of the baseline's error, words of the model file's error)
-_WORDS = {"dev-zero": ("device", "not a regular file"),
+_WORDS = {"dev-zero": ("device", "device"),
           "deep-100000": ("nested too deeply", "deeper than"),
           "deep-65": ("nested too deeply", "deeper than"),
-          "folder": ("folder", "not a regular file"),
+          "folder": ("folder", "folder"),
           "not-utf8": ("UTF-8", "UTF-8"),
           "json-array": ("", "")}
 

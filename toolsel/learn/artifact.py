@@ -172,48 +172,16 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not a number a model file may hold")
 
 
-def _depth(value, limit: int) -> int:
-    """Nesting depth of a parsed JSON value, stopping once past ``limit``."""
-    stack, deepest = [(value, 1)], 0
-    while stack:
-        v, d = stack.pop()
-        deepest = max(deepest, d)
-        if deepest > limit:
-            return deepest
-        if isinstance(v, dict):
-            stack.extend((x, d + 1) for x in v.values())
-        elif isinstance(v, list):
-            stack.extend((x, d + 1) for x in v)
-    return deepest
-
-
 def _read_json_object(path: Path) -> dict:
-    """The top-level JSON object of the file at ``path``: a regular file of at most
-    :data:`MAX_BYTES`, UTF-8, strict JSON (no NaN or Infinity), nested at most
-    :data:`MAX_DEPTH` levels."""
-    import os
-    import stat
+    """The top-level JSON object of the file at ``path``: readable text of at most
+    :data:`MAX_BYTES` (:func:`toolsel.data.read_text`: no folder, no device), strict JSON (no
+    NaN or Infinity), nested at most :data:`MAX_DEPTH` levels."""
+    from ..data import json_depth, read_text
+    if not path.exists():
+        raise DataError("model file not found", path=path)
+    text = read_text(path, limit=MAX_BYTES)
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise DataError("model file not found", path=path) from None
-    except OSError as exc:
-        raise DataError(f"cannot be read: {exc.strerror}", path=path) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise DataError("is not a regular file; expected a toolsel model (JSON)", path=path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise DataError(f"cannot be read: {exc.strerror}", path=path) from None
-    if len(raw) > MAX_BYTES:
-        raise DataError(f"is larger than {MAX_BYTES // (1024 * 1024)} MB; not a toolsel model "
-                        "file", path=path)
-    try:
-        rec = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-    except UnicodeDecodeError:
-        raise DataError("is not a UTF-8 text file; expected a toolsel model (JSON)",
-                        path=path) from None
+        rec = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise DataError(f"invalid JSON: {exc.msg}", path=path,
                         location=f"line {exc.lineno}, column {exc.colno}") from None
@@ -222,7 +190,7 @@ def _read_json_object(path: Path) -> dict:
     except RecursionError:
         raise DataError(f"nests deeper than {MAX_DEPTH} levels; not a toolsel model file",
                         path=path) from None
-    if _depth(rec, MAX_DEPTH) > MAX_DEPTH:
+    if json_depth(rec) > MAX_DEPTH:
         raise DataError(f"nests deeper than {MAX_DEPTH} levels; not a toolsel model file",
                         path=path)
     if not isinstance(rec, dict):
