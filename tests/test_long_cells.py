@@ -33,3 +33,10 @@ def test_a_tool_whose_schema_names_no_property_has_no_parameters():
                                                    "properties": {"zone": {"type": "string"}}})
     assert not _has_parameters(empty) and not _has_parameters(Tool("x", "y"))
     assert _has_parameters(one)
+
+
+def test_one_request_shows_its_first_significant_digit():
+    from toolsel.report import claims
+    assert "by 6.2 points" in claims.one_request(16, "x.csv").text
+    assert "by 0.04 points" in claims.one_request(2451, "x.csv").text  # never "0.0"
+    assert "by 0.4 points" in claims.one_request(272, "x.csv").text

@@ -262,8 +262,11 @@ def one_request(n: int, source: str, *, column: str = "n_queries",
     n_text = b.num(n, ref)
     if n == 1:
         return b.claim(f"With {n_text} {unit}, {what} is 0 or 100%: read it as one example.")
+    # one decimal, or as many as show the first significant digit (0.04 points for 2,451
+    # requests, never "0.0")
+    digits = max(1, -int(math.floor(math.log10(100 / n)))) if n > 0 else 1
     pts = b.num(1 / n, Ref(source, column, dict(where or {}), ref.op, inverse=True),
-                "points", 1)
+                "points", digits)
     return b.claim(f"With {n_text} {plural_form(unit)}, one {unit} moves {what} by {pts} "
                    "points.")
 
