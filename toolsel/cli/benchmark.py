@@ -49,7 +49,8 @@ def _benchmark_args(p: argparse.ArgumentParser) -> None:
     # the lexical scorers and the article's loop: what this quick in-process timing is for
     from ..scorers.base import compared_scorers
     add_scorers(p, [*compared_scorers(lexical=True), "naive"],
-                help="comma-separated scorer names; 'naive' is the article's loop")
+                help="comma-separated scorer names; 'naive' is the reference loop that "
+                     "re-tokenizes every tool per call")
     add_top_k(p, [10], help="comma-separated cut-offs, each timed")
     p.add_argument("--n-timed", type=int, default=200, help="timed select calls per scorer")
 

@@ -108,7 +108,7 @@ def add_split(p, *, help: str = "which labeled split to evaluate"):
 def add_always_include(p, *, help: str = "names sent every turn, outside the filter"):
     p.add_argument("--always-include", type=csv_list, default=[],
                    help=f"{help}; 'marked' takes the registry's always_include tools "
-                        "(default: none, as in the article)")
+                        "(default: none: every tool competes for the K places)")
 
 
 def add_out(p, *, required: bool = False, help: str = "folder for the CSV tables"):
