@@ -275,6 +275,22 @@ def _planned(nb: Path, data: UserData, given: dict[str, Path]) -> PlannedNoteboo
     return PlannedNotebook(nb, params)
 
 
+def _needs_several(path: Path) -> bool:
+    """Whether a labeled JSONL file holds a request that needs two tools or more (read as
+    text: the file was already checked by :func:`check_user_data`)."""
+    from ..data import read_text
+    from ..jsonl import jsonl_lines
+    for _, line in jsonl_lines(read_text(path)):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        expected = rec.get("expected") if isinstance(rec, dict) else None
+        if isinstance(expected, list) and len(set(map(str, expected))) > 1:
+            return True
+    return False
+
+
 def notebook_plan(notebooks: Sequence[Path], data: UserData | None) -> list[PlannedNotebook]:
     """What to pass each notebook, or the one-line reason it is skipped on ``data``.
 
@@ -283,6 +299,9 @@ def notebook_plan(notebooks: Sequence[Path], data: UserData | None) -> list[Plan
     if data is None:
         return [PlannedNotebook(Path(nb)) for nb in notebooks]
     given = data.given()
+    if "requests" not in given and "queries" in given and _needs_several(given["queries"]):
+        # the multi-tool pages run from the labeled queries when some need several tools
+        given["requests"] = given["queries"]
     plan = [_planned(Path(nb), data, given) for nb in notebooks]
     # a page that maps the report (the overview's table of pages) lists only those that run
     ran = [p.source.stem for p in plan if p.skip is None]
