@@ -61,7 +61,10 @@ def render_readme(reports_dir: str | Path, notebooks: Sequence[Path]) -> str:
         table, src = head
         out += ["## Headline", "", f"Recall against payload on the labeled set (from {src}; "
                 "payload = name + description characters sent per query, reduction against "
-                "sending every tool).", "", table, ""]
+                "sending every tool). Intervals are 95%, as page 01 computes them: Wilson's "
+                "score interval for Complete@k (a 0/1 rate per query), a bootstrap over "
+                "queries for R@k (Wilson's where every query's R@k is 0 or 1 alike and the "
+                "bootstrap collapses).", "", table, ""]
         fig = sorted(rep.glob("01_*/recall_vs_payload.png"))
         if fig:
             out += [f"![R@k against payload reduction]({fig[0].relative_to(rep).as_posix()})",
