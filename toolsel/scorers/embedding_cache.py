@@ -30,8 +30,9 @@ The cache root is ``cache_dir`` when given, else ``$TOOLSEL_CACHE``, else
 - *Verified on read, rebuilt when they fail.* A shard whose content does not match its
   digest (permuted vectors under the right text hashes, a flipped bit), or that fails a check
   (shapes, dtype, model id, finite values), is reported with an :class:`EmbeddingCacheWarning`
-  naming the file and its texts encoded again; it is removed only while it is still the very
-  file toolsel wrote (the device, inode and ctime its index records: disk damage). A file
+  naming the file and its texts encoded again; it is removed only when it is toolsel's: its
+  content is what the index records, or it is still the very file toolsel wrote (the device,
+  inode and ctime its index records: disk damage). A file
   changed since, or another file put at an indexed name, is not used and left alone (said
   once, then marked in the index and skipped). Vectors are never taken from a file that
   failed a check.
@@ -41,7 +42,10 @@ The cache root is ``cache_dir`` when given, else ``$TOOLSEL_CACHE``, else
   name nothing holds (never replacing a file), so several processes can fit into one cache
   at once without losing shards. Files are created with the user's umask.
 
-A cache written by a toolsel before the index existed is not used (its shards cannot be
+A cache folder copied, moved or restored (a CI cache) with its index stays warm as long as
+the record key in the state folder is the same (keep ``~/.local/state/toolsel`` in the CI
+cache too): its shards are read when their content matches the digests, then recorded with
+their new identities. A cache written by a toolsel before the index existed is not used (its shards cannot be
 proven toolsel's); the first fit encodes again and caches under the index.
 """
 
@@ -229,14 +233,21 @@ class EmbeddingCache:
         finally:
             os.close(dfd)  # (releases the lock)
 
-    def _index(self, dfd: int, real: Path) -> dict[str, dict]:
+    def _index(self, dfd: int, real: Path, *, bound: list | None = None) -> dict[str, dict]:
         """The shards this folder's authenticated index names (``{}`` when there is none, or
-        it is not a record toolsel wrote for this very folder and model)."""
+        it is not a record toolsel wrote, under this user's key, for this model).
+
+        ``bound`` (a list) gets whether the record names this very folder (real path, device,
+        inode): an index restored from a CI cache or moved with its folder names another, so
+        its shards are read (each checked against its digest) but their files' identities
+        are not trusted to remove anything until they are verified and recorded again."""
         data = _read_record(real / INDEX_NAME, _INDEX_KIND)
-        if data is None or data.get("dir") != _identity(os.fstat(dfd)) or \
-                data.get("in") != str(real.parent) or data.get("model") != self.model_id or \
+        if data is None or data.get("model") != self.model_id or \
                 not isinstance(data.get("shards"), dict):
             return {}
+        if bound is not None:
+            bound.append(data.get("dir") == _identity(os.fstat(dfd)) and
+                         data.get("in") == str(real.parent))
         return {name: entry for name, entry in data["shards"].items()
                 if _plain_name(name) and name.endswith(".npz") and isinstance(entry, dict)
                 and isinstance(entry.get("sha256"), str) and isinstance(entry.get("file"), list)}
@@ -280,11 +291,12 @@ class EmbeddingCache:
             return sorted(self.directory / n for n, e in self._index(dfd, real).items()
                           if n in names and not e.get("left"))
 
-    def _read_shard(self, dfd: int, name: str, entry: dict, dim: int | None):
-        """``(hashes, vectors)``; ``None`` when missing; ``("foreign", "")`` when the file
-        there is another file than the one the index names (other device or inode);
-        ``("changed", why)`` when it is that file but changed since (other ctime) and fails a
-        check; ``("corrupted", why)`` when it is the very file toolsel wrote and fails one."""
+    def _read_shard(self, dfd: int, name: str, entry: dict, dim: int | None, bound: bool):
+        """``(hashes, vectors, new identity or None)`` for a shard whose content matches the
+        digest the index records; ``None`` when missing. Else ``(kind, why)``: ``corrupted``
+        (toolsel's content that fails a check, or the very file toolsel wrote, same device,
+        inode and ctime, now damaged: removed), ``changed`` (that file, changed since: left
+        alone), ``foreign`` (another file at the name: left alone)."""
         try:
             fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
                          dir_fd=dfd)
@@ -295,14 +307,22 @@ class EmbeddingCache:
                 ("changed", f"{type(exc).__name__}: {exc}")
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode) or _identity(st) != entry["file"][:2]:
+            if not stat.S_ISREG(st.st_mode):
                 return ("foreign", "")
-            kind = "corrupted" if _file_id(st) == entry["file"] else "changed"
             raw = fh.read()
+        same = bound and _file_id(st) == entry["file"]
         if hashlib.sha256(raw).hexdigest() != entry["sha256"]:
-            return kind, "its content does not match the digest the cache's index holds for it"
-        problem = self._check_content(raw, dim)
-        return (kind, problem) if isinstance(problem, str) else problem
+            why = "its content does not match the digest the cache's index holds for it"
+            if same:
+                return "corrupted", why
+            if bound and _identity(st) == entry["file"][:2]:
+                return "changed", why
+            return "foreign", ""
+        # the content is what toolsel wrote (its digest is in the authenticated index)
+        shard = self._check_content(raw, dim)
+        if isinstance(shard, str):
+            return "corrupted", shard
+        return shard[0], shard[1], (None if same else _file_id(st))
 
     def _check_content(self, raw: bytes, dim: int | None):
         try:
@@ -325,15 +345,18 @@ class EmbeddingCache:
             return "it holds non-finite values"
         return hashes, vectors
 
-    def _read_all(self, dfd: int, real: Path, index: dict[str, dict], dim: int | None):
-        """Every verified vector of the indexed shards, the bad entries, the foreign files."""
+    def _read_all(self, dfd: int, real: Path, index: dict[str, dict], dim: int | None,
+                  bound: bool):
+        """Every verified vector of the indexed shards, the bad entries and the entries to
+        record again (verified shards whose file identity the index does not hold yet)."""
         table: dict[bytes, np.ndarray] = {}
-        bad: list[tuple[str, dict, str]] = []
+        bad: list[tuple[str, dict, str, str]] = []
+        rebind: list[tuple[str, dict, list]] = []
         foreign = []
         for name in sorted(index):
             if index[name].get("left"):  # a file that changed after toolsel wrote it: said
                 continue
-            shard = self._read_shard(dfd, name, index[name], dim)
+            shard = self._read_shard(dfd, name, index[name], dim, bound)
             if shard is None:
                 continue
             if isinstance(shard[0], str):
@@ -342,6 +365,8 @@ class EmbeddingCache:
                     foreign.append(name)
             else:
                 table.update(zip(map(bytes, shard[0]), shard[1]))
+                if shard[2] is not None:
+                    rebind.append((name, index[name], shard[2]))
         with contextlib.suppress(OSError):
             foreign += [n for n in os.listdir(dfd)
                         if n.endswith(".npz") and not n.startswith(".") and n not in index]
@@ -360,13 +385,19 @@ class EmbeddingCache:
                               f"wrote it ({problem}): not used and left alone (remove it if it "
                               "is not yours); its texts will be encoded again",
                               EmbeddingCacheWarning, stacklevel=5)
-        return table, bad
+        return table, bad, rebind
 
-    def _drop(self, dfd: int, real: Path, bad: list[tuple[str, dict, str, str]]) -> None:
-        """Deal with the bad entries still indexed as read (exclusive lock held): a corrupted
-        file toolsel wrote (the device, inode and ctime the index records) is removed; any
-        other file there is left alone and marked ``left`` (never read again, said once)."""
+    def _drop(self, dfd: int, real: Path, bad: list[tuple[str, dict, str, str]],
+              rebind: list[tuple[str, dict, list]] = ()) -> None:
+        """Deal with the entries still indexed as read (exclusive lock held): a corrupted
+        file that is toolsel's (:meth:`_is_ours`) is removed; any other file there is left
+        alone and marked ``left`` (never read again, said once); a verified shard whose file
+        the index did not hold (a restored or moved cache) is recorded with its identity, and
+        the index bound to this folder."""
         index = self._index(dfd, real)
+        for name, entry, new_id in rebind:
+            if index.get(name) == entry:
+                index[name] = {**entry, "file": new_id}
         for name, entry, kind, _ in bad:
             if index.get(name) != entry:
                 continue
@@ -380,13 +411,21 @@ class EmbeddingCache:
 
     @staticmethod
     def _is_ours(dfd: int, name: str, entry: dict) -> bool:
-        """The file at ``name`` is the one this cache wrote: device, inode and ctime as
-        recorded (a file put there in its place, or changed since, is not)."""
+        """The file at ``name`` is toolsel's: the very file this cache wrote (device, inode
+        and ctime as recorded), or one whose content is what the index records (a restored
+        copy). A file put there in its place, or changed since, is not."""
         try:
-            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
+                         dir_fd=dfd)
         except OSError:
             return False
-        return stat.S_ISREG(st.st_mode) and _file_id(st) == entry["file"]
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return False
+            if _file_id(st) == entry["file"]:
+                return True
+            return hashlib.sha256(fh.read()).hexdigest() == entry["sha256"]
 
     def load(self, dim: int | None = None) -> dict[bytes, np.ndarray]:
         """Every cached vector of this model, ``{sha256 digest: vector}``: only from shards
@@ -395,11 +434,13 @@ class EmbeddingCache:
             if f is None:
                 return {}
             dfd, real = f
-            table, bad = self._read_all(dfd, real, self._index(dfd, real), dim)
-        if bad:
+            bound: list = []
+            index = self._index(dfd, real, bound=bound)
+            table, bad, rebind = self._read_all(dfd, real, index, dim, bool(bound and bound[0]))
+        if bad or rebind:
             with contextlib.suppress(OSError), self._folder(create=False, exclusive=True) as f:
                 if f is not None:
-                    self._drop(*f, bad)
+                    self._drop(*f, bad, rebind)
         return table
 
     def _write_locked(self, dfd: int, real: Path, hashes: np.ndarray,
@@ -472,10 +513,12 @@ class EmbeddingCache:
             if f is None:
                 return None
             dfd, real = f
-            index = self._index(dfd, real)
-            table, bad = self._read_all(dfd, real, index, None)
-            if bad:
-                self._drop(dfd, real, bad)
+            bound: list = []
+            index = self._index(dfd, real, bound=bound)
+            table, bad, rebind = self._read_all(dfd, real, index, None,
+                                                bool(bound and bound[0]))
+            if bad or rebind:
+                self._drop(dfd, real, bad, rebind)
             if not table:
                 return None
             keys = sorted(table)
