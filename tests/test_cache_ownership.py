@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from test_links_and_ownership import REG, QUERIES, World, refused, snapshot
-from toolsel.scorers.embedding_cache import (INDEX_NAME, EmbeddingCache, EmbeddingCacheWarning,
+from toolsel.scorers.embedding_cache import (EmbeddingCache, EmbeddingCacheWarning,
                                              text_hash)
 
 CHECK = ["check", "--registry", REG, "--queries", QUERIES, "--scorers", "embedding",
@@ -197,9 +197,10 @@ def test_a_restored_copy_stays_warm_and_a_forged_index_names_nothing(tmp_path):
         _, n = EmbeddingCache("m", tmp_path / "b").get_or_encode(
             ["x", "y"], lambda t: pytest.fail("encoded"))
     assert n == 0
-    record = json.loads((a.directory / INDEX_NAME).read_text())
+    (index,) = a.directory.glob(".toolsel-index-*.json")
+    record = json.loads(index.read_text())
     record["shards"] = {n: {**e, "sha256": "0" * 64} for n, e in record["shards"].items()}
-    (a.directory / INDEX_NAME).write_text(json.dumps(record))  # edited: the MAC fails
+    index.write_text(json.dumps(record))  # edited: the MAC fails
     before = snapshot(tmp_path)
     with pytest.warns(EmbeddingCacheWarning, match="left alone"):
         assert a.load(3) == {}
@@ -243,3 +244,22 @@ def test_a_model_folder_of_another_kind_at_the_name_is_not_followed(tmp_path):
     with pytest.warns(EmbeddingCacheWarning, match="could not write"):
         _, n = cache.get_or_encode(["x"], lambda t: np.ones((1, 3), np.float32))
     assert n == 1 and cache.directory.read_text() == "not a folder"
+
+
+def test_two_keys_on_one_cache_never_overwrite_each_others_index(tmp_path, monkeypatch):
+    """A reset state folder (a new key), or a test suite's own, beside an existing cache: each
+    key keeps its own index; the other's shards are neither used nor removed, and the first
+    key's cache is still warm afterwards."""
+    monkeypatch.setenv("TOOLSEL_STATE", str(tmp_path / "state1"))
+    EmbeddingCache("m", tmp_path / "c").store(["x"], np.ones((1, 3), np.float32))
+    monkeypatch.setenv("TOOLSEL_STATE", str(tmp_path / "state2"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, n = EmbeddingCache("m", tmp_path / "c").get_or_encode(
+            ["x"], lambda t: np.full((1, 3), 2, np.float32))
+    assert n == 1  # not this key's: encoded (silently: another key's index names it)
+    monkeypatch.setenv("TOOLSEL_STATE", str(tmp_path / "state1"))
+    vecs, n = EmbeddingCache("m", tmp_path / "c").get_or_encode(
+        ["x"], lambda t: pytest.fail("encoded"))
+    assert n == 0 and vecs.tolist() == [[1, 1, 1]]
+    assert len(list((tmp_path / "c" / "embeddings" / "m").glob(".toolsel-index-*.json"))) == 2

@@ -21,7 +21,7 @@ The cache root is ``cache_dir`` when given, else ``$TOOLSEL_CACHE``, else
   :class:`toolsel.io.OutputError` (one line, exit 2 in the CLI). The model folder is opened
   once (no link followed, checked to be the folder judged) and every file is read, written
   and removed through that descriptor.
-- *An index only toolsel can write.* Each model folder holds ``.toolsel-index.json``, an
+- *An index only toolsel can write.* Each model folder holds ``.toolsel-index-<key id>.json`` (one per user key), an
   authenticated record (HMAC under the user's key in :func:`toolsel.io.state_dir`, naming the
   folder's real path, device and inode, and the model) that lists each shard toolsel wrote
   there with its file's device and inode and the SHA-256 of its content (hashes and vectors).
@@ -55,6 +55,7 @@ import contextlib
 import errno
 import hashlib
 import io
+import json
 import os
 import re
 import secrets
@@ -68,7 +69,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io import (_NOFOLLOW, OutputError, _dumps, _identity, _mine, _open_folder, _plain_name,
-                  _read_record, _sign, refuse_never_write)
+                  _read_record, _record_key, _sign, refuse_never_write)
 
 __all__ = ["EmbeddingCache", "EmbeddingCacheWarning", "cache_root", "text_hash"]
 
@@ -129,7 +130,34 @@ def _safe_dirname(model_id: str) -> str:
 
 #: The index of a model folder: an authenticated record (:mod:`toolsel.io`) naming each shard
 #: toolsel wrote there, its file (device, inode) and the SHA-256 of its content.
-INDEX_NAME = ".toolsel-index.json"
+INDEX_PREFIX = ".toolsel-index-"
+
+
+def index_name(create: bool = False) -> str | None:
+    """The index file of this user's key: ``.toolsel-index-<key id>.json`` (several keys, e.g.
+    a reset state folder or a test suite's, never overwrite each other's index); ``None``
+    when there is no key yet (and ``create`` is false)."""
+    key = _record_key(create)
+    if key is None:
+        return None
+    import hmac
+    ident = hmac.new(key, b"toolsel embedding cache index", hashlib.sha256).hexdigest()[:16]
+    return f"{INDEX_PREFIX}{ident}.json"
+
+
+def _indexed_elsewhere(dfd: int, ours: str | None) -> set[str]:
+    """Shard names other index files there name (other keys'): not used, not reported."""
+    names: set[str] = set()
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(dfd):
+            if not entry.startswith(INDEX_PREFIX) or entry == ours:
+                continue
+            with contextlib.suppress(OSError, ValueError, RecursionError, AttributeError):
+                fd = os.open(entry, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
+                             dir_fd=dfd)
+                with os.fdopen(fd, "rb") as fh:
+                    names |= set(json.loads(fh.read(1 << 20))["shards"])
+    return names
 _INDEX_KIND = "toolsel embedding cache index"
 _PART = re.compile(r"\.[0-9a-f]{12}\.npz\.part")
 #: Folders whose "not used" warning this process already gave (one line per folder).
@@ -241,7 +269,11 @@ class EmbeddingCache:
         inode): an index restored from a CI cache or moved with its folder names another, so
         its shards are read (each checked against its digest) but their files' identities
         are not trusted to remove anything until they are verified and recorded again."""
-        data = _read_record(real / INDEX_NAME, _INDEX_KIND)
+        try:
+            name = index_name()
+        except OutputError:
+            return {}
+        data = _read_record(real / name, _INDEX_KIND) if name else None
         if data is None or data.get("model") != self.model_id or \
                 not isinstance(data.get("shards"), dict):
             return {}
@@ -262,7 +294,7 @@ class EmbeddingCache:
                 fh.write(body)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, INDEX_NAME, src_dir_fd=dfd, dst_dir_fd=dfd)
+            os.replace(tmp, index_name(create=True), src_dir_fd=dfd, dst_dir_fd=dfd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dfd)
@@ -368,13 +400,15 @@ class EmbeddingCache:
                 if shard[2] is not None:
                     rebind.append((name, index[name], shard[2]))
         with contextlib.suppress(OSError):
-            foreign += [n for n in os.listdir(dfd)
-                        if n.endswith(".npz") and not n.startswith(".") and n not in index]
+            elsewhere = _indexed_elsewhere(dfd, index_name())
+            foreign += [n for n in os.listdir(dfd) if n.endswith(".npz") and
+                        not n.startswith(".") and n not in index and n not in elsewhere]
         if foreign:
             _warn_once(str(real), "foreign",
                        f"embedding cache folder {real} holds {len(foreign)} .npz file(s) its "
                        f"index does not name as toolsel's (e.g. {sorted(foreign)[0]}; an older "
-                       "toolsel's cache, a copy, or not toolsel's): left alone and not used")
+                       "toolsel's cache, a copy, or not toolsel's): left alone and not used (remove "
+                       "them to reclaim the space)")
         for name, _, kind, problem in bad:
             if kind == "corrupted":
                 warnings.warn(f"embedding cache file {real / name} is corrupted ({problem}); it "
