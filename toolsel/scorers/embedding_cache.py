@@ -256,6 +256,9 @@ class EmbeddingCache:
         real = Path(os.path.realpath(self.directory))
         dfd = _open_folder(self.directory, real)
         try:
+            st = os.lstat(self.directory)  # still the folder opened, not a link put there since
+            if not stat.S_ISDIR(st.st_mode) or _identity(st) != _identity(os.fstat(dfd)):
+                raise OSError(errno.ELOOP, f"{self.directory} was replaced while it was opened")
             _lock(dfd, exclusive)
             yield dfd, real
         finally:
@@ -464,13 +467,20 @@ class EmbeddingCache:
     def load(self, dim: int | None = None) -> dict[bytes, np.ndarray]:
         """Every cached vector of this model, ``{sha256 digest: vector}``: only from shards
         the folder's authenticated index names, each checked against its recorded digest."""
-        with self._folder(create=False, exclusive=False) as f:
-            if f is None:
-                return {}
-            dfd, real = f
-            bound: list = []
-            index = self._index(dfd, real, bound=bound)
-            table, bad, rebind = self._read_all(dfd, real, index, dim, bool(bound and bound[0]))
+        refuse_never_write(self.root)  # a root no command writes: refused, not bypassed
+        try:
+            with self._folder(create=False, exclusive=False) as f:
+                if f is None:
+                    return {}
+                dfd, real = f
+                bound: list = []
+                index = self._index(dfd, real, bound=bound)
+                table, bad, rebind = self._read_all(dfd, real, index, dim,
+                                                    bool(bound and bound[0]))
+        except OSError as exc:  # an unreadable cache must not stop a fit
+            warnings.warn(f"could not read the embedding cache in {self.directory} ({exc}); "
+                          "its texts are encoded", EmbeddingCacheWarning, stacklevel=2)
+            return {}
         if bad or rebind:
             with contextlib.suppress(OSError), self._folder(create=False, exclusive=True) as f:
                 if f is not None:
