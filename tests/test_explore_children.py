@@ -38,8 +38,15 @@ def _alive(pid: int) -> bool:
 
 
 def _port_open(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
+    """Something listens on ``port`` at localhost (IPv4 or IPv6)."""
+    for family, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        try:
+            with socket.socket(family) as s:
+                if s.connect_ex((addr, port)) == 0:
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _wait(cond, limit: float = 60.0) -> bool:
@@ -107,7 +114,8 @@ def test_a_signal_to_explore_stops_its_jupyterlab(tmp_path, sig):
     try:
         assert len(pids) == 1, (pids, "".join(lines))  # its server file is in the named folder
         (jupyter,) = pids
-        assert jupyter != proc.pid and _alive(jupyter) and _port_open(port)
+        assert jupyter != proc.pid and _alive(jupyter)
+        assert _wait(lambda: _port_open(port)), f"JupyterLab {jupyter} does not listen on {port}"
         os.kill(proc.pid, sig)  # toolsel alone, as a service manager or a closed terminal does
         rest = proc.communicate(timeout=120)[0]
     finally:
