@@ -17,30 +17,37 @@ def pytest_configure(config):
     """Tests never write into the user's cache or state: ``TOOLSEL_CACHE`` (and
     ``TOOLSEL_STATE`` inside it) points at a temporary folder
     for the whole run (subprocesses and kernels inherit it). The real model's vectors already
-    in the user's cache are hard-linked in (read, never written: the cache replaces shards by
-    rename), so the suite need not re-encode them."""
+    in the user's cache are copied in (read, never written), so the suite need not re-encode
+    them."""
     global _CACHE_TMP
     import os
     import shutil
     import tempfile
 
-    from toolsel.io import link_tree
-    from toolsel.scorers.embedding_cache import cache_root
+    import numpy as np
+
+    from toolsel.scorers.embedding_cache import EmbeddingCache, _safe_dirname, cache_root
     real = cache_root()
     _CACHE_TMP = tempfile.mkdtemp(prefix="toolsel-test-cache-")
-    src = real / "embeddings"
-    if src.is_dir():
-        (Path(_CACHE_TMP) / "embeddings").mkdir()
-        for model in src.iterdir():
-            if model.is_dir() and not model.name.startswith(("fake", "counting")):
-                try:
-                    link_tree(model, Path(_CACHE_TMP) / "embeddings" / model.name)
-                except OSError:
-                    shutil.rmtree(Path(_CACHE_TMP) / "embeddings" / model.name,
-                                  ignore_errors=True)
     os.environ["TOOLSEL_CACHE"] = _CACHE_TMP
     # likewise toolsel's state folder (the key of its bookkeeping records): never the user's
     os.environ["TOOLSEL_STATE"] = os.path.join(_CACHE_TMP, "state")
+    src = real / "embeddings"
+    if src.is_dir() and not src.is_symlink():
+        # the user's vectors seed the suite's cache, written anew under the suite's own key
+        # (the cache reads only shards its authenticated index names)
+        for model in src.iterdir():
+            if not model.is_dir() or model.is_symlink() or \
+                    model.name.startswith(("fake", "counting")):
+                continue
+            for shard in sorted(model.glob("*.npz")):
+                try:
+                    with np.load(shard, allow_pickle=False) as z:
+                        hashes, vectors, model_id = z["hashes"], z["vectors"], str(z["model"])
+                    if _safe_dirname(model_id) == model.name and np.isfinite(vectors).all():
+                        EmbeddingCache(model_id, _CACHE_TMP)._write(hashes, vectors)
+                except Exception:  # a shard that does not read: the suite encodes its texts
+                    continue
     # tests that import onnxruntime themselves (pytest.importorskip) bypass toolsel's own
     # import, which turns its telemetry store off: without this, the suite writes a device id
     # under ~/.cache/Microsoft (seen in a fresh HOME after `make test`)

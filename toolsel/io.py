@@ -57,6 +57,10 @@ The one place where toolsel writes data outputs (tables, registries, JSON). The 
   written and refused if another user owns it or others can read it. Copying a folder's
   device and inode into a record (``stat`` shows them), a record planted by another user in a
   shared folder, a link, a copy: all left alone, never followed.
+- **Pairs** (:func:`write_pair`): a registry and its labeled queries are committed as one
+  step through an authenticated journal (temporary files named before they exist, a rename
+  of the journal as the commit point, then the renames); the next run rolls a killed run
+  forward or back first (:func:`recover_pair`), so its temporary files never outlive it.
 - **Files read back**: one JSONL writer (:func:`jsonl_line`; U+2028, U+2029, U+0085 escaped)
   and reader (:func:`jsonl_lines`, newline the only separator) for every JSONL file.
 - **Places never written** (:func:`refuse_never_write`): ``/``, the home folder and its
@@ -96,7 +100,7 @@ __all__ = ["OutputError", "write_bytes", "write_text", "write_table", "write_jso
            "check_output_file", "folder_lock", "recover_set", "link_tree", "BUILD_PREFIX",
            "jsonl_line", "jsonl_text", "jsonl_lines", "write_target", "refuse_never_write",
            "maintained_file", "refuse_inputs", "has_mark", "jsonl_mark", "state_dir",
-           "make_private_dir", "is_private_dir",
+           "make_private_dir", "is_private_dir", "write_pair", "recover_pair",
            "LOCK_TIMEOUT", "FLOAT_FORMAT"]
 
 #: Floats in every CSV table: 6 decimals, so tables regenerate byte-identically.
@@ -1246,3 +1250,198 @@ def _roll_forward(commit: Path, out: Path, record: Mapping[str, Any]) -> None:
         elif dest.exists() or dest.is_symlink():
             dest.unlink()
     shutil.rmtree(commit, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------------
+# pairs of files committed as one step (a registry and its labeled queries)
+
+_PAIR_KIND = "toolsel pair journal"
+_PAIR_WRITING = ".toolsel-pair-"
+_PAIR_COMMIT = ".toolsel-paircommit-"
+
+
+def _pair_journal_names(out: Path) -> re.Pattern:
+    return re.compile(rf"\.{re.escape(out.name)}({re.escape(_PAIR_WRITING)}|"
+                      rf"{re.escape(_PAIR_COMMIT)})([0-9a-f]{{12}})")
+
+
+def _fsync_dir(dfd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.fsync(dfd)
+
+
+def _pair_entries(data: Mapping[str, Any]) -> list[tuple[Path, str, str]] | None:
+    """The (folder, name, temporary name) of each file a pair journal names, checked."""
+    files = data.get("files")
+    if not isinstance(files, list) or not files:
+        return None
+    out = []
+    for entry in files:
+        if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str)
+                and _plain_name(entry[1]) and _plain_name(entry[2])
+                and entry[2] == f".{entry[1]}.{data['id']}.tmp"):
+            return None
+        folder = Path(entry[0])
+        try:
+            if _identity(os.stat(folder)) != entry[3] or str(_real(folder)) != entry[0]:
+                continue  # that folder is gone or another now: nothing to do there
+        except OSError:
+            continue
+        out.append((folder, entry[1], entry[2]))
+    return out
+
+
+def recover_pair(out: str | os.PathLike) -> list[str]:
+    """Finish or undo what a killed :func:`write_pair` left beside ``out`` (the first file of
+    the pair; the caller holds the folders' locks). Returns one line per thing done.
+
+    Only a journal that is a regular file of this user whose authenticated record names this
+    folder (real path, device, inode) and its own id is followed: a journal of a run killed
+    before its commit (``.OUT.toolsel-pair-ID``) has its temporary files removed (the old
+    pair stays); one killed during its commit (``.OUT.toolsel-paircommit-ID``) has the rest of
+    its temporary files renamed in (the new pair). An empty file of this user with a
+    journal's exact name (a run killed between creating its journal and writing it) is
+    removed; anything else is left alone."""
+    out = write_target(out)
+    parent = out.parent
+    done: list[str] = []
+    try:
+        names = os.listdir(parent)
+        parent_id = _identity(os.stat(parent))
+    except OSError:
+        return done
+    pattern = _pair_journal_names(out)
+    for name in sorted(names):
+        m = pattern.fullmatch(name)
+        if not m:
+            continue
+        path = parent / name
+        token = m.group(2)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and _mine(st) and st.st_size == 0 and \
+                m.group(1) == _PAIR_WRITING:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            continue
+        data = _read_record(path, _PAIR_KIND)
+        if data is None or data.get("id") != token or data.get("parent") != parent_id or \
+                data.get("parent_path") != str(_real(parent)) or data.get("out") != out.name:
+            continue  # not ours: left alone
+        entries = _pair_entries(data)
+        if entries is None:
+            continue
+        commit = m.group(1) == _PAIR_COMMIT
+        for folder, target, tmp in entries:
+            try:
+                dfd = _open_folder(folder / target, folder)
+            except OutputError:
+                continue
+            try:
+                tst = _existing(dfd, tmp)
+                if tst is None or not stat.S_ISREG(tst.st_mode) or not _mine(tst):
+                    continue
+                at = _existing(dfd, target)
+                if commit and (at is None or stat.S_ISREG(at.st_mode)):
+                    os.replace(tmp, target, src_dir_fd=dfd, dst_dir_fd=dfd)
+                    done.append(f"{folder / target}: completed from a run killed while it "
+                                "replaced the pair")
+                else:
+                    os.unlink(tmp, dir_fd=dfd)
+                    done.append(f"{folder / tmp}: removed (a killed run's temporary file)")
+                _fsync_dir(dfd)
+            except OSError:
+                pass
+            finally:
+                os.close(dfd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return done
+
+
+def write_pair(files: Iterable[tuple[str | os.PathLike, str | bytes, str | os.PathLike]], *,
+               force: bool = False, owned: Callable[[bytes], bool] | None = None,
+               timeout: float | None = None) -> list[str]:
+    """Write several files (a registry and its labeled queries) as one step: a run killed at
+    any point leaves the old files or the new ones once the next run (or
+    :func:`recover_pair`) has looked, and its temporary files are gone after that run.
+
+    ``files``: ``(path, content, judged)`` triples, ``judged`` the real path
+    :func:`check_output_file` returned. Under the lock of every folder (taken in a fixed
+    order; a concurrent writer of the same files waits), the first file's folder is first
+    recovered (:func:`recover_pair`); then an authenticated journal beside the first file
+    (``.NAME.toolsel-pair-ID``) names every temporary file before any is made; each content
+    is written to its temporary file in its folder (through the folder's descriptor, no link
+    followed) and synced; the journal is renamed to ``.NAME.toolsel-paircommit-ID`` (the
+    commit point); each temporary file is renamed over its name; the journal is removed.
+    Each existing file is judged as :func:`write_bytes` does (``force``, ``owned``). Returns
+    the lines of what recovery did."""
+    files = [(Path(p), c.encode("utf-8") if isinstance(c, str) else c, Path(j))
+             for p, c, j in files]
+    reals = []
+    for shown, _, judged in files:
+        real = write_target(shown)
+        if real != judged:
+            raise OutputError(shown, f"now leads to {real}, not to {judged} where it was "
+                                     "checked (a link on its way changed); nothing written")
+        reals.append(real)
+    for real in reals:
+        real.parent.mkdir(parents=True, exist_ok=True)
+    folders = sorted({r.parent for r in reals}, key=str)
+    token = _token()
+    first = reals[0]
+    journal = first.parent / f".{first.name}{_PAIR_WRITING}{token}"
+    committed = first.parent / f".{first.name}{_PAIR_COMMIT}{token}"
+    with contextlib.ExitStack() as stack:
+        for folder in folders:
+            stack.enter_context(folder_lock(folder, timeout=timeout, what=folder))
+        notes = recover_pair(first)
+        dfds = []
+        try:
+            for (shown, _, _), real in zip(files, reals):
+                dfd = _open_folder(shown, real.parent)
+                dfds.append(dfd)
+                _judge_existing(shown, dfd, real.name, force=force, owned=owned)
+            record = _sign({"kind": _PAIR_KIND, "id": token, "out": first.name,
+                            "parent": _identity(os.stat(first.parent)),
+                            "parent_path": str(_real(first.parent)),
+                            "files": [[str(r.parent), r.name, f".{r.name}.{token}.tmp",
+                                       _identity(os.fstat(d))] for r, d in zip(reals, dfds)]})
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+            jfd = os.open(journal.name, flags, 0o600, dir_fd=dfds[0])
+            with os.fdopen(jfd, "wb") as fh:  # one write: a kill leaves it empty or whole
+                fh.write((_dumps(record) + "\n").encode("utf-8"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            temps = []
+            try:
+                for (_, content, _), real, dfd in zip(files, reals, dfds):
+                    tmp = f".{real.name}.{token}.tmp"
+                    fd = os.open(tmp, flags, 0o666, dir_fd=dfd)
+                    temps.append((dfd, tmp, real.name))
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(content)
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                os.rename(journal.name, committed.name, src_dir_fd=dfds[0],
+                          dst_dir_fd=dfds[0])  # the commit point
+                _fsync_dir(dfds[0])
+            except BaseException:
+                for dfd, tmp, _ in temps:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp, dir_fd=dfd)
+                with contextlib.suppress(OSError):
+                    os.unlink(journal.name, dir_fd=dfds[0])
+                raise
+            for dfd, tmp, name in temps:
+                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+                _fsync_dir(dfd)
+            os.unlink(committed.name, dir_fd=dfds[0])
+            for dfd, (_, name) in zip(dfds, [(r.parent, r.name) for r in reals]):
+                _remove_stale_temps(dfd, name)
+        finally:
+            for dfd in dfds:
+                os.close(dfd)
+    return notes

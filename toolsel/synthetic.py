@@ -264,18 +264,14 @@ def synthetic_queries(registry: Sequence[Tool], n_queries: int, *, seed: int = 0
     return out
 
 
-def write_registry(registry: Sequence[Tool], path: str | Path, **rules) -> Path:
-    """Write ``registry`` as JSONL (one tool record a line) that :func:`load_registry` reads,
-    after toolsel's mark (a first ``//`` line, which the readers skip). ``rules``: those of
-    :func:`toolsel.io.write_text` (``force``, ``owned``, ``judged``)."""
-    from .io import jsonl_mark, jsonl_text, write_text
-    return write_text(jsonl_mark("synthetic") + jsonl_text(t.to_record() for t in registry),
-                      path, **rules)
+def registry_text(registry: Sequence[Tool]) -> str:
+    """The JSONL text :func:`write_registry` writes (toolsel's mark, then one tool a line)."""
+    from .io import jsonl_mark, jsonl_text
+    return jsonl_mark("synthetic") + jsonl_text(t.to_record() for t in registry)
 
 
-def write_queries(queries: Sequence[Query], path: str | Path, **rules) -> Path:
-    """Write ``queries`` as JSONL that :func:`load_queries` reads (marked as
-    :func:`write_registry`)."""
+def queries_text(queries: Sequence[Query]) -> str:
+    """The JSONL text :func:`write_queries` writes."""
     def record(q: Query) -> dict:
         rec = {"id": q.id, "query": q.query, "expected": list(q.expected)}
         for key in ("domain", "phrasing", "search_term", "split", "category"):
@@ -284,6 +280,20 @@ def write_queries(queries: Sequence[Query], path: str | Path, **rules) -> Path:
         if q.tags:
             rec["tags"] = list(q.tags)
         return rec
-    from .io import jsonl_mark, jsonl_text, write_text
-    return write_text(jsonl_mark("synthetic") + jsonl_text(record(q) for q in queries), path,
-                      **rules)
+    from .io import jsonl_mark, jsonl_text
+    return jsonl_mark("synthetic") + jsonl_text(record(q) for q in queries)
+
+
+def write_registry(registry: Sequence[Tool], path: str | Path, **rules) -> Path:
+    """Write ``registry`` as JSONL (one tool record a line) that :func:`load_registry` reads,
+    after toolsel's mark (a first ``//`` line, which the readers skip). ``rules``: those of
+    :func:`toolsel.io.write_text` (``force``, ``owned``, ``judged``)."""
+    from .io import write_text
+    return write_text(registry_text(registry), path, **rules)
+
+
+def write_queries(queries: Sequence[Query], path: str | Path, **rules) -> Path:
+    """Write ``queries`` as JSONL that :func:`load_queries` reads (marked as
+    :func:`write_registry`)."""
+    from .io import write_text
+    return write_text(queries_text(queries), path, **rules)

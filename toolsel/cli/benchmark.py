@@ -22,8 +22,8 @@ def _synthetic_args(p: argparse.ArgumentParser) -> None:
 @command("synthetic", "write a deterministic synthetic registry (and labeled queries)",
          _synthetic_args)
 def _synthetic(args: argparse.Namespace) -> int:
-    from ..synthetic import synthetic_queries, synthetic_registry, write_queries, write_registry
-    from ..io import check_output_file, has_mark, refuse_inputs
+    from ..synthetic import queries_text, registry_text, synthetic_queries, synthetic_registry
+    from ..io import check_output_file, has_mark, refuse_inputs, write_pair
     if args.n_queries and not args.queries_out:
         raise SystemExit("toolsel synthetic: --n-queries needs --queries-out")
     rules = {"force": args.force, "owned": has_mark}
@@ -32,12 +32,16 @@ def _synthetic(args: argparse.Namespace) -> int:
     refuse_inputs([("--registry-out", args.registry_out), ("--queries-out", args.queries_out)],
                   [])
     reg = synthetic_registry(args.tools, seed=args.seed)
-    write_registry(reg, args.registry_out, judged=judged, **rules)
+    files = [(args.registry_out, registry_text(reg), judged)]
+    qs = synthetic_queries(reg, args.n_queries, seed=args.seed) if args.n_queries else None
+    if qs is not None:
+        files.append((args.queries_out, queries_text(qs), q_judged))
+    # both as one step: a killed run leaves the old pair or the new one (toolsel.io.write_pair)
+    for line in write_pair(files, **rules):
+        print(f"  {line}")
     servers = len({t.domain for t in reg})
     print(f"{args.registry_out}: {len(reg)} tools from {servers} servers (seed {args.seed})")
-    if args.n_queries:
-        qs = synthetic_queries(reg, args.n_queries, seed=args.seed)
-        write_queries(qs, args.queries_out, judged=q_judged, **rules)
+    if qs is not None:
         print(f"{args.queries_out}: {len(qs)} labeled queries")
     return 0
 

@@ -7,6 +7,15 @@ is rewritten: :mod:`toolsel.report.explore_notebook`), then opens it in JupyterL
 (``--no-lab``: just write it and print its path). The report folder's ``explorer.html`` is the
 no-kernel alternative.
 
+JupyterLab runs in its own process group, and dies with ``toolsel explore``: SIGTERM,
+SIGINT (Ctrl-C) or SIGHUP to toolsel stops the whole group (SIGTERM, then SIGKILL if it
+is still there after :data:`STOP_GRACE` seconds), and on Linux the kernel sends it SIGTERM if
+toolsel itself is killed (``PR_SET_PDEATHSIG``). Its files go to folders named up front
+(:func:`child_env`): Jupyter's config, data and runtime files (tokens included) under
+toolsel's state folder, IPython's profile there too, matplotlib's and npm's cache and logs
+under toolsel's cache; a variable the caller set is kept. One line names every place written
+outside ``--out`` ("also written outside it: ..."), as ``toolsel report`` does.
+
 How JupyterLab is started is said, one line each, never done silently
 (:func:`lab_command`): ``--allow-root`` when run as root (JupyterLab refuses root otherwise);
 ``--no-browser`` when asked, or when no browser can be opened here (no display: Chromium
@@ -17,10 +26,13 @@ found"; ``--browser CMD`` picks the browser.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -125,6 +137,120 @@ def _write_page(notebook, args) -> Path | None:
     return write_explorer(page, args.registry, args.queries, args.scorers, model=args.model)
 
 
+#: Seconds JupyterLab has to shut down after SIGTERM before its group is killed.
+STOP_GRACE = 15.0
+#: The signals that stop ``toolsel explore`` and the JupyterLab it started.
+STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGINT", "SIGHUP")
+                     if hasattr(signal, n))
+
+
+def child_env(env: Mapping[str, str] | None = None) -> tuple[dict, list[tuple[str, Path]]]:
+    """The environment JupyterLab runs in, and every place written outside ``--out``.
+
+    Jupyter's, IPython's, matplotlib's and npm's files go to folders toolsel names here
+    (``JUPYTER_CONFIG_DIR``, ``JUPYTER_DATA_DIR``, ``JUPYTER_RUNTIME_DIR`` and ``IPYTHONDIR``
+    under :func:`toolsel.io.state_dir`; ``MPLCONFIGDIR`` and ``npm_config_cache`` under the
+    cache root), not to ``~/.jupyter``, ``~/.local/share/jupyter``, ``~/.ipython`` or
+    ``~/.npm``; a variable already set is the caller's choice and kept. Returns the
+    environment and ``(what, folder)`` pairs, toolsel's own embedding cache and state first."""
+    from ..io import state_dir
+    from ..scorers.embedding_cache import cache_root
+    env = dict(os.environ if env is None else env)
+    state, cache = state_dir(), cache_root().absolute()
+    places = [
+        ("JUPYTER_CONFIG_DIR", "Jupyter's config, JupyterLab's settings and workspaces",
+         state / "jupyter" / "config"),
+        ("JUPYTER_DATA_DIR", "Jupyter's data files", state / "jupyter" / "data"),
+        ("JUPYTER_RUNTIME_DIR", "Jupyter's runtime files (server and kernel connection files)",
+         state / "jupyter" / "runtime"),
+        ("IPYTHONDIR", "IPython's profile", state / "ipython"),
+        ("MPLCONFIGDIR", "matplotlib's config and font cache", cache / "matplotlib"),
+        ("npm_config_cache", "npm's cache and logs", cache / "npm"),
+    ]
+    written = [("the embedding cache", cache), ("toolsel's state", state)]
+    for var, what, default in places:
+        given = env.get(var)
+        path = Path(os.path.abspath(os.path.expanduser(given))) if given else default
+        env[var] = str(path)
+        written.append((what, path))
+    return env, written
+
+
+def _make_places(env: Mapping[str, str]) -> None:
+    """Create the folders :func:`child_env` named (the state folder private, as toolsel's
+    record key needs it; Jupyter's runtime folder holds tokens: private too)."""
+    from ..io import _private_state, refuse_never_write, state_dir
+    from ..scorers.embedding_cache import cache_root
+    refuse_never_write(cache_root().absolute())
+    _private_state(create=True)
+    state = state_dir()
+    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR",
+                "MPLCONFIGDIR", "npm_config_cache"):
+        path = Path(env[var])
+        if state in path.parents:
+            for p in reversed([path, *path.parents]):
+                if p == state or state not in p.parents:
+                    continue
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(p, 0o700)
+        else:
+            path.mkdir(parents=True, exist_ok=True)
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
+    """Linux: the kernel sends this process SIGTERM when toolsel dies, even by SIGKILL."""
+    with contextlib.suppress(Exception):
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def run_child(cmd: list[str], *, cwd, env: Mapping[str, str],
+              grace: float = STOP_GRACE) -> int:
+    """Run ``cmd`` in its own process group until it exits, or until toolsel gets SIGTERM,
+    SIGINT or SIGHUP: then the whole group gets SIGTERM, and SIGKILL ``grace`` seconds later
+    if anything of it is left. Returns the child's status, or 128 + the signal received."""
+    linux = sys.platform.startswith("linux")
+    proc = subprocess.Popen(cmd, cwd=cwd, env=dict(env), start_new_session=True,
+                            preexec_fn=_die_with_parent if linux else None)
+    received: list[int] = []
+
+    def stop(signum, frame):
+        if not received:
+            received.append(signum)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGTERM)
+
+    old = {}
+    for sig in STOP_SIGNALS:
+        with contextlib.suppress(ValueError, OSError):  # (not the main thread: left as is)
+            old[sig] = signal.signal(sig, stop)
+    deadline = None
+    try:
+        while True:
+            try:
+                code = proc.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if received and deadline is None:
+                deadline = time.monotonic() + grace
+            if deadline is not None and time.monotonic() > deadline:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:  # an exception in toolsel: the group goes too
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        # whatever the group still holds once its leader is gone (its own children)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    return 128 + received[0] if received else code
+
+
 def _webbrowser_finds_one() -> bool:
     """Whether Python's webbrowser module (JupyterLab's) knows a browser here."""
     import webbrowser
@@ -154,8 +280,9 @@ def _explore(args: argparse.Namespace) -> int:
     cmd, notes = lab_command(path.name, no_browser=args.no_browser, browser=args.browser)
     for note in notes:
         print(note, flush=True)
+    env, written = child_env()
+    _make_places(env)
+    print("also written outside it: " + "; ".join(f"{what} {where}" for what, where in written),
+          flush=True)
     print("opening it in JupyterLab (Ctrl-C to stop)", flush=True)
-    try:
-        return subprocess.call(cmd, cwd=path.parent)
-    except KeyboardInterrupt:
-        return 130
+    return run_child(cmd, cwd=path.parent, env=env)

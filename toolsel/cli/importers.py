@@ -38,21 +38,17 @@ def _import_args(p: argparse.ArgumentParser) -> None:
 
 def _write_pair(out: Path, reg_text: str, queries_out: Path | None, q_text: str, *,
                 judged: dict, force: bool = False) -> None:
-    """Write the registry (and its queries) as one set: under the lock of each file's folder
-    (:func:`toolsel.io.folder_lock`, taken in a fixed order), so concurrent imports into the
-    same files leave a registry and a query file of the same run."""
-    import contextlib
-    from ..io import folder_lock, has_mark, write_text
-    targets = [judged["--out"]] + ([judged["--queries-out"]] if queries_out else [])
-    folders = sorted({t.parent for t in targets}, key=str)
-    with contextlib.ExitStack() as stack:
-        for folder in folders:
-            folder.mkdir(parents=True, exist_ok=True)
-            stack.enter_context(folder_lock(folder, what=out))
-        if queries_out is not None:
-            write_text(q_text, queries_out, force=force, owned=has_mark,
-                       judged=judged["--queries-out"])
-        write_text(reg_text, out, force=force, owned=has_mark, judged=judged["--out"])
+    """Write the registry (and its queries) as one step (:func:`toolsel.io.write_pair`): under
+    the lock of each file's folder, through an authenticated journal, so a run killed at any
+    point leaves the old pair or the new one (completed or undone by the next run, which
+    also removes the killed run's temporary files), never a registry from one run beside
+    labels from another."""
+    from ..io import has_mark, write_pair
+    files = [(out, reg_text, judged["--out"])]
+    if queries_out is not None:
+        files.append((queries_out, q_text, judged["--queries-out"]))
+    for line in write_pair(files, force=force, owned=has_mark):
+        print(f"  {line}")
 
 
 def _short(names: list[str], n: int = 10) -> str:
