@@ -138,7 +138,7 @@ def _token() -> str:
 
 def create_unique(directory: Path, prefix: str, suffix: str) -> tuple[int, Path]:
     """Create a new file with a unique name, mode 0o666 minus umask (unlike mkstemp's 0o600)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0)
     for _ in range(100):
         path = directory / f"{prefix}{_token()}{suffix}"
         try:
@@ -148,7 +148,7 @@ def create_unique(directory: Path, prefix: str, suffix: str) -> tuple[int, Path]
     raise FileExistsError(errno.EEXIST, "could not create a unique temporary file", str(directory))
 
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _HAS_DIR_FD = os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd  # (replace too)
 
@@ -164,11 +164,11 @@ def _remove_stale_temps(dfd: int, name: str) -> None:
                 continue
             with contextlib.suppress(OSError):
                 st = os.stat(entry, dir_fd=dfd, follow_symlinks=False)
-                if stat.S_ISREG(st.st_mode) and _mine(st) and now - st.st_mtime > _STALE_TMP_S:
+                if stat.S_ISREG(st.st_mode) and owned_by_me(st) and now - st.st_mtime > _STALE_TMP_S:
                     os.unlink(entry, dir_fd=dfd)
 
 
-def _mine(st: os.stat_result) -> bool:
+def owned_by_me(st: os.stat_result) -> bool:
     """Owned by the user running toolsel (always true where there are no user ids)."""
     return not hasattr(os, "getuid") or st.st_uid == os.getuid()
 
@@ -204,7 +204,7 @@ def maintained_file(path: str | os.PathLike) -> Path:
         st = None
     why = ("points to nothing" if st is None else
            "does not point to a regular file" if not stat.S_ISREG(st.st_mode) else
-           "points to another user's file" if not _mine(st) else
+           "points to another user's file" if not owned_by_me(st) else
            "points to an empty file" if st.st_size == 0 else None)
     if why is not None:
         raise OutputError(shown, f"is a symbolic link that {why} ({real}); toolsel follows a "
@@ -213,17 +213,17 @@ def maintained_file(path: str | os.PathLike) -> Path:
     return real
 
 
-def _open_folder(shown: Path, real: Path) -> int:
+def open_folder(shown: Path, real: Path) -> int:
     """A descriptor of the folder ``real`` (no link followed at its last part), checked to be
     the folder at that real path (``/proc/self/fd`` where there is one): a folder swapped for a
     link between the check and the write is refused."""
     try:
         try:
-            dfd = os.open(real, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
+            dfd = os.open(real, os.O_RDONLY | _DIRECTORY | NOFOLLOW)
         except PermissionError:  # a folder one may write but not list: a path descriptor
             if not hasattr(os, "O_PATH"):
                 raise
-            dfd = os.open(real, os.O_PATH | _DIRECTORY | _NOFOLLOW)
+            dfd = os.open(real, os.O_PATH | _DIRECTORY | NOFOLLOW)
     except OSError as exc:
         raise OutputError(shown, f"cannot open its folder {real}: {exc.strerror or exc}") from None
     try:
@@ -232,7 +232,7 @@ def _open_folder(shown: Path, real: Path) -> int:
             opened = os.readlink(proc)
             ok = opened == str(real)
         else:  # pragma: no cover - no /proc: the same folder by identity
-            ok = _identity(os.fstat(dfd)) == _identity(os.stat(real))
+            ok = file_identity(os.fstat(dfd)) == file_identity(os.stat(real))
         if not ok or not stat.S_ISDIR(os.fstat(dfd).st_mode):
             raise OutputError(shown, f"its folder {real} was replaced while it was written "
                                      "(another program is changing it); nothing written")
@@ -257,7 +257,7 @@ def _read_at(dfd: int, name: str) -> bytes | None:
     """The content of the regular file ``name`` in ``dfd`` (no link followed; ``None`` if it
     is larger than :data:`_MAX_MARK_READ` or cannot be read)."""
     try:
-        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=dfd)
+        fd = os.open(name, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=dfd)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as fh:
@@ -297,7 +297,7 @@ def _judge_existing(shown: Path, dfd: int, name: str, *, force: bool,
     if not stat.S_ISREG(st.st_mode):
         raise OutputError(shown, "is not a regular file (a device, FIFO or socket); toolsel "
                                  "writes only regular files: choose another file")
-    if expect is not None and _identity(st) != list(expect):
+    if expect is not None and file_identity(st) != list(expect):
         raise OutputError(shown, "was replaced by another file while it was being updated; "
                                  "nothing written: check it and run again")
     if owned is not None and not force:
@@ -330,10 +330,10 @@ def _atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *,
                                  "(a link on its way changed); nothing written")
     if not _HAS_DIR_FD:  # pragma: no cover - no *at() calls: the plain path
         return _atomic_write_plain(shown, real, write, text=text, keep_mode=keep_mode)
-    dfd = _open_folder(shown, real.parent)
+    dfd = open_folder(shown, real.parent)
     try:
         st = _judge_existing(shown, dfd, name, force=force, owned=owned, expect=expect)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0)
         for _ in range(100):
             tmp = f".{name}.{_token()}.tmp"
             try:
@@ -609,7 +609,7 @@ def check_output_file(path: str | os.PathLike, *, data_ok: bool = False, force: 
         raise OutputError(path, "names a folder; give a file name for the output")
     real = refuse_never_write(path, file=True, data_ok=data_ok)
     if real.parent.is_dir():
-        dfd = _open_folder(path, real.parent)
+        dfd = open_folder(path, real.parent)
         try:
             _judge_existing(path, dfd, real.name, force=force, owned=owned)
         finally:
@@ -837,7 +837,7 @@ def state_dir() -> Path:
     return base / "toolsel"
 
 
-def _private_state(create: bool) -> Path | None:
+def private_state(create: bool) -> Path | None:
     """The state folder, checked: a real folder (not a link) of this user that no one else can
     enter (mode 0700). Created (0700) when ``create``; ``None`` if missing."""
     folder = state_dir()
@@ -850,7 +850,7 @@ def _private_state(create: bool) -> Path | None:
         with contextlib.suppress(FileExistsError):
             os.mkdir(folder, 0o700)
         st = os.lstat(folder)
-    if not stat.S_ISDIR(st.st_mode) or not _mine(st) or \
+    if not stat.S_ISDIR(st.st_mode) or not owned_by_me(st) or \
             (hasattr(os, "getuid") and st.st_mode & 0o077):
         raise OutputError(folder, "toolsel's state folder must be a folder (not a link) of "
                                   "yours that only you can open (chmod 700); fix it or set "
@@ -861,7 +861,7 @@ def _private_state(create: bool) -> Path | None:
 def _read_key(folder: Path) -> bytes | None:
     path = folder / _KEY_NAME
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -870,25 +870,25 @@ def _read_key(folder: Path) -> bytes | None:
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fh.fileno())
         data = fh.read(_KEY_BYTES + 1)
-    if not stat.S_ISREG(st.st_mode) or not _mine(st) or \
+    if not stat.S_ISREG(st.st_mode) or not owned_by_me(st) or \
             (hasattr(os, "getuid") and st.st_mode & 0o077) or len(data) != _KEY_BYTES:
         raise OutputError(path, "toolsel's record key must be a 32-byte file of yours that "
                                 "only you can read (chmod 600); remove it (a new one is made)")
     return data
 
 
-def _record_key(create: bool) -> bytes | None:
+def record_key(create: bool) -> bytes | None:
     """This user's secret for bookkeeping records; made (atomically: written under a unique
     name, then linked to its name) when ``create`` and missing. ``None``: no key yet (so no
     record can be valid)."""
-    folder = _private_state(create)
+    folder = private_state(create)
     if folder is None:
         return None
     key = _read_key(folder)
     if key is not None or not create:
         return key
     tmp = folder / f".{_KEY_NAME}.{_token()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(secrets.token_bytes(_KEY_BYTES))
@@ -908,27 +908,27 @@ def _mac(key: bytes, data: Mapping[str, Any]) -> str:
     return hmac.new(key, body.encode("ascii"), hashlib.sha256).hexdigest()
 
 
-def _sign(data: dict) -> dict:
-    key = _record_key(create=True)
+def sign_record(data: dict) -> dict:
+    key = record_key(create=True)
     return {**data, "mac": _mac(key, data)}
 
 
-def _identity(st: os.stat_result) -> list[int]:
+def file_identity(st: os.stat_result) -> list[int]:
     return [st.st_dev, st.st_ino]
 
 
-def _read_record(path: Path, kind: str) -> dict | None:
+def read_record(path: Path, kind: str) -> dict | None:
     """The authenticated JSON record of the regular file ``path`` (never through a link, owned
     by this user, its ``mac`` valid under this user's key) if its ``kind`` is ``kind``;
     ``None`` for anything else (missing, a link, another user's, malformed, forged)."""
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode) or not _mine(st):
+            if not stat.S_ISREG(st.st_mode) or not owned_by_me(st):
                 return None
             data = json.loads(fh.read(_MAX_RECORD).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
@@ -936,7 +936,7 @@ def _read_record(path: Path, kind: str) -> dict | None:
     if not isinstance(data, dict) or data.get("kind") != kind:
         return None
     try:
-        key = _record_key(create=False)
+        key = record_key(create=False)
     except OutputError:
         return None
     mac = data.get("mac")
@@ -954,7 +954,7 @@ def make_private_dir(path: str | os.PathLike, **record: Any) -> Path:
     folder or a folder merely named like it is not recognized."""
     path = Path(path)
     os.mkdir(path, 0o777)
-    data = _sign({"kind": _MARKER_KIND, "dir": _identity(os.lstat(path)),
+    data = sign_record({"kind": _MARKER_KIND, "dir": file_identity(os.lstat(path)),
                   "in": str(_real(path.parent)), **record})
     _plain_write(path / _MARKER, lambda fh: fh.write(_dumps(data) + "\n"))
     return path
@@ -968,10 +968,10 @@ def private_dir_record(path: str | os.PathLike) -> dict | None:
         st = os.lstat(path)
     except OSError:
         return None
-    if not stat.S_ISDIR(st.st_mode) or not _mine(st):
+    if not stat.S_ISDIR(st.st_mode) or not owned_by_me(st):
         return None
-    data = _read_record(path / _MARKER, _MARKER_KIND)
-    if data is None or data.get("dir") != _identity(st) or \
+    data = read_record(path / _MARKER, _MARKER_KIND)
+    if data is None or data.get("dir") != file_identity(st) or \
             data.get("in") != str(_real(path.parent)):
         return None
     return data
@@ -982,7 +982,7 @@ def is_private_dir(path: str | os.PathLike) -> bool:
     return private_dir_record(path) is not None
 
 
-def _plain_name(name: Any) -> bool:
+def plain_name(name: Any) -> bool:
     """A name of one entry of a folder: no separator, not ``.``/``..``, no NUL."""
     return isinstance(name, str) and name not in ("", ".", "..") and "/" not in name \
         and "\\" not in name and "\0" not in name
@@ -995,9 +995,9 @@ def _journal_path(out: Path, token: str) -> Path:
 def _write_journal(out: Path, token: str) -> Path:
     """Record, beside ``out``, the id of the set this run swaps in (lock held): the only way
     the next run recognizes this run's staging and old folders."""
-    old = _identity(os.lstat(out)) if out.exists() else None
-    data = _sign({"kind": _JOURNAL_KIND, "id": token, "out": out.name,
-                  "parent": _identity(os.stat(out.parent)), "parent_path": str(_real(out.parent)),
+    old = file_identity(os.lstat(out)) if out.exists() else None
+    data = sign_record({"kind": _JOURNAL_KIND, "id": token, "out": out.name,
+                  "parent": file_identity(os.stat(out.parent)), "parent_path": str(_real(out.parent)),
                   "old": old})
     path = _journal_path(out, token)
     _atomic_write(path, lambda fh: fh.write(_dumps(data) + "\n"), text=True)
@@ -1008,7 +1008,7 @@ def _journals(out: Path) -> list[tuple[Path, dict]]:
     """This folder's valid journals: records of sets swapped in beside ``out``."""
     parent = out.parent
     try:
-        parent_id = _identity(os.stat(parent))
+        parent_id = file_identity(os.stat(parent))
         names = os.listdir(parent)
     except OSError:
         return []
@@ -1017,9 +1017,9 @@ def _journals(out: Path) -> list[tuple[Path, dict]]:
     for name in names:
         if not name.startswith(prefix):
             continue
-        data = _read_record(parent / name, _JOURNAL_KIND)
+        data = read_record(parent / name, _JOURNAL_KIND)
         if data is None or data.get("id") != name[len(prefix):] or \
-                not _plain_name(data.get("id")) or data.get("out") != out.name or \
+                not plain_name(data.get("id")) or data.get("out") != out.name or \
                 data.get("parent") != parent_id or data.get("parent_path") != str(_real(parent)):
             continue  # not ours: left alone
         found.append((parent / name, data))
@@ -1039,7 +1039,7 @@ def _real_dir(path: Path) -> bool:
         st = os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISDIR(st.st_mode) and _mine(st)
+    return stat.S_ISDIR(st.st_mode) and owned_by_me(st)
 
 
 def _recover(out: Path) -> None:
@@ -1054,7 +1054,7 @@ def _recover(out: Path) -> None:
         staging = parent / f".{out.name}.staging-{token}"
         old = parent / f".{out.name}.old-{token}"
         if not out.exists() and not out.is_symlink() and _real_dir(old) and \
-                data.get("old") == _identity(os.lstat(old)):
+                data.get("old") == file_identity(os.lstat(old)):
             # killed between the two renames of the fallback swap: put the old set back
             os.rename(old, out)
         for leftover in (staging, old):
@@ -1229,7 +1229,7 @@ def _roll_forward(commit: Path, out: Path, record: Mapping[str, Any]) -> None:
     if not _real_dir(trash):
         trash.mkdir()
     removals = record.get("remove")
-    removals = [r for r in removals if _plain_name(r)] if isinstance(removals, list) else []
+    removals = [r for r in removals if plain_name(r)] if isinstance(removals, list) else []
     brought = set()
     for entry in sorted(commit.iterdir()):
         if entry.name in (_TRASH, _MARKER):
@@ -1278,12 +1278,12 @@ def _pair_entries(data: Mapping[str, Any]) -> list[tuple[Path, str, str]] | None
     out = []
     for entry in files:
         if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str)
-                and _plain_name(entry[1]) and _plain_name(entry[2])
+                and plain_name(entry[1]) and plain_name(entry[2])
                 and entry[2] == f".{entry[1]}.{data['id']}.tmp"):
             return None
         folder = Path(entry[0])
         try:
-            if _identity(os.stat(folder)) != entry[3] or str(_real(folder)) != entry[0]:
+            if file_identity(os.stat(folder)) != entry[3] or str(_real(folder)) != entry[0]:
                 continue  # that folder is gone or another now: nothing to do there
         except OSError:
             continue
@@ -1307,58 +1307,67 @@ def recover_pair(out: str | os.PathLike) -> list[str]:
     done: list[str] = []
     try:
         names = os.listdir(parent)
-        parent_id = _identity(os.stat(parent))
+        parent_id = file_identity(os.stat(parent))
     except OSError:
         return done
     pattern = _pair_journal_names(out)
     for name in sorted(names):
         m = pattern.fullmatch(name)
-        if not m:
-            continue
-        path = parent / name
-        token = m.group(2)
-        try:
-            st = os.lstat(path)
-        except OSError:
-            continue
-        if stat.S_ISREG(st.st_mode) and _mine(st) and st.st_size == 0 and \
-                m.group(1) == _PAIR_WRITING:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-            continue
-        data = _read_record(path, _PAIR_KIND)
-        if data is None or data.get("id") != token or data.get("parent") != parent_id or \
-                data.get("parent_path") != str(_real(parent)) or data.get("out") != out.name:
-            continue  # not ours: left alone
-        entries = _pair_entries(data)
-        if entries is None:
-            continue
-        commit = m.group(1) == _PAIR_COMMIT
-        for folder, target, tmp in entries:
-            try:
-                dfd = _open_folder(folder / target, folder)
-            except OutputError:
-                continue
-            try:
-                tst = _existing(dfd, tmp)
-                if tst is None or not stat.S_ISREG(tst.st_mode) or not _mine(tst):
-                    continue
-                at = _existing(dfd, target)
-                if commit and (at is None or stat.S_ISREG(at.st_mode)):
-                    os.replace(tmp, target, src_dir_fd=dfd, dst_dir_fd=dfd)
-                    done.append(f"{folder / target}: completed from a run killed while it "
-                                "replaced the pair")
-                else:
-                    os.unlink(tmp, dir_fd=dfd)
-                    done.append(f"{folder / tmp}: removed (a killed run's temporary file)")
-                _fsync_dir(dfd)
-            except OSError:
-                pass
-            finally:
-                os.close(dfd)
+        if m:
+            _recover_journal(out, parent / name, m, parent_id, done)
+    return done
+
+
+def _recover_journal(out: Path, path: Path, m, parent_id: list[int], done: list[str]) -> None:
+    """One journal of :func:`recover_pair`: followed only when it is this user's and its
+    authenticated record names this folder and its own id (see there)."""
+    token = m.group(2)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode) and owned_by_me(st) and st.st_size == 0 and \
+            m.group(1) == _PAIR_WRITING:
         with contextlib.suppress(OSError):
             os.unlink(path)
-    return done
+        return
+    data = read_record(path, _PAIR_KIND)
+    if data is None or data.get("id") != token or data.get("parent") != parent_id or \
+            data.get("parent_path") != str(_real(out.parent)) or data.get("out") != out.name:
+        return  # not ours: left alone
+    entries = _pair_entries(data)
+    if entries is None:
+        return
+    commit = m.group(1) == _PAIR_COMMIT
+    for folder, target, tmp in entries:
+        _recover_entry(folder, target, tmp, commit, done)
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def _recover_entry(folder: Path, target: str, tmp: str, commit: bool, done: list[str]) -> None:
+    """One file of a killed pair: its temporary file renamed in (``commit``) or removed."""
+    try:
+        dfd = open_folder(folder / target, folder)
+    except OutputError:
+        return
+    try:
+        tst = _existing(dfd, tmp)
+        if tst is None or not stat.S_ISREG(tst.st_mode) or not owned_by_me(tst):
+            return
+        at = _existing(dfd, target)
+        if commit and (at is None or stat.S_ISREG(at.st_mode)):
+            os.replace(tmp, target, src_dir_fd=dfd, dst_dir_fd=dfd)
+            done.append(f"{folder / target}: completed from a run killed while it "
+                        "replaced the pair")
+        else:
+            os.unlink(tmp, dir_fd=dfd)
+            done.append(f"{folder / tmp}: removed (a killed run's temporary file)")
+        _fsync_dir(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
 
 
 def write_pair(files: Iterable[tuple[str | os.PathLike, str | bytes, str | os.PathLike]], *,
@@ -1401,15 +1410,15 @@ def write_pair(files: Iterable[tuple[str | os.PathLike, str | bytes, str | os.Pa
         dfds = []
         try:
             for (shown, _, _), real in zip(files, reals):
-                dfd = _open_folder(shown, real.parent)
+                dfd = open_folder(shown, real.parent)
                 dfds.append(dfd)
                 _judge_existing(shown, dfd, real.name, force=force, owned=owned)
-            record = _sign({"kind": _PAIR_KIND, "id": token, "out": first.name,
-                            "parent": _identity(os.stat(first.parent)),
+            record = sign_record({"kind": _PAIR_KIND, "id": token, "out": first.name,
+                            "parent": file_identity(os.stat(first.parent)),
                             "parent_path": str(_real(first.parent)),
                             "files": [[str(r.parent), r.name, f".{r.name}.{token}.tmp",
-                                       _identity(os.fstat(d))] for r, d in zip(reals, dfds)]})
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+                                       file_identity(os.fstat(d))] for r, d in zip(reals, dfds)]})
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0)
             jfd = os.open(journal.name, flags, 0o600, dir_fd=dfds[0])
             with os.fdopen(jfd, "wb") as fh:  # one write: a kill leaves it empty or whole
                 fh.write((_dumps(record) + "\n").encode("utf-8"))

@@ -179,10 +179,10 @@ def child_env(env: Mapping[str, str] | None = None) -> tuple[dict, list[tuple[st
 def _make_places(env: Mapping[str, str]) -> None:
     """Create the folders :func:`child_env` named (the state folder private, as toolsel's
     record key needs it; Jupyter's runtime folder holds tokens: private too)."""
-    from ..io import _private_state, refuse_never_write, state_dir
+    from ..io import private_state, refuse_never_write, state_dir
     from ..scorers.embedding_cache import cache_root
     refuse_never_write(cache_root().absolute())
-    _private_state(create=True)
+    private_state(create=True)
     state = state_dir()
     for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR",
                 "MPLCONFIGDIR", "npm_config_cache"):

@@ -68,8 +68,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import (_NOFOLLOW, OutputError, _dumps, _identity, _mine, _open_folder, _plain_name,
-                  _read_record, _record_key, _sign, refuse_never_write)
+from ..io import (NOFOLLOW, OutputError, file_identity, open_folder, owned_by_me, plain_name,
+                  read_record, record_key, refuse_never_write, sign_record)
+from ..jsonl import dumps as _dumps
 
 __all__ = ["EmbeddingCache", "EmbeddingCacheWarning", "cache_root", "text_hash"]
 
@@ -137,7 +138,7 @@ def index_name(create: bool = False) -> str | None:
     """The index file of this user's key: ``.toolsel-index-<key id>.json`` (several keys, e.g.
     a reset state folder or a test suite's, never overwrite each other's index); ``None``
     when there is no key yet (and ``create`` is false)."""
-    key = _record_key(create)
+    key = record_key(create)
     if key is None:
         return None
     import hmac
@@ -153,7 +154,7 @@ def _indexed_elsewhere(dfd: int, ours: str | None) -> set[str]:
             if not entry.startswith(INDEX_PREFIX) or entry == ours:
                 continue
             with contextlib.suppress(OSError, ValueError, RecursionError, AttributeError):
-                fd = os.open(entry, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
+                fd = os.open(entry, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
                              dir_fd=dfd)
                 with os.fdopen(fd, "rb") as fh:
                     names |= set(json.loads(fh.read(1 << 20))["shards"])
@@ -222,7 +223,7 @@ class EmbeddingCache:
                     to = "?"
                 return (f"{p} is a symbolic link (to {to}); toolsel never reads or writes its "
                         "cache through a link")
-            if p != self.root and stat.S_ISDIR(st.st_mode) and not _mine(st):
+            if p != self.root and stat.S_ISDIR(st.st_mode) and not owned_by_me(st):
                 return f"{p} is another user's folder"
         return None
 
@@ -254,10 +255,10 @@ class EmbeddingCache:
                 yield None
                 return
         real = Path(os.path.realpath(self.directory))
-        dfd = _open_folder(self.directory, real)
+        dfd = open_folder(self.directory, real)
         try:
             st = os.lstat(self.directory)  # still the folder opened, not a link put there since
-            if not stat.S_ISDIR(st.st_mode) or _identity(st) != _identity(os.fstat(dfd)):
+            if not stat.S_ISDIR(st.st_mode) or file_identity(st) != file_identity(os.fstat(dfd)):
                 raise OSError(errno.ELOOP, f"{self.directory} was replaced while it was opened")
             _lock(dfd, exclusive)
             yield dfd, real
@@ -276,19 +277,19 @@ class EmbeddingCache:
             name = index_name()
         except OutputError:
             return {}
-        data = _read_record(real / name, _INDEX_KIND) if name else None
+        data = read_record(real / name, _INDEX_KIND) if name else None
         if data is None or data.get("model") != self.model_id or \
                 not isinstance(data.get("shards"), dict):
             return {}
         if bound is not None:
-            bound.append(data.get("dir") == _identity(os.fstat(dfd)) and
+            bound.append(data.get("dir") == file_identity(os.fstat(dfd)) and
                          data.get("in") == str(real.parent))
         return {name: entry for name, entry in data["shards"].items()
-                if _plain_name(name) and name.endswith(".npz") and isinstance(entry, dict)
+                if plain_name(name) and name.endswith(".npz") and isinstance(entry, dict)
                 and isinstance(entry.get("sha256"), str) and isinstance(entry.get("file"), list)}
 
     def _save_index(self, dfd: int, real: Path, shards: dict[str, dict]) -> None:
-        data = _sign({"kind": _INDEX_KIND, "dir": _identity(os.fstat(dfd)),
+        data = sign_record({"kind": _INDEX_KIND, "dir": file_identity(os.fstat(dfd)),
                       "in": str(real.parent), "model": self.model_id, "shards": shards})
         body = (_dumps(data) + "\n").encode("utf-8")
         fd, tmp = self._temp(dfd, ".json.part")
@@ -305,7 +306,7 @@ class EmbeddingCache:
 
     @staticmethod
     def _temp(dfd: int, suffix: str) -> tuple[int, str]:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0)
         for _ in range(100):
             name = f".{secrets.token_hex(6)}{suffix}"
             try:
@@ -333,7 +334,7 @@ class EmbeddingCache:
         inode and ctime, now damaged: removed), ``changed`` (that file, changed since: left
         alone), ``foreign`` (another file at the name: left alone)."""
         try:
-            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
+            fd = os.open(name, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
                          dir_fd=dfd)
         except FileNotFoundError:  # merged away by another process meanwhile: not corrupt
             return None
@@ -350,7 +351,7 @@ class EmbeddingCache:
             why = "its content does not match the digest the cache's index holds for it"
             if same:
                 return "corrupted", why
-            if bound and _identity(st) == entry["file"][:2]:
+            if bound and file_identity(st) == entry["file"][:2]:
                 return "changed", why
             return "foreign", ""
         # the content is what toolsel wrote (its digest is in the authenticated index)
@@ -452,7 +453,7 @@ class EmbeddingCache:
         and ctime as recorded), or one whose content is what the index records (a restored
         copy). A file put there in its place, or changed since, is not."""
         try:
-            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
+            fd = os.open(name, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
                          dir_fd=dfd)
         except OSError:
             return False
@@ -584,7 +585,7 @@ class EmbeddingCache:
                     continue
                 with contextlib.suppress(OSError):
                     st = os.stat(part, dir_fd=dfd, follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode) and _mine(st) and now - st.st_mtime > 600:
+                    if stat.S_ISREG(st.st_mode) and owned_by_me(st) and now - st.st_mtime > 600:
                         os.unlink(part, dir_fd=dfd)
             return merged
 
