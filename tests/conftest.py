@@ -91,3 +91,28 @@ def pytest_terminal_summary(terminalreporter):
             f"{len(skipped)} browser tests skipped: Chromium is not installed here; install it "
             "with `apt-get install --no-install-recommends chromium chromium-driver` "
             "(as root; CI's .ci/run does) and rerun", yellow=True, bold=True)
+
+
+def snapshot(root: Path, skip: Path | None = None) -> dict[str, str]:
+    """Every entry under ``root`` (but ``skip``): files by sha256 and mode, links by target,
+    folders by mode: a sentinel tree hashed before and after a command."""
+    import hashlib
+    import os
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        d = Path(dirpath)
+        if skip is not None and (d == skip or skip in d.parents):
+            dirnames[:] = []
+            continue
+        for name in dirnames + filenames:
+            p = d / name
+            if skip is not None and p == skip:
+                continue
+            rel = p.relative_to(root).as_posix()
+            if p.is_symlink():
+                out[rel] = "link:" + os.readlink(p)
+            elif p.is_dir():
+                out[rel] = f"dir:{p.stat().st_mode:o}"
+            else:
+                out[rel] = f"{hashlib.sha256(p.read_bytes()).hexdigest()}:{p.stat().st_mode:o}"
+    return out

@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_links_and_ownership import REG, QUERIES, World, refused, snapshot
+from conftest import snapshot
+from test_links_and_ownership import REG, QUERIES, World, refused
 from toolsel.scorers.embedding_cache import (EmbeddingCache, EmbeddingCacheWarning,
                                              text_hash)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from test_links_and_ownership import snapshot
+from conftest import snapshot
 from toolsel import io as tio
 
 N_TOOLS = 30000

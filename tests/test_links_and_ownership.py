@@ -9,7 +9,6 @@ them hashed before and after. Commands run as the real CLI in a subprocess
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, snapshot
 
 REG = str(DATA / "registry.json")
 QUERIES = str(DATA / "queries.jsonl")
@@ -29,28 +28,6 @@ QUERIES = str(DATA / "queries.jsonl")
 
 # --------------------------------------------------------------------------------------------
 # the sentinel tree and the CLI
-
-
-def snapshot(root: Path, skip: Path | None = None) -> dict[str, str]:
-    """Every entry under ``root`` (but ``skip``): files by sha256 and mode, links by target."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        d = Path(dirpath)
-        if skip is not None and (d == skip or skip in d.parents):
-            dirnames[:] = []
-            continue
-        for name in dirnames + filenames:
-            p = d / name
-            if skip is not None and p == skip:
-                continue
-            rel = p.relative_to(root).as_posix()
-            if p.is_symlink():
-                out[rel] = "link:" + os.readlink(p)
-            elif p.is_dir():
-                out[rel] = f"dir:{p.stat().st_mode:o}"
-            else:
-                out[rel] = f"{hashlib.sha256(p.read_bytes()).hexdigest()}:{p.stat().st_mode:o}"
-    return out
 
 
 class World:

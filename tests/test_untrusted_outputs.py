@@ -10,7 +10,6 @@ before and after, that the command changed nothing outside its target. Commands 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -23,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, snapshot
 from toolsel import load_queries, load_registry
 from toolsel.cli import main
 from toolsel.data import read_records
@@ -36,30 +35,6 @@ from toolsel.report.output import MANIFEST
 
 # --------------------------------------------------------------------------------------------
 # the sentinel tree
-
-
-def _snapshot(root: Path, skip: Path | None = None) -> dict[str, str]:
-    """Every entry under ``root`` (but the target ``skip``): files by sha256 and mode, links by
-    their target, folders by name."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        d = Path(dirpath)
-        if skip is not None and (d == skip or skip in d.parents):
-            dirnames[:] = []
-            continue
-        for name in dirnames + filenames:
-            p = d / name
-            if skip is not None and p == skip:
-                continue
-            rel = p.relative_to(root).as_posix()
-            if p.is_symlink():
-                out[rel] = "link:" + os.readlink(p)
-            elif p.is_dir():
-                out[rel] = "dir"
-            else:
-                st = p.stat()
-                out[rel] = f"{hashlib.sha256(p.read_bytes()).hexdigest()}:{st.st_mode:o}"
-    return out
 
 
 class Sentinel:
@@ -83,10 +58,10 @@ class Sentinel:
 
     def freeze(self, target: Path) -> None:
         self.target = target
-        self.before = _snapshot(self.root, target)
+        self.before = snapshot(self.root, target)
 
     def unchanged(self) -> None:
-        after = _snapshot(self.root, self.target)
+        after = snapshot(self.root, self.target)
         changed = {k for k in set(self.before) | set(after) if self.before.get(k) != after.get(k)}
         assert not changed, f"changed outside the target: {sorted(changed)}"
 
@@ -376,13 +351,13 @@ def test_6_folder_outputs_never_go_to_home_root_or_a_checkout(sentinel, capsys, 
            "checkout/toolsel": co / "toolsel", "checkout/data": co / "data",
            "this/tests": ROOT / "tests", "this/.": ROOT}[where]
     sentinel.freeze(sentinel.root / "nothing")
-    this = _snapshot(ROOT / "tests", None) if where.startswith("this") else None
+    this = snapshot(ROOT / "tests", None) if where.startswith("this") else None
     assert main(_writers(out, out / "x.json")[command]) == 2
     err = _one_line_error(capsys)
     assert "never writes there" in err or "source folder" in err or "checkout" in err, err
     sentinel.unchanged()
     if this is not None:
-        assert _snapshot(ROOT / "tests", None) == this
+        assert snapshot(ROOT / "tests", None) == this
 
 
 @pytest.mark.parametrize("command", ["import", "synthetic", "check-summary", "check-baseline",
