@@ -43,7 +43,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .groups import group_folds
-from .signals import FEATURES, FLOOR, Evidence, fit_evidence
+from .signals import FEATURES, Evidence, description_signal, fit_evidence, knn_signal
 
 __all__ = ["FEATURES", "features", "fit_ltr", "ltr_scores", "knn_signal", "description_signal",
            "TOOL_HOLDOUT", "FEATURE_FOLDS"]
@@ -56,30 +56,6 @@ FEATURE_FOLDS = 3
 NEGATIVES = 15
 #: L2 strength of the logistic model (scikit-learn's ``C``).
 C = 1.0
-
-
-def _rescale(cos: np.ndarray) -> np.ndarray:
-    return np.clip((cos - FLOOR) / (1 - FLOOR), 0.0, 1.0)
-
-
-def knn_signal(ev: Evidence, vectors: np.ndarray) -> np.ndarray:
-    """``(n, n_tools)``: per labeled tool, the rescaled cosine of the nearest labeled request
-    naming it; 0 for a tool with none."""
-    q = np.asarray(vectors, dtype=np.float64)
-    s = np.zeros((len(q), ev.n_tools))
-    if len(ev.labeled) and len(q):
-        sims = q @ ev.teaching_vectors.T
-        s[:, ev.labeled] = _rescale(np.maximum.reduceat(sims, ev.runs, axis=1))
-    return s
-
-
-def description_signal(vectors: np.ndarray, description_vectors: np.ndarray) -> np.ndarray:
-    """``(n, n_tools)``: rescaled cosine between each request and each tool's description."""
-    q = np.asarray(vectors, dtype=np.float64)
-    d = np.asarray(description_vectors, dtype=np.float64)
-    if not len(q) or not d.size:
-        return np.zeros((len(q), len(d)))
-    return _rescale(q @ d.T)
 
 
 def _blind_features(blind: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

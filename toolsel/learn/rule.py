@@ -42,8 +42,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .groups import group_folds
-from .signals import SETTINGS, Evidence, Setting, combine, fit_evidence, interleave, learned_signals, \
-    lift, tool2vec_signal
+from .signals import SETTINGS, Evidence, Setting, combine, description_signal, fit_evidence, \
+    interleave, knn_signal, learned_signals, lift, tool2vec_signal
 
 __all__ = ["choose_setting", "choose", "objective", "required_ranks", "gain_low", "RULE",
            "MAX_FOLDS", "Z", "setting_scores", "FoldSignals", "fit_setting", "TOOL_HOLDOUT",
@@ -115,7 +115,6 @@ class FoldSignals:
         """The ``tool2vec`` or ``knn`` signal of the requests of ``vectors`` (the same
         requests on every call)."""
         if name not in self._cache:
-            from .ltr import knn_signal
             self._cache[name] = tool2vec_signal(self.ev, vectors, description_vectors) \
                 if name == "tool2vec" else knn_signal(self.ev, vectors)
         return self._cache[name]
@@ -131,7 +130,7 @@ def fit_setting(setting: Setting, blind: np.ndarray, vectors: np.ndarray,
     learn from); any other is returned as it is."""
     if setting.method != "ltr" or setting.coef:
         return setting
-    from .ltr import description_signal, fit_ltr
+    from .ltr import fit_ltr
     desc = description_signal(vectors, description_vectors)
     coef = fit_ltr(blind, vectors, tools_of, required, candidates, groups, desc,
                    max_per_tool=max_per_tool)
@@ -159,7 +158,7 @@ def _learned_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
     if m == "blind" or (m != "ltr" and setting.weight == 0):
         return np.asarray(blind, dtype=np.float64).copy()
     if m == "ltr":
-        from .ltr import description_signal, features, knn_signal, ltr_scores
+        from .ltr import features, ltr_scores
         labeled = np.zeros(ev.n_tools, dtype=bool)
         labeled[ev.labeled] = True
         feats = features(blind, knn_signal(ev, vectors),

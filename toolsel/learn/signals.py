@@ -38,7 +38,7 @@ import numpy as np
 
 __all__ = ["Setting", "Evidence", "fit_evidence", "learned_signals", "combine", "SETTINGS",
            "FLOOR", "WEIGHTS", "SIGNALS", "METHODS", "RULE_METHODS", "RULE_WEIGHTS",
-           "tool2vec_signal", "lift", "interleave"]
+           "tool2vec_signal", "lift", "interleave", "knn_signal", "description_signal"]
 
 #: Cosine under which a labeled request or a usage vector says nothing (MiniLM cosines of
 #: unrelated sentences sit around 0 to 0.2).
@@ -274,13 +274,28 @@ def learned_signals(ev: Evidence, texts: Sequence[str], vectors: np.ndarray,
                 c = ev._mixed[a]
             s[:, lab] = _rescale(q @ c.T)
         out[f"centroid@{a:g}"] = s
-    # knn: per labeled tool, the nearest of its labeled requests
-    s = np.zeros((n, T))
-    if len(lab) and n:
-        sims = q @ ev.teaching_vectors.T  # (n, pairs), pairs grouped by tool
-        s[:, lab] = _rescale(np.maximum.reduceat(sims, ev.runs, axis=1))
-    out["knn"] = s
+    out["knn"] = knn_signal(ev, q)
     return out
+
+
+def knn_signal(ev: Evidence, vectors: np.ndarray) -> np.ndarray:
+    """``(n, n_tools)``: per labeled tool, the rescaled cosine of the nearest labeled request
+    naming it (every labeled request votes for its tools); 0 for a tool with none."""
+    q = np.asarray(vectors, dtype=np.float64)
+    s = np.zeros((len(q), ev.n_tools))
+    if len(ev.labeled) and len(q):
+        sims = q @ ev.teaching_vectors.T  # (n, pairs), pairs grouped by tool
+        s[:, ev.labeled] = _rescale(np.maximum.reduceat(sims, ev.runs, axis=1))
+    return s
+
+
+def description_signal(vectors: np.ndarray, description_vectors: np.ndarray) -> np.ndarray:
+    """``(n, n_tools)``: rescaled cosine between each request and each tool's description."""
+    q = np.asarray(vectors, dtype=np.float64)
+    d = np.asarray(description_vectors, dtype=np.float64)
+    if not len(q) or not d.size:
+        return np.zeros((len(q), len(d)))
+    return _rescale(q @ d.T)
 
 
 def combine(blind: np.ndarray, signals: dict[str, np.ndarray], setting: Setting,
