@@ -264,3 +264,17 @@ def test_every_method_fits_saves_loads_and_scores_the_same(setting, registry, la
     assert back.setting_ == m.setting_
     texts = ["tell the team the deploy finished", "open a ticket for the flaky login test"]
     assert np.allclose(back.score_many(texts), m.score_many(texts))
+
+
+def test_the_learning_curve_starts_at_blind_under_the_rule():
+    """With no label per tool the curve's point is the blind scorer, whatever the rule could
+    do with descriptions alone (tool2vec, ltr: on the plugin style it once moved R@5)."""
+    from toolsel.datasets import load_style
+    from toolsel.eval.crossfit import learning_curve
+    reg, qs = load_style("plugin")
+    prep = prepare(reg, qs, "default")
+    curve = learning_curve(prep, caps=(0,), k=3)
+    blind = cross_fit(reg, qs, prepared=prep, k=3, ks=(5, 10), setting=Setting("blind"))
+    qm = blind.query_metrics
+    r5 = qm[(qm["scorer"] == "default") & (qm["top_k"] == 5)]["R@k"].mean()
+    assert curve["R@5"].iloc[0] == pytest.approx(r5)

@@ -240,8 +240,12 @@ def learning_curve(prepared: Prepared, *, caps: Sequence[int | None] = CURVE_CAP
     """
     from .stats import clustered_mean
     rows = []
+    from ..learn.signals import Setting
     for cap in caps:
-        cf = cross_fit(prepared.registry, prepared.queries, k=k, setting=setting,
+        # no label per tool is the blind scorer (tool2vec and ltr would still move tools by
+        # their descriptions alone)
+        cf = cross_fit(prepared.registry, prepared.queries, k=k,
+                       setting=Setting("blind") if cap == 0 else setting,
                        max_per_tool=cap, prepared=prepared, label=label, ks=ks)
         qm = cf.query_metrics[cf.query_metrics["scorer"] == learned_label(cf.base)]
         r5 = qm[qm["top_k"] == min(5, qm["top_k"].max())]
