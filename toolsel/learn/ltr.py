@@ -46,7 +46,7 @@ from .groups import group_folds
 from .signals import FEATURES, Evidence, description_signal, fit_evidence, knn_signal
 
 __all__ = ["FEATURES", "features", "fit_ltr", "ltr_scores", "knn_signal", "description_signal",
-           "TOOL_HOLDOUT", "FEATURE_FOLDS"]
+           "TOOL_HOLDOUT", "FEATURE_FOLDS", "top_mask"]
 
 #: Share of labeled tools whose labels a tool-held-out training fold removes.
 TOOL_HOLDOUT = 0.3
@@ -102,41 +102,95 @@ def _labeled_mask(ev: Evidence) -> np.ndarray:
     return m
 
 
-def _rows(feats: np.ndarray, required: Sequence[Sequence[int]], candidates: np.ndarray,
+def top_mask(values: np.ndarray, k: int) -> np.ndarray:
+    """Per row, a mask of its ``k`` largest entries (NaN lowest, ties to the earlier column):
+    the set the first ``k`` of a stable ``argsort(-values)`` keeps, found without sorting."""
+    v = np.asarray(values, dtype=np.float64)
+    v = np.where(np.isnan(v), -np.inf, v)
+    if k >= v.shape[1]:
+        return np.ones(v.shape, dtype=bool)
+    if k <= 0:
+        return np.zeros(v.shape, dtype=bool)
+    kth = -np.partition(-v, k - 1, axis=1)[:, k - 1:k]  # each row's k-th largest value
+    greater = v > kth
+    equal = v == kth
+    need = k - greater.sum(axis=1, keepdims=True)
+    return greater | (equal & (np.cumsum(equal, axis=1) <= need))
+
+
+def _rows(columns: dict[str, np.ndarray], labeled: np.ndarray,
+          required: Sequence[Sequence[int]], candidates: np.ndarray,
           rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Training rows of one fold: per request, its required tools (1), its hardest
     candidates (0: the best :data:`NEGATIVES` by blind score, usage and description) and as
     many drawn at random (so labeled tools, the only ones with usage, are not over-represented
-    among the negatives)."""
+    among the negatives). ``columns``: the requests' ``blind_rel``, ``blind_rank``, ``usage``
+    and ``description`` matrices; features are built for the kept (request, tool) pairs only.
+    """
     cand = np.flatnonzero(np.asarray(candidates, dtype=bool))
-    xs, ys = [], []
+    n, n_tools = columns["usage"].shape
+    keep = np.zeros((n, n_tools), dtype=bool)
+    target = np.zeros((n, n_tools), dtype=bool)
+    has = np.asarray([len(r) > 0 for r in required], dtype=bool)
+    for name in ("blind_rel", "usage", "description"):
+        keep[:, cand] |= top_mask(columns[name][:, cand], NEGATIVES)
     for i, req in enumerate(required):
         if not len(req):
             continue
-        keep = set(int(t) for t in req)
-        f = feats[i, cand]
-        for col in (0, 2, 5):
-            top = cand[np.argsort(-f[:, col], kind="stable")[:NEGATIVES]]
-            keep.update(int(t) for t in top)
-        keep.update(int(t) for t in rng.choice(cand, size=min(len(cand), NEGATIVES),
-                                               replace=False))
-        idx = np.asarray(sorted(keep), dtype=np.int64)
-        xs.append(feats[i, idx])
-        ys.append(np.isin(idx, np.asarray(req, dtype=np.int64)).astype(np.int64))
-    if not xs:
-        return np.zeros((0, feats.shape[-1])), np.zeros(0, dtype=np.int64)
-    return np.vstack(xs), np.concatenate(ys)
+        target[i, np.asarray(req, dtype=np.int64)] = True
+        keep[i, rng.choice(cand, size=min(len(cand), NEGATIVES), replace=False)] = True
+    keep = (keep | target) & has[:, None]
+    ri, ti = np.nonzero(keep)  # row-major: requests in order, tools ascending
+    if not len(ri):
+        return np.zeros((0, len(FEATURES))), np.zeros(0, dtype=np.int64)
+    lab = np.asarray(labeled, dtype=np.float64)
+    usage = columns["usage"]
+    gate = usage.max(axis=1) if usage.size else np.zeros(n)
+    x = np.stack([columns["blind_rel"][ri, ti], columns["blind_rank"][ri, ti], usage[ri, ti],
+                  lab[ti], lab[ti] * (1.0 - gate[ri]), columns["description"][ri, ti]],
+                 axis=-1)
+    return x, target[ri, ti].astype(np.int64)
+
+
+def _taught(n_tools: int, vectors: np.ndarray, tools_of: Sequence[Sequence[int]],
+            train: np.ndarray, test: np.ndarray, rng: np.random.Generator,
+            max_per_tool: int | None, cache: dict | None, fold: int):
+    """What one feature fold's training teaches its held-out requests, as labeled and with
+    :data:`TOOL_HOLDOUT` of the tools it names unlabeled: per variant ``(usage, labeled)``
+    (the requests' knn signal and which tools have a label). The held-out tools are drawn
+    from ``rng`` whether or not ``cache`` already holds the result, so every fit sharing a
+    cache draws the same."""
+    train_tools = [tools_of[j] for j in train]
+    named = np.unique(np.concatenate([np.asarray(t, dtype=np.int64) for t in train_tools]
+                                     or [np.zeros(0, dtype=np.int64)]))
+    hidden = rng.choice(named, size=int(round(TOOL_HOLDOUT * len(named))), replace=False) \
+        if len(named) else named
+    for v, drop in enumerate((set(), set(hidden.tolist()))):
+        key = ("ltr-usage", fold, v)
+        if cache is not None and key in cache:
+            yield cache[key]
+            continue
+        kept = [[t for t in ts if t not in drop] for ts in train_tools]
+        ev = fit_evidence(n_tools, [""] * len(train), vectors[train], kept,
+                          max_per_tool=max_per_tool)
+        taught = (knn_signal(ev, vectors[test]), _labeled_mask(ev))
+        if cache is not None:
+            cache[key] = taught
+        yield taught
 
 
 def fit_ltr(blind: np.ndarray, vectors: np.ndarray, tools_of: Sequence[Sequence[int]],
             required: Sequence[Sequence[int]], candidates: np.ndarray, groups: Sequence[int],
             description: np.ndarray, *, max_per_tool: int | None = None,
-            seed: int = 0) -> tuple[float, ...] | None:
+            seed: int = 0, cache: dict | None = None) -> tuple[float, ...] | None:
     """The logistic model's coefficients (intercept first, then one per :data:`FEATURES`)
     fit on out-of-fold features of these labeled requests; ``None`` when there is nothing to
     learn from (fewer than two groups, or no positive or no negative row).
 
     ``description``: the requests' :func:`description_signal` (label-free, computed once).
+    ``cache``: a dict shared by fits on the same requests, labels and groups that differ only
+    in ``blind`` (one per blind scorer): what the labels teach each inner fold is computed
+    once and read by the others.
     """
     from sklearn.linear_model import LogisticRegression
     groups = np.asarray(groups)
@@ -144,23 +198,16 @@ def fit_ltr(blind: np.ndarray, vectors: np.ndarray, tools_of: Sequence[Sequence[
     if n_groups < 2:
         return None
     folds = group_folds(groups, min(FEATURE_FOLDS, n_groups))
-    n_tools = blind.shape[1]
     rng = np.random.default_rng(seed)
     xs, ys = [], []
     for f in range(int(folds.max()) + 1):
         train, test = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-        train_tools = [tools_of[j] for j in train]
-        named = np.unique(np.concatenate([np.asarray(t, dtype=np.int64) for t in train_tools]
-                                         or [np.zeros(0, dtype=np.int64)]))
-        hidden = rng.choice(named, size=int(round(TOOL_HOLDOUT * len(named))), replace=False) \
-            if len(named) else named
-        for drop in (np.zeros(0, dtype=np.int64), hidden):
-            kept = [[t for t in ts if t not in set(drop.tolist())] for ts in train_tools]
-            ev = fit_evidence(n_tools, [""] * len(train), vectors[train], kept,
-                              max_per_tool=max_per_tool)
-            feats = features(blind[test], knn_signal(ev, vectors[test]), description[test],
-                             _labeled_mask(ev), candidates)
-            x, y = _rows(feats, [required[j] for j in test], candidates, rng)
+        columns = dict(zip(("blind_rel", "blind_rank"), _blind_features(blind[test], candidates)),
+                       description=description[test])
+        for usage, labeled in _taught(blind.shape[1], vectors, tools_of, train, test, rng,
+                                      max_per_tool, cache, f):
+            x, y = _rows({**columns, "usage": usage}, labeled, [required[j] for j in test],
+                         candidates, rng)
             xs.append(x)
             ys.append(y)
     x, y = np.vstack(xs), np.concatenate(ys)

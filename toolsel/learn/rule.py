@@ -42,8 +42,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .groups import group_folds
-from .signals import SETTINGS, Evidence, Setting, combine, description_signal, fit_evidence, \
-    interleave, knn_signal, learned_signals, lift, tool2vec_signal
+from .signals import SETTINGS, Evidence, Setting, candidate_ranks, combine, description_signal, \
+    fit_evidence, interleave, knn_signal, learned_signals, lift, tool2vec_signal
 
 __all__ = ["choose_setting", "choose", "objective", "required_ranks", "gain_low", "RULE",
            "MAX_FOLDS", "Z", "setting_scores", "FoldSignals", "fit_setting", "TOOL_HOLDOUT",
@@ -112,11 +112,15 @@ class FoldSignals:
         return cls(fit_evidence(n_tools, texts, vectors, tools_of, max_per_tool=max_per_tool))
 
     def signal(self, name: str, vectors, description_vectors):
-        """The ``tool2vec`` or ``knn`` signal of the requests of ``vectors`` (the same
-        requests on every call)."""
+        """The ``tool2vec``, ``knn`` or ``description`` signal of the requests of ``vectors``
+        (the same requests on every call)."""
         if name not in self._cache:
-            self._cache[name] = tool2vec_signal(self.ev, vectors, description_vectors) \
-                if name == "tool2vec" else knn_signal(self.ev, vectors)
+            if name == "tool2vec":
+                self._cache[name] = tool2vec_signal(self.ev, vectors, description_vectors)
+            elif name == "knn":
+                self._cache[name] = knn_signal(self.ev, vectors)
+            else:
+                self._cache[name] = description_signal(vectors, description_vectors)
         return self._cache[name]
 
 
@@ -124,29 +128,38 @@ def fit_setting(setting: Setting, blind: np.ndarray, vectors: np.ndarray,
                 tools_of: Sequence[Sequence[int]], required: Sequence[Sequence[int]],
                 candidates: np.ndarray, groups: Sequence[int],
                 description_vectors: np.ndarray | None, *,
-                max_per_tool: int | None = None) -> Setting:
+                max_per_tool: int | None = None, cache: dict | None = None) -> Setting:
     """``setting`` with what it learns from these labeled requests: an ``ltr`` setting gets
     its coefficients (:func:`toolsel.learn.ltr.fit_ltr`; ``blind`` when there is nothing to
-    learn from); any other is returned as it is."""
+    learn from); any other is returned as it is. ``cache``: shared by fits on the same
+    labeled requests with different ``blind`` scores (see :func:`~toolsel.learn.ltr.fit_ltr`).
+    """
     if setting.method != "ltr" or setting.coef:
         return setting
     from .ltr import fit_ltr
-    desc = description_signal(vectors, description_vectors)
+    if cache is not None and "description" in cache:
+        desc = cache["description"]
+    else:
+        desc = description_signal(vectors, description_vectors)
+        if cache is not None:
+            cache["description"] = desc
     coef = fit_ltr(blind, vectors, tools_of, required, candidates, groups, desc,
-                   max_per_tool=max_per_tool)
+                   max_per_tool=max_per_tool, cache=cache)
     return Setting("blind") if coef is None else \
         Setting("ltr", coef=coef, interleave=setting.interleave)
 
 
 def setting_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
                    vectors: np.ndarray, fold: FoldSignals, description_vectors: np.ndarray | None,
-                   candidates: np.ndarray) -> np.ndarray:
+                   candidates: np.ndarray, *, blind_ranks: np.ndarray | None = None
+                   ) -> np.ndarray:
     """Scores of requests (``blind``, ``texts``, ``vectors``) under a fitted ``setting`` that
-    learned ``fold``'s evidence."""
+    learned ``fold``'s evidence (``blind_ranks``: ``blind``'s
+    :func:`~toolsel.learn.signals.candidate_ranks`, when already known)."""
     scores = _learned_scores(setting, blind, texts, vectors, fold, description_vectors,
                              candidates)
     if setting.interleave and setting.method != "blind":
-        return interleave(scores, blind, candidates)
+        return interleave(scores, blind, candidates, blind_ranks=blind_ranks)
     return scores
 
 
@@ -161,9 +174,14 @@ def _learned_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
         from .ltr import features, ltr_scores
         labeled = np.zeros(ev.n_tools, dtype=bool)
         labeled[ev.labeled] = True
-        feats = features(blind, knn_signal(ev, vectors),
-                         description_signal(vectors, description_vectors), labeled, candidates)
-        return ltr_scores(setting.coef, feats)
+        usage = fold.signal("knn", vectors, description_vectors)
+        desc = fold.signal("description", vectors, description_vectors)
+        out = np.empty(np.shape(blind), dtype=np.float64)
+        for i in range(0, len(out), LTR_CHUNK):  # features of a few requests at a time
+            rows = slice(i, i + LTR_CHUNK)
+            out[rows] = ltr_scores(setting.coef, features(blind[rows], usage[rows], desc[rows],
+                                                          labeled, candidates))
+        return out
     if m == "tool2vec":
         return lift(blind, fold.signal("tool2vec", vectors, description_vectors),
                     setting.weight)
@@ -177,6 +195,8 @@ def _learned_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
     return combine(blind, sig, setting, ev.labeled)
 
 
+#: Requests whose ``ltr`` features are built at once (bounds memory at many tools).
+LTR_CHUNK = 64
 #: Share of the tools a tool-held-out inner fold trains without (their labels removed).
 TOOL_HOLDOUT = 0.3
 #: How far below the blind R@5 a candidate may fall on the held-out requests none of whose
@@ -254,9 +274,11 @@ def _eligible(unc_means: np.ndarray, settings: list[Setting], any_uncovered: boo
 
 def _fitted_settings(settings: list[Setting], blind: np.ndarray, vectors: np.ndarray,
                      train: np.ndarray, train_tools: list, candidates: np.ndarray,
-                     groups: np.ndarray, description_vectors, max_per_tool) -> list[Setting]:
+                     groups: np.ndarray, description_vectors, max_per_tool,
+                     cache: dict | None = None) -> list[Setting]:
     """Each setting fit on one training set; ``ltr`` is fit once and shared by its
-    interleaved twin."""
+    interleaved twin (and, through ``cache``, what it learns from the labels by every blind
+    scorer fit on the same training set)."""
     required = [[t for t in ts if candidates[t]] for ts in train_tools]
     out, ltr = [], None
     for s in settings:
@@ -287,19 +309,23 @@ def _held_out(blinds, texts, vectors, tools_of, required, candidates, groups, fo
         test = np.flatnonzero(folds == f)
         t_texts = [texts[j] for j in test]
         req = [required[j] for j in test]
+        held = [(blind[test], None) for blind in blinds.values()]
+        held = [(b, candidate_ranks(b, candidates)) for b, _ in held]
         for variant, (train, train_tools) in enumerate(
                 _training_variants(np.flatnonzero(folds != f), tools_of, rng)):
-            fold = FoldSignals.fit(n_tools, [texts[j] for j in train], vectors[train], train_tools,
-                         max_per_tool)
+            fold = FoldSignals.fit(n_tools, [texts[j] for j in train], vectors[train],
+                                   train_tools, max_per_tool)
             labeled = set(fold.ev.labeled.tolist())
             uncovered[variant * n + test] = [not any(t in labeled for t in r) for r in req]
+            shared: dict = {}  # what the labels teach, shared by the blind scorers
             for b, blind in enumerate(blinds.values()):
                 fitted = _fitted_settings(settings, blind, vectors, train, train_tools,
                                           candidates, groups, description_vectors,
-                                          max_per_tool)
+                                          max_per_tool, shared)
                 for i, s in enumerate(fitted):
-                    scores = setting_scores(s, blind[test], t_texts, vectors[test], fold,
-                                            description_vectors, candidates)
+                    scores = setting_scores(s, held[b][0], t_texts, vectors[test], fold,
+                                            description_vectors, candidates,
+                                            blind_ranks=held[b][1])
                     per[b * len(settings) + i, variant * n + test] = objective(
                         required_ranks(scores, req, candidates))
     return per, uncovered

@@ -346,23 +346,31 @@ def lift(blind: np.ndarray, signal: np.ndarray, weight: float,
     return out
 
 
-def interleave(learned: np.ndarray, blind: np.ndarray, candidates: np.ndarray | None = None
-               ) -> np.ndarray:
+def candidate_ranks(scores: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
+    """Per row, every tool's 1-based rank by ``scores`` (best first; NaN and non-candidates
+    last; ties to the earlier tool)."""
+    x = np.where(np.isnan(scores), -np.inf, np.asarray(scores, dtype=np.float64))
+    if candidates is not None:
+        x = np.where(np.asarray(candidates, dtype=bool)[None, :], x, -np.inf)
+    order = np.argsort(-x, axis=1, kind="stable")
+    r = np.empty_like(order)
+    r[np.arange(len(x))[:, None], order] = np.arange(1, x.shape[1] + 1)[None, :]
+    return r
+
+
+def interleave(learned: np.ndarray, blind: np.ndarray, candidates: np.ndarray | None = None,
+               *, blind_ranks: np.ndarray | None = None) -> np.ndarray:
     """Scores whose ranking interleaves the ``learned`` ranking with the ``blind`` one: the
     learned first, the blind first, the learned second, ... each tool at its first appearance.
 
     A tool at blind rank ``r`` lands at rank ``2r`` at worst, and one at learned rank ``r`` at
     ``2r - 1``: labels can move a tool up but never bury a tool the blind scorer ranked well.
     The score is minus the tool's position in that sequence (``-min(2 r_learned - 1,
-    2 r_blind)``)."""
-    def ranks(x):
-        x = np.where(np.isnan(x), -np.inf, np.asarray(x, dtype=np.float64))
-        if candidates is not None:
-            x = np.where(np.asarray(candidates, dtype=bool)[None, :], x, -np.inf)
-        order = np.argsort(-x, axis=1, kind="stable")
-        r = np.empty_like(order)
-        r[np.arange(len(x))[:, None], order] = np.arange(1, x.shape[1] + 1)[None, :]
-        return r
+    2 r_blind)``). ``blind_ranks``: :func:`candidate_ranks` of ``blind``, when already known.
+    """
     if not np.size(learned):
         return np.asarray(learned, dtype=np.float64).copy()
-    return -np.minimum(2 * ranks(learned) - 1, 2 * ranks(blind)).astype(np.float64)
+    if blind_ranks is None:
+        blind_ranks = candidate_ranks(blind, candidates)
+    return -np.minimum(2 * candidate_ranks(learned, candidates) - 1,
+                       2 * blind_ranks).astype(np.float64)
