@@ -38,7 +38,8 @@ from ..visible import visible
 
 __all__ = ["ServerSpec", "ServerListing", "server_specs", "read_client_config",
            "is_client_config", "list_servers", "open_client", "failure_reason", "stderr_tail",
-           "DEFAULT_TIMEOUT", "MAX_PAGES", "require_sdk"]
+           "DEFAULT_TIMEOUT", "MAX_PAGES", "require_sdk", "describe_listing", "listing_name",
+           "list_tools_of"]
 
 #: Seconds a server has to start, answer the handshake and list its tools (``--timeout``).
 DEFAULT_TIMEOUT = 20.0
@@ -204,7 +205,10 @@ def read_client_config(path: Path) -> tuple[list[ServerSpec], list[str]]:
     """The servers of a client config file, and notes on the entries left out (disabled).
     Raises :class:`DataError` naming the file, the entry and the field."""
     from ..data import loads_json, read_text
-    doc = loads_json(read_text(path), path=path)
+    try:
+        doc = loads_json(read_text(path))
+    except ValueError as exc:
+        raise DataError(f"invalid JSON: {getattr(exc, 'msg', exc)}", path=path) from None
     key = next((k for k in CONFIG_KEYS if k in doc), None) if isinstance(doc, Mapping) else None
     if key is None or not isinstance(doc[key], Mapping):
         raise DataError("expected an MCP client config: an object with 'mcpServers' (or "
@@ -297,7 +301,8 @@ def failure_reason(exc: BaseException, spec: ServerSpec, timeout: float,
     return f"{name}: {text}{said}"
 
 
-async def _list_tools(client) -> list[dict[str, Any]]:
+async def list_tools_of(client) -> list[dict[str, Any]]:
+    """Every tool a connected SDK client's server lists (all pages), as JSON objects."""
     tools: list[dict[str, Any]] = []
     cursor = None
     for _ in range(MAX_PAGES):
@@ -330,7 +335,7 @@ async def _list_one(spec: ServerSpec, timeout: float) -> ServerListing:
             with anyio.fail_after(timeout):
                 async with open_client(spec, errlog if spec.url is None else None) as client:
                     info = client.server_info
-                    tools = await _list_tools(client)
+                    tools = await list_tools_of(client)
         except Exception as exc:  # any failure of one server is that server's line
             return ServerListing(spec, error=failure_reason(exc, spec, timeout, errlog))
     return ServerListing(spec, listing_name(spec, info), tools,
@@ -366,5 +371,4 @@ def describe_listing(listing: ServerListing) -> str:
     return f"not imported: {listing.error}"
 
 
-__all__ += ["describe_listing", "listing_name"]
 
