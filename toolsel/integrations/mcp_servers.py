@@ -201,6 +201,16 @@ def _config_entry(name: str, entry: Any, path: Path, key: str) -> ServerSpec:
                       command=command, args=args, env=env, cwd=cwd)
 
 
+def _is_toolsel_serve(entry: Any) -> bool:
+    """A config entry that starts ``toolsel serve`` (the gateway reading its own client's
+    config would start itself, again and again)."""
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("command"), str):
+        return False
+    argv = [Path(entry["command"]).name, *[a for a in entry.get("args", []) if isinstance(a, str)]]
+    words = [a for a in argv if not a.startswith("-")]
+    return "serve" in words and any(w in ("toolsel", "toolsel.cli") for w in words)
+
+
 def read_client_config(path: Path) -> tuple[list[ServerSpec], list[str]]:
     """The servers of a client config file, and notes on the entries left out (disabled).
     Raises :class:`DataError` naming the file, the entry and the field."""
@@ -218,6 +228,10 @@ def read_client_config(path: Path) -> tuple[list[ServerSpec], list[str]]:
     for name, entry in doc[key].items():
         if isinstance(entry, Mapping) and entry.get("disabled") is True:
             notes.append(f"{path}: server {name!r} is disabled in the config: left out")
+            continue
+        if _is_toolsel_serve(entry):
+            notes.append(f"{path}: server {name!r} is toolsel serve itself: left out (a "
+                         "gateway never starts itself)")
             continue
         specs.append(_config_entry(str(name), entry, path, key))
     if not specs:

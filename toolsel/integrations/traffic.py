@@ -23,7 +23,7 @@ before the gateway starts, ``--force`` or not. Its folder is judged with every l
 
 :func:`read_traffic` reads a log back as the requests ``toolsel label --from LOG`` offers: one
 per search, with the tools called after it in its session (until that session's next
-search) proposed as its expected tools.
+search, with a result that was not an error) proposed as its expected tools.
 """
 
 from __future__ import annotations
@@ -170,14 +170,16 @@ def is_traffic_log(text: str) -> bool:
 
 @dataclass(frozen=True)
 class TrafficRequest:
-    """One search of a log: its request text, the tools called after it in its session (in
-    the order first called), and where it is (``"line N"``)."""
+    """One search of a log: its request text, the tools called after it in its session with
+    a result that is not an error (in the order first called), those whose every call after
+    it was an error (``failed``), and where it is (``"line N"``)."""
 
     query: str
     called: tuple[str, ...]
     location: str
     session: str
     run: str
+    failed: tuple[str, ...] = ()
 
 
 def _check_record(rec: Any, path: Path, loc: str) -> dict:
@@ -209,7 +211,7 @@ def read_traffic(path: str | os.PathLike) -> tuple[list[TrafficRequest], list[st
     lines = list(jsonl_lines(text))[1:]
     notes: list[str] = []
     searches: list[tuple[str, str, str, str]] = []  # (key, query, loc, session)
-    called: dict[str, list[str]] = {}
+    called: dict[str, dict[str, bool]] = {}  # search -> tool -> any call of it succeeded
     last: dict[tuple[str, str], str] = {}  # (run, session) -> key of its last search
     for n, (lineno, line) in enumerate(lines):
         if not line.strip():
@@ -228,15 +230,17 @@ def read_traffic(path: str | os.PathLike) -> tuple[list[TrafficRequest], list[st
         if rec["event"] == "search":
             key = f"{rec['run']}/{rec['search']}"
             searches.append((key, rec["query"], loc, rec["session"]))
-            called[key] = []
+            called[key] = {}
             last[(rec["run"], rec["session"])] = key
         elif rec["event"] == "call":
             key = last.get((rec["run"], rec["session"]))
             if key is None:
                 notes.append(f"{path}, {loc}: a call of {rec['tool']!r} before any search "
                              "of its session: nothing to propose it for")
-            elif rec["tool"] not in called[key]:
-                called[key].append(rec["tool"])
-    out = [TrafficRequest(q, tuple(called[key]), loc, session, key.split("/")[0])
+            else:
+                calls = called[key]
+                calls[rec["tool"]] = calls.get(rec["tool"], False) or rec["ok"]
+    out = [TrafficRequest(q, tuple(t for t, ok in called[key].items() if ok), loc, session,
+                          key.split("/")[0], tuple(t for t, ok in called[key].items() if not ok))
            for key, q, loc, session in searches]
     return out, notes
