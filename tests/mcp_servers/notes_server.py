@@ -8,7 +8,8 @@ Run it as a user's server is run::
 With ``--http`` it binds a free port on 127.0.0.1 and prints ``listening on URL`` (one line on
 standard output) once it accepts connections. ``--name`` sets its ``serverInfo.name`` (two
 copies under two names clash on every tool name). ``--test-tools`` adds ``server_pid`` (its
-process id, so a test can kill it) and ``fail`` (a tool that always errors).
+process id, so a test can kill it), ``fail`` (a tool that always errors) and ``protocol_error``
+(an MCP error response).
 """
 
 from __future__ import annotations
@@ -55,6 +56,12 @@ def build(name: str, test_tools: bool) -> MCPServer:
         def fail(message: str) -> str:
             """Always fails with the message given."""
             raise ValueError(message)
+
+        @server.tool()
+        def protocol_error(code: int, message: str) -> str:
+            """Answers with an MCP error (a JSON-RPC error response) of this code."""
+            from mcp import MCPError
+            raise MCPError(code, message, {"from": "notes"})
 
     return server
 
