@@ -32,7 +32,7 @@ def test_every_command_names_one_concept_one_way():
             assert acts["--split"].default == DEFAULT_SPLIT, name
         if "--queries" in acts and name != "validate":
             assert acts["--queries"].type is not int, name  # a path; counts are --n-queries
-        if "--policy" in acts and name not in ("sweep", "check"):  # a selection policy only there
+        if "--policy" in acts and name not in ("sweep", "check", "serve"):  # a selection policy
             assert acts["--policy"].help == argparse.SUPPRESS, name
     for name in ("sweep", "discovery", "compare", "conversations", "policies"):
         acts = _actions(_subparsers()[name])

@@ -15,7 +15,7 @@ from ..io import OutputError
 # importing a subcommand module registers it; the order here is the order of `toolsel -h`
 from . import (benchmark, check, compare, conversations, discovery, explore,  # noqa: F401
                importers, label, policies, report, runs, sweep, validate)
-from . import fit  # noqa: F401,E402
+from . import fit, serve  # noqa: F401,E402
 from .common import COMMANDS, command, csv_list, int_list
 from .terminal import check_argv, safe_terminal
 from ..visible import visible
@@ -23,7 +23,7 @@ from ..visible import visible
 __all__ = ["main", "build_parser", "command", "COMMANDS", "csv_list", "int_list"]
 
 _ORDER = ("validate", "label", "fit", "sweep", "report", "explore", "import", "compare", "discovery",
-          "conversations", "runs", "policies", "synthetic", "benchmark")
+          "conversations", "runs", "policies", "synthetic", "benchmark", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,16 +17,22 @@ def _import_args(p: argparse.ArgumentParser) -> None:
                    help="input format, once for every input or once per input in order "
                         "(default auto: detected from the content): "
                         + "; ".join(f"{n}: {f.help}" for n, f in formats.items()))
-    p.add_argument("files", nargs="+", type=Path, metavar="INPUT",
+    p.add_argument("files", nargs="+", metavar="INPUT",
                    help="input files (a BEIR input is a folder; BFCL's may be its data folder, "
-                        "every file in it read or skipped with one line); all go into one "
-                        "registry")
+                        "every file in it read or skipped with one line); with --from "
+                        "mcp-server: a server's command line (one argument, quoted), URL or "
+                        "client config file; all go into one registry")
     p.add_argument("--out", required=True, type=Path, help="registry JSON to write")
     p.add_argument("--queries-out", type=Path, metavar="FILE",
                    help="labeled query JSONL to write from the benchmarks' labels")
     p.add_argument("--server", action="append", default=[], metavar="NAME",
                    help="server name of each INPUT, in order (repeat once per input); MCP "
                         "default: the file's serverInfo.name or its file stem")
+    from ..integrations.mcp_servers import DEFAULT_TIMEOUT
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help="--from mcp-server: seconds each server has to start, answer and list "
+                        f"its tools; one that does not is named in one line and left out "
+                        f"(default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--strict", action="store_true",
                    help="refuse what is otherwise normalized with a warning (Python type "
                         "names, unknown keys such as 'response'), MCP tools without a "
@@ -63,14 +69,21 @@ def _import(args: argparse.Namespace) -> int:
     from ..io import jsonl_mark, jsonl_text
     from ..jsonl import dumps
     judged = _check_outputs(args.out, args.queries_out, args.files, force=args.force)
+    if "mcp-server" in args.fmt:
+        n_live = len(args.files) if len(args.fmt) == 1 else args.fmt.count("mcp-server")
+        print(f"  starting or connecting to the servers of {n_live} input(s); each has "
+              f"{args.timeout:g} s (--timeout) to answer and list its tools", flush=True)
     result = import_sources(args.files, args.fmt or None, servers=args.server or None,
-                            strict=args.strict)
+                            strict=args.strict, timeout=args.timeout)
     registry, queries = result.registry, result.queries
     for path, line in result.read:
         print(f"  {path}: {line}")
     if not len(registry):  # e.g. only BFCL multi-turn files: each skipped, said above
         raise ValueError(f"no tools in the {len(args.files)} input(s): each was skipped (see "
                          "above); nothing written")
+    if result.failed:
+        print(f"  {len(result.failed)} server(s) gave no tools and are left out (above); the "
+              "others are imported")
     # serialize both before writing either, so a value JSON cannot hold fails before any write
     # each carries toolsel's mark (a registry's _meta, as MCP's tools/list allows; a first
     # // line, which JSONL readers skip): a later import may replace them, nothing else

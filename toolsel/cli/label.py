@@ -37,9 +37,11 @@ def _args(p: argparse.ArgumentParser) -> None:
                                      "empty line or the end of input)")
     how.add_argument("--from", dest="from_file", type=Path, metavar="FILE",
                      help="label every request of FILE in one session: one request per line, "
-                          "or JSONL with a 'query' field (and optionally 'expected', "
-                          "'category', 'split'); a request without 'expected' is picked from "
-                          "the ranking")
+                          "JSONL with a 'query' field (and optionally 'expected', "
+                          "'category', 'split'), or a traffic log of `toolsel serve --log` "
+                          "(each search, the tools then called proposed: Enter or --yes "
+                          "accepts them); a request without 'expected' is picked from the "
+                          "ranking")
     how.add_argument("--suggest", action="store_true",
                      help="append nothing; print the tools worth labeling next: tools whose "
                           "requests were missed at 5 (cross-fitted) while no labeled request "
@@ -105,13 +107,37 @@ def _print_impact(impact, ks) -> None:
 _END = object()  # the input ended: the session stops
 
 
+def _pick_proposed(session, args, text: str, proposed):
+    """The expected tools of a request with a proposal: the ranking shown, the proposal
+    accepted with Enter (or ``--yes``) or replaced by picks; ``_END`` when the input ended."""
+    ranking = session.rank(text)
+    print(f"\nthe registry ranked by {args.rank_by} for: {text}")
+    _print_ranking(ranking)
+    print(f"proposed (the tools called after this search): {', '.join(proposed)}")
+    if args.yes:
+        return session.picks(list(proposed), text)
+    while True:
+        picks = _ask("expected tools (numbers or names, comma-separated; Enter: the proposed): ")
+        if picks is None:
+            print("\ntoolsel label: nothing appended", file=sys.stderr)
+            return _END
+        try:
+            return session.picks(picks or list(proposed), text, ranking)
+        except DataError as exc:
+            print(f"  {exc}", file=sys.stderr)
+
+
 def _label_one(session, args, text: str, expected=None, *, category=None, split=None, id=None,
-               fields=None):
+               fields=None, proposed=()):
     """Label one request: True appended, False not (refused or declined), ``_END`` when the
-    input ended while asking."""
+    input ended while asking. ``proposed``: tools offered as the expected ones."""
     from ..tables.labeling import record_line
     if expected:
         expected = session.picks(expected, text)
+    elif proposed:
+        expected = _pick_proposed(session, args, text, proposed)
+        if expected is _END:
+            return _END
     else:
         ranking = session.rank(text)
         print(f"\nthe registry ranked by {args.rank_by} for: {text}")
@@ -245,11 +271,21 @@ def _label_file(session, args, requests) -> int:
     for n, req in enumerate(requests, start=1):
         print(f"\n[{n}/{len(requests)}] {args.from_file}, {req.location}: {req.query}")
         fields = dict(req.fields)
+        if req.failed:
+            print(f"  called after it with an error result (not proposed): "
+                  f"{', '.join(req.failed)}")
+        if args.yes and req.from_log and not req.proposed:
+            print("  skipped: no tool was called after this search with a result that was "
+                  "not an error (nothing to propose); label it without --yes to pick its "
+                  "tools")
+            results.append(False)
+            continue
         try:
             done = _label_one(session, args, req.query, list(req.expected) or None,
                               category=fields.pop("category", args.category),
                               split=fields.pop("split", args.split),
-                              id=fields.pop("id", None), fields=fields)
+                              id=fields.pop("id", None), fields=fields,
+                              proposed=req.proposed)
         except DataError as exc:  # e.g. an id the file took meanwhile: the rest go on
             print(f"toolsel label: {args.from_file}, {req.location}: not appended: {exc}",
                   file=sys.stderr)

@@ -30,8 +30,9 @@ from ..data import (DataError, Registry, Tool, UnknownShapeError, check_name_syn
                     describe_json, query_from_record, read_records)
 from .benchmarks import BenchmarkImport, from_beir, from_bfcl, from_metatool, from_toolbench, \
     is_bfcl_folder, is_bfcl_name, is_bfcl_record, metatool_kind
-from .importers import (SEPARATOR, TOOL_FORMATS, ToolFormat, detect_tool_format, merge_servers,
-                        read_json_or_none, read_server_list, read_tool_file, server_list)
+from .importers import (SEPARATOR, TOOL_FORMATS, ToolFormat, detect_tool_format, from_mcp,
+                        merge_servers, read_json_or_none, read_server_list, read_tool_file,
+                        server_list)
 from .schemas import SchemaNormalizer
 
 __all__ = ["IMPORT_FORMATS", "ImportFormat", "Probe", "import_formats", "detect_format",
@@ -45,7 +46,8 @@ class ImportResult:
 
     ``read`` has one ``(path, line)`` per file read; ``renamed`` the qualified names;
     ``resolved`` the names whose several definitions were resolved (most frequent kept);
-    ``normalized`` one line per kind of schema change; ``notes`` anything else to say.
+    ``normalized`` one line per kind of schema change; ``notes`` anything else to say;
+    ``failed`` one line per live server that gave no tools (it is left out).
     """
 
     registry: Registry
@@ -55,6 +57,7 @@ class ImportResult:
     resolved: list[str] = field(default_factory=list)
     normalized: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
 
 
 class Probe:
@@ -106,7 +109,9 @@ class ImportFormat:
     ``detect(probe)``: whether an input is in this format (:class:`Probe`); formats are tried
     in table order. ``read(inputs, out, strict=, normalizer=)``: every input given in this
     format (:data:`Input`) → its groups (:data:`Group`), adding what it read to ``out`` (an
-    :class:`ImportResult`). ``help``: one line for ``--from``'s help and errors.
+    :class:`ImportResult`). ``help``: one line for ``--from``'s help and errors. ``live``:
+    the inputs are running servers, not files (command lines, URLs, config files: kept as
+    given, never detected, read with ``timeout=`` seconds per server).
     Adding a format is one entry in :data:`IMPORT_FORMATS` and its tests.
     """
 
@@ -114,6 +119,7 @@ class ImportFormat:
     detect: Callable[[Probe], bool]
     read: Callable[..., list[Group]]
     help: str
+    live: bool = False
 
 
 def _benchmark(name: str, reader: Callable[..., BenchmarkImport], *, options: bool = True
@@ -140,6 +146,36 @@ def _read_beir(inputs: list[Input], out: ImportResult, **_: Any) -> list[Group]:
         out.read.extend(got.read)
         out.notes.extend(f"{path}: {n}" for n in got.notes)
         groups.append((i, path.name, got.tools, got.queries))
+    return groups
+
+
+def _read_live(inputs: list[Input], out: ImportResult, *, strict: bool,
+               normalizer: SchemaNormalizer, timeout: float) -> list[Group]:
+    """Live MCP servers (:mod:`toolsel.integrations.mcp_servers`): each one's tools read over
+    MCP as a ``tools/list`` dump is; a server that gives none is one line in ``out.read``
+    (and in ``out.failed``), the others are imported."""
+    from .mcp_servers import describe_listing, list_servers, server_specs
+    specs, owner = [], []
+    for i, text, given in inputs:
+        found, notes = server_specs([str(text)], [given or ""])
+        specs.extend(found)
+        owner.extend([i] * len(found))
+        out.notes.extend(notes)
+    groups = []
+    for i, listing in zip(owner, list_servers(specs, timeout)):
+        out.read.append((listing.spec.shown, describe_listing(listing)))
+        if not listing.ok:
+            out.failed.append(f"{listing.spec.shown}: {listing.error}")
+            continue
+        if not listing.tools:
+            out.notes.append(f"server {listing.name!r} ({listing.spec.shown}) lists no tools")
+            continue
+        where = f"server {listing.name!r} ({listing.spec.shown})"
+        tools = from_mcp(listing.tools, server=listing.name, path=where, strict=strict,
+                         normalizer=normalizer)
+        check_name_syntax([(f"tool {t.name!r}", t.name) for t in tools], path=where,
+                          strict=strict)
+        groups.append((i, listing.name, tools, []))
     return groups
 
 
@@ -193,6 +229,10 @@ IMPORT_FORMATS: dict[str, ImportFormat] = {f.name: f for f in (
     ImportFormat("toolbench", lambda p: p.tools is None and isinstance(p.first, Mapping)
                  and "api_list" in p.first, _benchmark("toolbench", from_toolbench),
                  "ToolBench query files (api_list)"),
+    # live servers are started only when asked for by name: never detected from a file
+    ImportFormat("mcp-server", lambda p: False, _read_live,
+                 "running MCP servers, read over MCP: a command line (stdio), an http(s) URL "
+                 "(streamable HTTP) or a client config file (mcpServers)", live=True),
 )}
 
 
@@ -222,6 +262,10 @@ def known_formats() -> str:
 def _undetected(probe: Probe) -> str:
     """Why no format takes an input: what it holds (valid JSON of an unknown shape: its
     top-level keys) and the formats that were tried."""
+    from .mcp_servers import is_client_config
+    if is_client_config(probe.doc):
+        return ("an MCP client config (servers to start, no tools listed): give --from "
+                "mcp-server to start its servers and read their tools over MCP")
     if probe.doc is not None:
         return (f"valid JSON of an unknown shape: {describe_json(probe.doc)}; it is none of "
                 f"the known formats: {known_formats()}")
@@ -233,7 +277,7 @@ def _undetected(probe: Probe) -> str:
             f"of: {known_formats()}")
 
 
-def _input_formats(paths: list[Path], formats: Sequence[str] | str | None,
+def _input_formats(paths: list[Any], formats: Sequence[str] | str | None,
                    servers: Sequence[str] | None, known: Sequence[str]) -> list[str]:
     """Each input's format (given, or detected for ``auto``), after checking the counts of
     formats and servers, the format names and that every input exists."""
@@ -252,17 +296,20 @@ def _input_formats(paths: list[Path], formats: Sequence[str] | str | None,
         if fmt not in (*known, "auto"):
             raise ValueError(f"unknown format {fmt!r}; expected one of "
                              f"{', '.join(known)} or auto")
-    for path in paths:
-        if not path.exists():
+    live = {n for n, f in import_formats().items() if f.live}
+    for path, fmt in zip(paths, formats):
+        if fmt not in live and not Path(path).exists():
             raise DataError("file not found", path=path)
     return [detect_format(p) if f == "auto" else f for p, f in zip(paths, formats)]
 
 
 def _read_format(fmt: ImportFormat, inputs: list[Input], out: ImportResult, *, strict: bool,
-                 normalizer: SchemaNormalizer) -> list[Group]:
+                 normalizer: SchemaNormalizer, timeout: float) -> list[Group]:
     """One format's inputs read; valid JSON of a shape it does not read is named as such,
     with the formats that exist (never "invalid JSON")."""
     try:
+        if fmt.live:
+            return fmt.read(inputs, out, strict=strict, normalizer=normalizer, timeout=timeout)
         return fmt.read(inputs, out, strict=strict, normalizer=normalizer)
     except UnknownShapeError as exc:
         raise DataError(f"valid JSON of an unknown shape for --from {fmt.name}: "
@@ -270,9 +317,9 @@ def _read_format(fmt: ImportFormat, inputs: list[Input], out: ImportResult, *, s
                         path=exc.path) from None
 
 
-def _read_groups(paths: list[Path], fmts: list[str], servers: Sequence[str] | None,
-                 out: ImportResult, *, strict: bool, normalizer: SchemaNormalizer
-                 ) -> dict[str, tuple[list[Tool], list[dict[str, Any]]]]:
+def _read_groups(paths: list[Any], fmts: list[str], servers: Sequence[str] | None,
+                 out: ImportResult, *, strict: bool, normalizer: SchemaNormalizer,
+                 timeout: float) -> dict[str, tuple[list[Tool], list[dict[str, Any]]]]:
     """Every format's inputs read by its entry; the groups in the order of their first input
     (a server, a BEIR folder, a benchmark format); a group name given twice is an error."""
     formats = import_formats()
@@ -281,20 +328,22 @@ def _read_groups(paths: list[Path], fmts: list[str], servers: Sequence[str] | No
         by_format.setdefault(fmt, []).append((i, path, servers[i] if servers else None))
     read = sorted((g for fmt, inputs in by_format.items()
                    for g in _read_format(formats[fmt], inputs, out, strict=strict,
-                                         normalizer=normalizer)), key=lambda g: g[0])
+                                         normalizer=normalizer, timeout=timeout)),
+                  key=lambda g: g[0])
     groups: dict[str, tuple[list[Tool], list[dict[str, Any]]]] = {}
     for i, name, tools, queries in read:
         if name in groups:
             raise DataError(f"the group {name!r} (a server, a BEIR folder's name or a "
-                            "benchmark format) is given twice; name each tool file's server "
-                            "with --server (one per file)", path=paths[i], field="server")
+                            "benchmark format) is given twice; name each tool file's or live "
+                            "server's server with --server (one per input)", path=paths[i],
+                            field="server")
         groups[name] = (tools, queries)
     return groups
 
 
 def import_sources(paths: Sequence[str | Path], formats: Sequence[str] | str | None = None,
                    *, servers: Sequence[str] | None = None,
-                   strict: bool = False) -> ImportResult:
+                   strict: bool = False, timeout: float | None = None) -> ImportResult:
     """Read every input into one registry and its labeled queries (see the module docstring).
 
     Parameters
@@ -306,17 +355,24 @@ def import_sources(paths: Sequence[str | Path], formats: Sequence[str] | str | N
     strict : refuse what is otherwise normalized with a warning (see
         :class:`~toolsel.integrations.schemas.SchemaNormalizer`), MCP tools without a
         description, and names the OpenAI or Anthropic APIs refuse
+    timeout : seconds each live server (``mcp-server`` inputs: command lines, URLs, client
+        configs, kept as given) has to start and list its tools (default
+        :data:`~toolsel.integrations.mcp_servers.DEFAULT_TIMEOUT`)
 
     Every query record is validated against the merged registry
     (:func:`~toolsel.data.query_from_record`) before anything is returned.
     """
-    paths = [Path(p) for p in paths]
+    from .mcp_servers import DEFAULT_TIMEOUT
     if not paths:
         raise ValueError("no input files")
-    fmts = _input_formats(paths, formats, servers, list(import_formats()))
+    fmts = _input_formats(list(paths), formats, servers, list(import_formats()))
+    live = {n for n, f in import_formats().items() if f.live}
+    # a live server's command line or URL is kept as given (a Path would fold its '//')
+    paths = [p if f in live else Path(p) for p, f in zip(paths, fmts)]
     normalizer = SchemaNormalizer(strict=strict)
     out = ImportResult(Registry([]), [])
-    groups = _read_groups(paths, fmts, servers, out, strict=strict, normalizer=normalizer)
+    groups = _read_groups(paths, fmts, servers, out, strict=strict, normalizer=normalizer,
+                          timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
     normalizer.warn()
     out.normalized = normalizer.summary()
     out.registry, out.queries, out.renamed = _merge(groups, strict=strict)

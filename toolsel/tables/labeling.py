@@ -387,18 +387,28 @@ REQUEST_FIELDS = ("expected", "id", "split", "category", "domain", "phrasing", "
 class LabelRequest:
     """One request of a ``--from`` file: its text, the expected tools when the file gives
     them (else ``()``: picked by the labeler), other fields of the record, and where it is
-    (``"line N"``)."""
+    (``"line N"``). ``proposed``: tools offered as the expected ones for the labeler to
+    accept or change (a traffic log's tools called after the search); ``from_log``: the
+    request is a search of a traffic log; ``failed``: tools called after it whose calls all
+    ended in an error (shown, not proposed)."""
 
     query: str
     expected: tuple[str, ...] = ()
     fields: Mapping[str, Any] = field(default_factory=dict)
     location: str = ""
+    proposed: tuple[str, ...] = ()
+    from_log: bool = False
+    failed: tuple[str, ...] = ()
 
 
 def read_requests(path: str | Path, registry: Sequence[Tool]) -> list[LabelRequest]:
     """The requests of a ``toolsel label --from`` file, every one checked before any is labeled.
 
-    Two formats, told apart by the first non-blank character:
+    Three formats, told apart by the first line, else the first non-blank character:
+
+    - a traffic log of ``toolsel serve --log`` (first line ``// written by toolsel serve``):
+      one request per search, the tools the agent called after it in its conversation (with
+      a result that was not an error) proposed as its expected tools (:func:`traffic_requests`);
 
     - plain text: one request per line, as a user would type it; blank lines are skipped;
     - JSONL (first character ``{``; a JSON array of objects works too): one object per line
@@ -418,11 +428,53 @@ def read_requests(path: str | Path, registry: Sequence[Tool]) -> list[LabelReque
     if not stripped:
         raise DataError("no request in the file (one request per line, or JSONL with a "
                         "'query' field)", path=path)
+    from ..integrations.traffic import is_traffic_log
+    if is_traffic_log(text):
+        return traffic_requests(path, reg)
     if stripped[0] not in "{[":
         return _plain_requests(text)
     out = [_json_request(rec, path, loc, reg) for loc, rec in read_records(path)]
     if not out:
         raise DataError("no request in the file", path=path)
+    return out
+
+
+def traffic_requests(path: str | Path, registry: Sequence[Tool]) -> list[LabelRequest]:
+    """The searches of a ``toolsel serve`` traffic log as requests to label, each with the
+    tools called after it proposed. A search repeated with the same text and the same calls
+    is offered once; a called tool the registry does not have is left out of the proposal;
+    each said in one warning."""
+    import warnings
+
+    from ..integrations.traffic import read_traffic
+    reg = _registry(registry)
+    found, notes = read_traffic(path)
+    if not found:
+        raise DataError("no search in the traffic log", path=path)
+    out: list[LabelRequest] = []
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    unknown: dict[str, str] = {}
+    repeated = 0
+    for r in found:
+        proposed = tuple(n for n in r.called if n in reg)
+        for n in (*r.called, *r.failed):
+            if n not in reg:
+                unknown.setdefault(n, r.location)
+        if (r.query, proposed) in seen:
+            repeated += 1
+            continue
+        seen.add((r.query, proposed))
+        out.append(LabelRequest(r.query, (), {}, r.location, proposed, from_log=True,
+                                failed=tuple(n for n in r.failed if n in reg)))
+    if repeated:
+        notes.append(f"{repeated} search(es) repeat an earlier one's text and calls: "
+                     "offered once")
+    if unknown:
+        notes.append(f"called tools not in the registry, left out of the proposals: "
+                     + ", ".join(f"{n!r} ({loc})" for n, loc in unknown.items()))
+    for note in notes:
+        warnings.warn(f"{path}: {note}" if not note.startswith(str(path)) else note,
+                      stacklevel=2)
     return out
 
 
