@@ -171,6 +171,14 @@ def default_sentences(t: DefaultTables, d: PageData) -> dict:
     return out
 
 
+def _with_verdict(vs: pd.DataFrame) -> pd.DataFrame:
+    """``vs`` with the one rule's ``verdict`` column (read from its intervals when a table
+    written before verdicts were a column lacks it)."""
+    if "verdict" in vs.columns:
+        return vs
+    return vs.assign(verdict=[verdict(lo, hi) for lo, hi in zip(vs["diff_low"], vs["diff_high"])])
+
+
 def verdict_label(word: str) -> str:
     """The one rule's verdict (:func:`toolsel.eval.inference.verdict`) of a candidate against
     a reference, with what decided it."""
@@ -183,9 +191,7 @@ def versus_best(vs: pd.DataFrame, source: str, *, candidate: str = "default",
     """Where ``candidate`` is below the best single scorer on the means, and where the one
     rule puts it ahead or behind (from :func:`toolsel.tables.compare_styles.versus_best`)."""
     b = Builder()
-    v = vs[vs["candidate"] == candidate] if "candidate" in vs.columns else vs
-    if "verdict" not in v.columns:  # a table written before verdicts were a column
-        v = v.assign(verdict=[verdict(lo, hi) for lo, hi in zip(v["diff_low"], v["diff_high"])])
+    v = _with_verdict(vs[vs["candidate"] == candidate] if "candidate" in vs.columns else vs)
     if v.empty:
         return b.claim(f"No comparison of `{md.escape(candidate)}` with a single scorer.")
 
@@ -222,7 +228,8 @@ def versus_rows(vs: pd.DataFrame, source: str, *, style: str, candidate: str = "
     scorer's, the paired difference with its interval (at the family's level), and
     :func:`verdict_label`."""
     b = Builder()
-    v = vs[(vs["style"].astype(str) == str(style)) & (vs["candidate"] == candidate)]
+    v = _with_verdict(vs[(vs["style"].astype(str) == str(style))
+                         & (vs["candidate"] == candidate)])
     parts = []
     for r in v.itertuples():
         w = {"style": style, "metric": r.metric}
