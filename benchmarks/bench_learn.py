@@ -88,8 +88,10 @@ def _paired(cf, **extra) -> list[dict]:
     label = learned_label(cf.base)
     rows = []
     for col, metric, k in METRICS:
-        r = paired_comparison(cf.query_metrics, metric, scorers=[label, cf.base],
-                              top_k=[k]).iloc[0]
+        # request groups (near-duplicates, one conversation) are resampled whole, as the
+        # folds keep them together; one comparison per row (the family of one)
+        r = paired_comparison(cf.query_metrics, metric, scorers=[label, cf.base], top_k=[k],
+                              family=1, cluster="group").iloc[0]
         rows.append({**extra, "metric": col, "blind": r["mean_b"], "learned": r["mean_a"],
                      "diff": r["diff"], "diff_low": r["diff_low"], "diff_high": r["diff_high"],
                      "won": int(r["a_wins"]), "lost": int(r["b_wins"]),
@@ -164,8 +166,10 @@ def appended(cf, prep, scorer: str, per_tool: int = 5) -> list[dict]:
         a, b = per[0][metric][:, 0], per[1][metric][:, 0]
         table = pd.DataFrame({"scorer": ["appended"] * len(qs) + ["blind"] * len(qs),
                               "top_k": k, "query_id": [q.id for q in qs] * 2,
+                              "group": np.concatenate([cf.groups, cf.groups]),
                               metric: np.concatenate([a, b])})
-        r = paired_comparison(table, metric, scorers=["appended", "blind"], top_k=[k]).iloc[0]
+        r = paired_comparison(table, metric, scorers=["appended", "blind"], top_k=[k],
+                              cluster="group").iloc[0]
         rows.append({"metric": col, "blind": r["mean_b"], "learned": r["mean_a"],
                      "diff": r["diff"], "diff_low": r["diff_low"],
                      "diff_high": r["diff_high"], "won": int(r["a_wins"]),
@@ -265,7 +269,7 @@ def _estimate_vs_realized(name, reg, qs, groups, fit_estimated, group_folds) -> 
     """``toolsel fit`` on one half of the requests (group folds), its shipped model scored
     on the other half: the estimate beside the realized R@5 gain, with coverage of the
     evaluated half by the fitted half's labels."""
-    from toolsel.eval.stats import clustered_gain
+    from toolsel.eval.inference import paired_difference as clustered_gain
     half = group_folds(groups, 2)
     learn = [q for q, h in zip(qs, half) if h == 0]
     test = [q for q, h in zip(qs, half) if h == 1]

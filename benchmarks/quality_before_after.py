@@ -8,7 +8,7 @@ the dev and test splits of every registry style (``data/styles/*``) and of the w
 requests (``data/requests.jsonl``), from this checkout.
 
 Per split, set, scorer and metric (R@5, Complete@10, MRR), the table gives both means, the
-difference (after − before), its 95% paired bootstrap interval
+difference (after − before), its paired bootstrap interval and verdict by the one rule
 (:func:`toolsel.eval.stats.paired_comparison`, 2,000 resamples, seed 0) and the requests that
 got better or worse. Nothing is timed, so the table is deterministic.
 
@@ -90,15 +90,18 @@ def compare(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     for (split, style), g in both.groupby(["split", "style"], sort=False):
         for scorer in dict.fromkeys(after["scorer"]):
             for metric, (col, k) in METRICS.items():
+                # the family: one before/after comparison per scorer on each metric
                 pc = paired_comparison(g, col, scorers=[f"{scorer}@after", f"{scorer}@before"],
-                                       top_k=[k], n_boot=2000, seed=0).iloc[0]
+                                       top_k=[k], family=after["scorer"].nunique(),
+                                       n_boot=2000, seed=0).iloc[0]
                 rows.append({"split": split, "set": style, "scorer": scorer, "metric": metric,
                              "n": int(pc["a_wins"] + pc["b_wins"] + pc["ties"]), "before": round(float(pc["mean_b"]), 4),
                              "after": round(float(pc["mean_a"]), 4),
                              "diff": round(float(pc["diff"]), 4),
                              "diff_low": round(float(pc["diff_low"]), 4),
                              "diff_high": round(float(pc["diff_high"]), 4),
-                             "better": int(pc["a_wins"]), "worse": int(pc["b_wins"])})
+                             "better": int(pc["a_wins"]), "worse": int(pc["b_wins"]),
+                             "verdict": pc["verdict"]})
     return pd.DataFrame(rows)
 
 

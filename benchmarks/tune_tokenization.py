@@ -14,7 +14,7 @@ as ``benchmarks/tune_default.py``. The rule is that script's
 ``(R@5 + Complete@10) / 2`` among the settings that lose at most one query's worth of either
 metric on any set against the family's current setting (``before``: the defaults chosen by
 the previous run of this script; ``--max-loss-queries``). Then every setting is reported on
-test, with bootstrap intervals (:func:`toolsel.eval.stats.bootstrap_intervals`), and
+test, with bootstrap intervals (:func:`toolsel.eval.stats.mean_intervals`), and
 compared with the current setting, paired per request
 (:func:`toolsel.eval.stats.paired_comparison`): the chosen setting, the best dev score
 whether eligible or not, and the current setting with the backoff.
@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tune_default import load_sets  # noqa: E402
 
-from toolsel.eval.stats import bootstrap_intervals, paired_comparison  # noqa: E402
+from toolsel.eval.stats import mean_intervals, paired_comparison  # noqa: E402
 from toolsel.eval.tuning import METRICS, choose, evaluate_variants, query_metrics  # noqa: E402
 from toolsel.scorers.base import Scorer  # noqa: E402
 from toolsel.scorers.bm25 import Bm25Scorer  # noqa: E402
@@ -156,13 +156,13 @@ BM25S = {"bm25s (stem)": Bm25sScorer(stem=True), "bm25s (no stem)": Bm25sScorer(
 
 def intervals(table: pd.DataFrame, split: str, meta: dict, before: dict,
               chosen: dict) -> pd.DataFrame:
-    """One row per style × variant: the three metrics with 95% bootstrap intervals."""
+    """One row per style × variant: the three metrics with 95% intervals by the one rule."""
     qm = query_metrics(table)
     rows = []
     for style, g in qm.groupby("style", sort=False):
         ci = {}
         for name, (col, k) in METRICS.items():
-            b = bootstrap_intervals(g[g["top_k"] == k], [col])
+            b = mean_intervals(g[g["top_k"] == k], [col])
             for r in b.itertuples():
                 ci[(r.scorer, name)] = (r.mean, r.low, r.high, r.n_queries)
         for var in dict.fromkeys(g["scorer"]):
@@ -185,17 +185,20 @@ def intervals(table: pd.DataFrame, split: str, meta: dict, before: dict,
 
 def paired(qm: pd.DataFrame, a: str, b: str, what: str) -> pd.DataFrame:
     rows = []
+    n_styles = max(1, qm["style"].nunique())
     for style, g in qm.groupby("style", sort=False):
         for name, (col, k) in METRICS.items():
             if a == b:  # e.g. the current setting chosen again
                 v = float(g.loc[(g["scorer"] == a) & (g["top_k"] == k), col].mean())
                 pc = dict(mean_a=v, mean_b=v, diff=0.0, diff_low=0.0, diff_high=0.0,
-                          a_wins=0, b_wins=0, p_value=1.0)
-            else:
-                pc = paired_comparison(g, col, scorers=[a, b], top_k=[k]).iloc[0]
+                          a_wins=0, b_wins=0, family=n_styles, verdict="tie")
+            else:  # the family: one comparison per style on each metric
+                pc = paired_comparison(g, col, scorers=[a, b], top_k=[k],
+                                       family=n_styles).iloc[0]
             rows.append({"comparison": what, "style": style, "metric": name, "a": a, "b": b,
                          **{c: pc[c] for c in ("mean_a", "mean_b", "diff", "diff_low",
-                                               "diff_high", "a_wins", "b_wins", "p_value")}})
+                                               "diff_high", "a_wins", "b_wins", "family",
+                                               "verdict")}})
     return pd.DataFrame(rows)
 
 

@@ -31,9 +31,9 @@
 #   (name + description, in characters).
 #
 # With few queries one miss moves R@k by several points (the sweep below says how many on
-# this data): every mean carries a 95% interval (a bootstrap over queries; Wilson's for
-# Complete@k, a yes-or-no outcome per query), and a paired test says which differences between
-# scorers are real.
+# this data): every mean carries a 95% interval and every difference between scorers a paired
+# interval, both by the suite's one rule (`toolsel.eval.inference`, stated in the report's
+# README), which alone says which differences are real.
 
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry
@@ -52,6 +52,7 @@ from IPython.display import Markdown, display
 
 from toolsel import load_queries, load_registry
 from toolsel.pages import recall_vs_payload as page
+from toolsel.pages.overview import interval_heading
 from toolsel.tables.replication import (ARTICLE, benchmark_facts, is_article_benchmark,
                                       miss_rank_bands, replication_table)
 from toolsel.report import claims
@@ -121,16 +122,16 @@ display(Markdown(
 #
 # One curve per scorer; each point is a cut-off K (marked on the top axis at the first
 # curve's points; the other curves' points for the same K lie close by, largest K on the
-# left). Bars are 95% intervals over queries: a bootstrap for R@k (Wilson's where it
-# collapses to a point), Wilson's for Complete@k. Up and to the right is better: more of the
+# left). Bars are 95% intervals over queries by the one rule: Wilson's where every query scored
+# 0 or 1 (Complete@k), a bootstrap for any other mean. Up and to the right is better: more of the
 # right tools, fewer characters sent.
 
 # %%
 fig = plot_recall_vs_payload(summary, intervals=intervals)
 save_figure(fig, out, "recall_vs_payload",
             alt="R@k (%) against payload reduction (%), one curve per scorer, each point a "
-                "cut-off K marked on the top axis, with 95% intervals over queries (bootstrap, "
-                "Wilson's where it is a point)");
+                "cut-off K marked on the top axis, with 95% intervals over queries (Wilson's "
+                "for a 0/1 rate, bootstrap otherwise)");
 
 # %% [markdown]
 # ## Complete@k: every required tool sent
@@ -147,10 +148,10 @@ save_figure(fig, out, "complete_vs_payload",
 # %% [markdown]
 # ## 95% intervals at each cut-off
 #
-# R@k: percentile bootstrap over queries (the same resampled query sets for every scorer and
-# K), or Wilson's where every query scored 0 or 1 alike and the bootstrap is a point.
-# Complete@k, a yes-or-no outcome per query: the Wilson score interval, which does not
-# collapse to a point at 0% or 100%.
+# By the one rule: a mean whose every query scored 0 or 1 (Complete@k always, R@k where no
+# query needs several tools or every one was all-or-nothing) is a rate and gets the Wilson
+# score interval, which does not collapse to a point at 0% or 100%; any other mean gets a
+# percentile bootstrap over queries (the same resampled query sets for every scorer and K).
 
 # %%
 wide = intervals.assign(ci=[md.interval(r.mean, r.low, r.high, digits=1)
@@ -165,26 +166,28 @@ display(Markdown("Mean [95% interval], in %:\n\n"
 # %% [markdown]
 # ## Which differences between scorers are real?
 #
-# Paired over the same queries: the mean difference (a − b) with a paired bootstrap interval,
-# the queries each scorer wins, and an exact sign test on the queries where they differ
-# (McNemar's exact test for 0/1 outcomes), Holm-adjusted over every pair of scorers compared
-# at each K (n scorers make n(n-1)/2 pairs; the count is given below). `real` means the
-# adjusted p-value is below 0.05.
+# Paired over the same queries: the mean difference (a − b) with its paired bootstrap interval
+# and the queries each scorer wins. Every pair of scorers at one K is one family (n scorers
+# make n(n-1)/2 pairs; the count is given below), and each interval is at the level that keeps
+# the family at 95% (Bonferroni: 1 − 0.05 / pairs). `verdict` is a against b: *ahead* or
+# *behind* where that interval excludes zero, *tie* otherwise: the same rule, the same
+# family and the same resamples as every other page showing these pairs (page 00 included).
 
 # %%
 paired_r = tables.paired_recall
 shown = paired_r[paired_r.top_k.isin([5, 10] if {5, 10} & set(ks) else ks[-2:])]
-display(Markdown("R@k, paired over queries (a − b in points, with its 95% interval):\n\n"
+ci_head = interval_heading(shown["family"])
+display(Markdown(f"R@k, paired over queries (a − b in points, {ci_head}):\n\n"
                  + md.table(pd.DataFrame({
                      "K": shown["top_k"], "a": shown["a"], "b": shown["b"],
                      "R@k a": shown["mean_a"], "R@k b": shown["mean_b"],
-                     "a − b [95% CI]": [f"{100 * r['diff']:+.1f} [{100 * r.diff_low:+.1f}, "
+                     f"a − b [{ci_head}]": [f"{100 * r['diff']:+.1f} [{100 * r.diff_low:+.1f}, "
                                         f"{100 * r.diff_high:+.1f}]"
                                         for _, r in shown.iterrows()],
                      "queries a wins": shown["a_wins"], "queries b wins": shown["b_wins"],
-                     "p (Holm)": shown["p_holm"], "real": shown["real"]}),
-                     {"R@k a": "{:.1%}", "R@k b": "{:.1%}", "p (Holm)": "{:.3f}"},
-                     max_rows=None, align={"a − b [95% CI]": "right"},
+                     "verdict (a against b)": shown["verdict"]}),
+                     {"R@k a": "{:.1%}", "R@k b": "{:.1%}"},
+                     max_rows=None, align={f"a − b [{ci_head}]": "right"},
                      link=f"{out.name}/paired_recall.csv")
                  + f"\n\nEvery K, and the same for Complete@k: "
                  f"[paired_complete.csv]({out.name}/paired_complete.csv)."))

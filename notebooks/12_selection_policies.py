@@ -33,10 +33,11 @@
 # | `two_stage` | the best servers (a tool's `domain`) by their best or summed tool scores, then the best tools within them |
 #
 # Every policy is put on the **recall-vs-payload plane** per registry with the `default`
-# scorer: with a split, each policy's settings are chosen on a file's dev part and the frontier
-# is reported on its test part; when the requests carry no split, settings are chosen and
-# measured on the same requests (in-sample, said in every heading and verdict). (How
-# every scorer ranks on these registries is notebook 06.)
+# scorer: each policy's settings are chosen on a file's dev part and reported on its test
+# part; when the requests carry no split, the page makes a seeded one of its own by request
+# group (near-duplicates and one conversation's turns stay together; `sizes.csv` says so), so
+# nothing is chosen on the requests it is reported on. (How every scorer ranks on these
+# registries is notebook 06.)
 #
 # By default it runs on the bundled registry styles (`data/styles`); given a `registry` and
 # its `queries`, on that registry instead.
@@ -59,6 +60,7 @@ from IPython.display import Markdown, display
 
 from toolsel.datasets import given_style, load_style
 from toolsel.io import write_table
+from toolsel.pages.overview import interval_heading
 from toolsel.pages.selection_policies import FILES, policy_tables, verdict_sentence
 from toolsel.policies import config_specs
 from toolsel.report import claims
@@ -105,18 +107,17 @@ else:
     display(Markdown(
         f"Evaluating the given registry ({md.code(name)}, sizes below) "
         + ("on its **test** requests, settings chosen on its **dev** requests." if has_split
-           else "on **every** request: the file has no `split`, so the policies' settings "
-                "are chosen and reported on the same requests (a description of this set, "
-                "not a held-out estimate).")))
+           else "on a **seeded split** of its requests: the file has no `split`, so the page "
+                "deals whole request groups (near-duplicates, one conversation's turns) to "
+                "dev and test with a fixed seed; settings are chosen on that dev part and "
+                "reported on that test part.")))
 tables = policy_tables(data, has_split=has_split, scorer=policy_scorer,
                        comparable_k=comparable_k, n_boot=n_boot, seed=seed)
 for name_, table in tables.items():
     write_table(table, out / FILES[name_])
-words = claims.in_sample_words(has_split)
+words = claims.in_sample_words(True)  # a file without a split got a seeded one
 sizes = tables.sizes
-shown_sizes = sizes if has_split else sizes.drop(columns=["dev requests"]).rename(columns={
-    "test requests": "requests (in-sample)", "multi-tool (test)": "multi-tool"})
-display(Markdown(md.table(shown_sizes, link=f"{out.name}/{FILES['sizes']}")))
+display(Markdown(md.table(sizes, link=f"{out.name}/{FILES['sizes']}")))
 display(Markdown("**This run:** " + log.summary(claims.count_rows(
     sizes, FILES["sizes"], "Selection policies against fixed top-K on {n} registr"
     + ("y" if len(sizes) == 1 else "ies") + f" ({words['heading']})."))))
@@ -132,15 +133,17 @@ display(Markdown("**This run:** " + log.summary(claims.count_rows(
 # **Choosing the settings.** Per registry and policy, the settings kept are those on that
 # policy's own Pareto frontier of the requests settings are chosen on (no other setting of the
 # same policy sends fewer tokens for at least the recall); fixed top-K keeps every K (K is the
-# user's choice, and a full baseline is the harder one to beat). The requests reported then
-# show those settings only. Without a split, both are every request (in-sample).
+# user's choice, and a full baseline is the harder one to beat). The test requests then show
+# those settings only.
 #
 # A policy's point **dominates** a fixed top-K point on a registry when it has as much recall or
 # more for no more payload (one of the two strictly), on the means. A policy **beats** top-K
-# only where, at the payload of some K of `comparable_k`, it is the best point sending no more
-# tokens and its recall gain over top-K has a paired bootstrap 95% interval above zero; a
-# policy that only dominates **ties** top-K. One comparison per registry and K; the intervals
-# are not adjusted for their number.
+# only where, at the payload of some K of `comparable_k`, the point sending no more tokens with
+# the best recall **on dev** is that policy's, and on the test requests its recall gain over
+# top-K is *ahead* by the suite's one rule (`toolsel.eval.inference`): a paired bootstrap
+# interval resampling request groups that lies above zero, every such comparison of the page
+# (registries × K where dev chose another policy) being one family held at 95% (Bonferroni).
+# A policy that only dominates **ties** top-K.
 
 # %%
 display(Markdown("Settings per policy:\n\n" + md.table(tables.grid, code=["policy"],
@@ -148,7 +151,7 @@ display(Markdown("Settings per policy:\n\n" + md.table(tables.grid, code=["polic
 
 # %%
 kept = tables.chosen.groupby(["style", "policy"], sort=False).size().unstack("policy").fillna(0)
-on_dev = "on dev" if has_split else "on every request"
+on_dev = "on dev"
 display(Markdown(f"Settings kept {on_dev}, per registry and policy (count):\n\n"
                  + md.table(kept.astype(int), index=True)
                  + f"\n\nEvery setting {on_dev}: [policies_dev.csv]({out.name}/policies_dev.csv); "
@@ -157,8 +160,8 @@ display(Markdown(f"Settings kept {on_dev}, per registry and policy (count):\n\n"
 # %% [markdown]
 # ### The frontier per registry
 #
-# Pareto-best points are ringed, with 95% intervals of their recall (bootstrap; Wilson's
-# where the bootstrap collapses to a point). The x axis is the mean tokens sent (log scale),
+# Pareto-best points are ringed, with 95% intervals of their recall by the one rule (Wilson's
+# for a 0/1 rate over independent requests, else a bootstrap resampling request groups). The x axis is the mean tokens sent (log scale),
 # not the payload reduction: the larger the registry, the closer every policy's reduction is
 # to 100%, so the reduction hides the differences that the tokens sent show.
 
@@ -179,10 +182,8 @@ pareto, grid = tables.pareto, tables.settings
 # settings are shown as spec strings (toolsel.policies.policy_spec), not as reprs
 n_of = test_summary.set_index(["style", "config"])["n_queries"]
 display(Markdown(f"The Pareto-best points ({words['heading']}), per registry, fewest tokens "
-                 "first (R with its bootstrap 95% interval, or its Wilson 95% interval where "
-                 "every request got all its required tools, or every one got none, and the "
-                 "bootstrap collapses to a point; Complete, a yes-or-no outcome per request, "
-                 "with its Wilson 95% interval):\n\n"
+                 "first (R and Complete with 95% intervals by the one rule: Wilson's for a "
+                 "yes-or-no outcome per request, a bootstrap for any other mean):\n\n"
                  + md.table(pareto.assign(
                      config=config_specs(pareto["config"], grid),
                      **{"R@sent": [md.interval(r["R@sent"], r["R@sent_low"], r["R@sent_high"],
@@ -225,25 +226,28 @@ display(Markdown(md.table(verdict.assign(config=config_specs(verdict["config"], 
 # %% [markdown]
 # ### The best policy at the payload of a fixed K
 #
-# For each K in `comparable_k`: the top-K point, and the point of any policy with the highest
-# recall among those sending no more tokens on average. `gain` is its recall minus top-K's, with
-# a paired bootstrap 95% interval over the reported requests (`gain_low`, `gain_high`; 0 when
-# top-K itself is best).
+# For each K in `comparable_k`: the point of any policy with the highest recall among those
+# sending no more tokens on average **on dev** (`dev_gain`: its recall gain there), then that
+# one setting and top-K on the **test** requests. `gain` is its test recall minus top-K's,
+# with its paired interval at the family's level (`gain_low`, `gain_high`; 0 when dev chose
+# top-K itself) and the one rule's `verdict`.
 
 # %%
 comparable = tables.comparable
+gain_head = interval_heading(comparable["family"])
 display(Markdown(md.table(pd.DataFrame({
     "style": comparable["style"], "K": comparable["k"],
     "top-K reduction": comparable["top_k_payload_reduction"], "top-K R": comparable["top_k_R@sent"],
     "best policy": comparable["best_policy"],
     "its setting": config_specs(comparable["best_config"], grid),
     "its reduction": comparable["best_payload_reduction"], "its R": comparable["best_R@sent"],
-    "gain in R, points [95% CI]": [
+    f"gain in R, points [{gain_head}]": [
         f"{100 * r.gain:+.1f} [{100 * r.gain_low:+.1f}, {100 * r.gain_high:+.1f}]"
-        for r in comparable.itertuples()], "beats top-K": comparable["beats"]}),
+        for r in comparable.itertuples()], "verdict": comparable["verdict"],
+    "beats top-K": comparable["beats"]}),
     {"top-K reduction": "{:.1%}", "top-K R": "{:.1%}", "its reduction": "{:.1%}",
      "its R": "{:.1%}"}, code=["its setting"], max_rows=None,
-    align={"gain in R, points [95% CI]": "right"}, link=f"{out.name}/{FILES['comparable']}")))
+    align={f"gain in R, points [{gain_head}]": "right"}, link=f"{out.name}/{FILES['comparable']}")))
 
 # %%
 style_verdict = tables.style_verdict
@@ -255,7 +259,7 @@ display(Markdown(md.table(style_verdict.rename(columns={
 
 # %%
 display(Markdown(f"**Verdict ({words['heading']}).** " + log.add(verdict_sentence(
-    style_verdict, verdict, in_sample=not has_split,
+    style_verdict, verdict, in_sample=False, seeded=tables.split_kind == "seeded",
     unit=("style", "styles") if bundled else ("registry", "registries")))))
 if bundled and len(style_verdict) >= 5:
     # the issue's target: an adaptive policy dominates fixed top-K on two styles or more
@@ -266,7 +270,7 @@ if bundled and len(style_verdict) >= 5:
 #
 # - Read the gains together with their intervals: one request moves recall by the points
 #   given below for each registry, so a policy that dominates one K point on these requests
-#   beats top-K only where the interval of its gain excludes zero.
+#   beats top-K only where the one rule puts its dev-chosen gain ahead on test.
 # - A **threshold** or **adaptive K** sends few tools when one tool stands out and more when
 #   the scores stay close, which is where a fixed K either wastes tokens or cuts a needed tool;
 #   the `default` scorer's scores (best tool about 1, average tool 0 per request) make one

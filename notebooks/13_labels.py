@@ -43,9 +43,11 @@
 # split into folds, keeping near-duplicates (same normalized text, or token overlap of 0.8 or
 # more) and the turns of one conversation in one fold; each request is scored by a model fit
 # on the other folds only, which also chose its method on those folds alone. Blind and learned
-# are compared on the same requests: paired differences with 95% bootstrap intervals that
-# resample whole groups of requests. "The labels help" is said only when the whole interval
-# lies above one request's worth (1 / n); below minus that, "the labels hurt".
+# are compared on the same requests: paired bootstrap intervals that resample whole groups of
+# requests, by the suite's one rule (`toolsel.eval.inference`): the scorers compared on one
+# metric are one family, each interval at the Bonferroni level that keeps the family at 95%.
+# "The labels help" is said only when that interval lies above zero, "the labels hurt" when
+# it lies below, a tie otherwise.
 #
 # By default this page runs on the bundled workspace registry and its labeled requests; given a
 # `registry` and its `queries`, on those.
@@ -93,8 +95,8 @@ else:
 # ## Blind vs learned, per scorer
 #
 # `blind` and `learned` are means over the labeled requests (each scored by the model of its
-# fold); `diff` is learned − blind with its paired 95% bootstrap interval (whole groups of
-# requests resampled); `won` / `lost` count the requests where the learned model is better /
+# fold); `diff` is learned − blind with its paired bootstrap interval (whole groups of
+# requests resampled; at the family's level, `family` comparisons per metric); `won` / `lost` count the requests where the learned model is better /
 # worse. The second table splits the same requests by coverage: whether all, some or none of
 # a request's tools had a labeled request in its fold's training.
 

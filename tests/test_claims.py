@@ -58,25 +58,26 @@ def test_wilson_interval_edges():
 
 
 def test_clustered_bootstrap_resamples_whole_groups():
-    from toolsel.eval.stats import bootstrap_intervals
+    from toolsel.eval.stats import mean_intervals
     # two conversations: one all 1s (4 turns), one all 0s (4 turns). Resampling turns would
     # give intervals near 0.5 +- 0.35; resampling conversations can only give 0, 0.5 or 1.
     qm = pd.DataFrame({"scorer": "s", "top_k": 0, "query_id": [f"t{i}" for i in range(8)],
                        "conv": ["a"] * 4 + ["b"] * 4, "m": [1.0] * 4 + [0.0] * 4})
-    ci = bootstrap_intervals(qm, ["m"], cluster="conv", n_boot=500).iloc[0]
+    ci = mean_intervals(qm, ["m"], cluster="conv", n_boot=500).iloc[0]
     assert ci["low"] == 0.0 and ci["high"] == 1.0 and ci["mean"] == 0.5
-    plain = bootstrap_intervals(qm, ["m"], n_boot=500).iloc[0]
-    assert 0 < plain["low"] < 0.5 < plain["high"] < 1
+    assert ci["method"] == "bootstrap"
+    plain = mean_intervals(qm, ["m"], n_boot=500).iloc[0]  # 4 of 8, independent: Wilson's
+    assert plain["method"] == "wilson" and 0 < plain["low"] < 0.5 < plain["high"] < 1
     with pytest.raises(KeyError, match="cluster"):
-        bootstrap_intervals(qm, ["m"], cluster="nope")
+        mean_intervals(qm, ["m"], cluster="nope")
 
 
 def test_unclustered_bootstrap_unchanged_by_the_cluster_code():
-    from toolsel.eval.stats import bootstrap_intervals
+    from toolsel.eval.stats import mean_intervals
     qm = pd.DataFrame({"scorer": "s", "top_k": 0, "query_id": list("abcde"),
-                       "m": [1.0, 0.0, 1.0, float("nan"), 1.0]})
-    a = bootstrap_intervals(qm, ["m"], n_boot=300, seed=3)
-    b = bootstrap_intervals(qm.assign(c=qm["query_id"]), ["m"], n_boot=300, seed=3, cluster="c")
+                       "m": [1.0, 0.5, 1.0, float("nan"), 0.0]})
+    a = mean_intervals(qm, ["m"], n_boot=300, seed=3)
+    b = mean_intervals(qm.assign(c=qm["query_id"]), ["m"], n_boot=300, seed=3, cluster="c")
     pd.testing.assert_frame_equal(a, b)
 
 
@@ -157,14 +158,14 @@ def test_change_says_leaving_when_nothing_moved(tmp_path):
     assert escape_hatch.change(0.5, 0.25, "C", "h.csv", r1, r2).text.startswith("lowering C")
 
 
-def test_verdict_label_fits_the_interval():
-    assert default_scorer.verdict_label(0.042, 0.0, 0.099) == "ahead on the mean; interval reaches zero"
-    assert default_scorer.verdict_label(0.05, 0.01, 0.1) == "better (interval above zero)"
-    assert default_scorer.verdict_label(-0.05, -0.1, -0.01) == "worse (interval below zero)"
-    assert default_scorer.verdict_label(0.0, 0.0, 0.0) == "same on every request"
-    assert default_scorer.verdict_label(0.02, -0.03, 0.07) == "ahead on the mean; interval includes a loss"
-    assert default_scorer.verdict_label(-0.02, -0.07, 0.03) == \
-        "behind on the mean; interval includes a gain"
+def test_verdict_label_is_the_one_rule():
+    from toolsel.eval.inference import verdict
+    # an interval reaching zero is a tie, whatever the mean (the page once said "ahead on
+    # the mean; interval reaches zero")
+    assert default_scorer.verdict_label(verdict(0.0, 0.099)) == "tie (interval includes zero)"
+    assert default_scorer.verdict_label(verdict(0.01, 0.1)) == "ahead (interval above zero)"
+    assert default_scorer.verdict_label(verdict(-0.1, -0.01)) == "behind (interval below zero)"
+    assert default_scorer.verdict_label(verdict(-0.03, 0.07)) == "tie (interval includes zero)"
 
 
 def _vs(rows):
@@ -179,9 +180,10 @@ def test_versus_best_and_rows(tmp_path):
     _write(tmp_path, "v.csv", vs)
     c = default_scorer.versus_best(vs, "v.csv")
     assert "below the best single scorer on api MRR (-0.020 against embedding)" in c.text
-    assert "shows a gain on api R@5" in c.text and "includes a loss on api MRR" in c.text
+    assert "it is ahead on api R@5; behind nowhere; it ties everywhere else" in c.text
     r = default_scorer.versus_rows(vs, "v.csv", style="api")
-    assert "R@5 0.950 vs embedding 0.900, +0.050 [+0.010, +0.100]: better" in r.text
+    assert "R@5 0.950 vs embedding 0.900, +0.050 [+0.010, +0.100]: ahead" in r.text
+    assert "MRR 0.860 vs embedding 0.880, -0.020 [-0.050, +0.010]: tie" in r.text
     assert _log(tmp_path, c, r) == []
 
 
@@ -233,27 +235,30 @@ def test_benchmark_counts_leave_out_what_the_data_lacks(tmp_path):
     assert _log(tmp_path, c) == []
 
 
-def _gap(metric, scorer, n, ms, mr, gap, low, high, rw, sw, p, far, style=None):
+def _gap(metric, scorer, n, ms, mr, gap, low, high, rw, sw, family, far, style=None):
+    from toolsel.eval.inference import family_level, verdict
     row = {"metric": metric, "scorer": scorer, "reference": "default", "n": n,
            "mean_scorer": ms, "mean_reference": mr, "gap": gap, "gap_low": low,
-           "gap_high": high, "reference_wins": rw, "scorer_wins": sw, "p_value": p,
+           "gap_high": high, "reference_wins": rw, "scorer_wins": sw, "family": family,
+           "level": family_level(family), "verdict": verdict(low, high),
            "margin": 0.1, "alpha": 0.05, "far": far}
     return {"style": style, **row} if style else row
 
 
 def test_scorer_gap_warning_names_the_far_scorers_and_cites_every_number(tmp_path):
     gaps = pd.DataFrame([
-        _gap("R@5", "jaccard", 40, 0.25, 0.75, 0.5, 0.35, 0.65, 20, 0, 0.000002, True),
-        _gap("Complete@10", "jaccard", 40, 0.3, 0.8, 0.5, 0.325, 0.65, 20, 0, 0.000002, True),
-        _gap("R@5", "bm25", 40, 0.7, 0.75, 0.05, 0.0, 0.1, 2, 0, 0.5, False),
-        _gap("Complete@10", "bm25", 40, 0.8, 0.8, 0.0, 0.0, 0.0, 0, 0, 1.0, False)])
+        _gap("R@5", "jaccard", 40, 0.25, 0.75, 0.5, 0.35, 0.65, 20, 0, 10, True),
+        _gap("Complete@10", "jaccard", 40, 0.3, 0.8, 0.5, 0.325, 0.65, 20, 0, 10, True),
+        _gap("R@5", "bm25", 40, 0.7, 0.75, 0.05, 0.0, 0.1, 2, 0, 10, False),
+        _gap("Complete@10", "bm25", 40, 0.8, 0.8, 0.0, 0.0, 0.0, 0, 0, 10, False)])
     _write(tmp_path, "g.csv", gaps)
     c = overview.scorer_gap_warning(gaps, "g.csv", unit="query")
     assert c.text.startswith("**Warning:** On these 40 labeled queries, <code>jaccard</code> is "
                              "far below <code>default</code>: <code>jaccard</code> R@5 0.250 vs "
                              "0.750 (gap 0.500 [0.350, 0.650]; 20 queries better with")
     assert "bm25" not in c.text  # not far: not named
-    assert "a gap of 0.10 or more" in c.text and "below p = 0.05" in c.text
+    assert "a gap of 0.10 or more" in c.text and "lies above zero" in c.text
+    assert "each at 99.5%, Bonferroni over 10" in c.text and "p =" not in c.text
     card = overview.scorer_gap_card(gaps)
     assert card.text == ("Warning: <code>jaccard</code> is far below <code>default</code> on "
                          "this labeled data.")
@@ -265,17 +270,13 @@ def test_scorer_gap_warning_names_the_far_scorers_and_cites_every_number(tmp_pat
 
 @pytest.mark.parametrize("row, says", [
     # a large gap on a few requests: the interval reaches zero
-    (("R@5", "tfidf", 8, 0.5, 0.625, 0.125, 0.0, 0.375, 2, 1, 1.0, False),
+    (("R@5", "tfidf", 8, 0.5, 0.625, 0.125, 0.0, 0.375, 2, 1, 1, False),
      "is 0.125 [0.000, 0.375]: its interval reaches zero, so these requests cannot tell"),
-    # an interval above zero, but 4 requests lost and none won: the sign test says no
-    (("Complete@10", "tfidf", 40, 0.9, 1.0, 0.1, 0.025, 0.2, 4, 0, 0.125, False),
-     "but only 4 requests are better with <code>default</code> and 0 worse: the sign "
-     "test's p = 0.125 is not below 0.05"),
     # a sure but small gap
-    (("R@5", "tfidf", 80, 0.925, 1.0, 0.075, 0.025, 0.125, 6, 0, 0.031, False),
+    (("R@5", "tfidf", 80, 0.925, 1.0, 0.075, 0.025, 0.125, 6, 0, 1, False),
      "is 0.075 [0.025, 0.125]: under the margin."),
     # every scorer at or above the reference
-    (("R@5", "tfidf", 20, 0.9, 0.8, -0.1, -0.2, 0.0, 0, 2, 0.5, False),
+    (("R@5", "tfidf", 20, 0.9, 0.8, -0.1, -0.2, 0.0, 0, 2, 1, False),
      "Every scorer is at or above <code>default</code> on the mean."),
 ])
 def test_scorer_gap_warning_says_nothing_false_where_no_scorer_is_far(tmp_path, row, says):
@@ -290,7 +291,7 @@ def test_scorer_gap_warning_says_nothing_false_where_no_scorer_is_far(tmp_path, 
 
 def test_scorer_gap_warning_with_nothing_to_rank(tmp_path):
     nan = float("nan")  # every required tool always included: no request left to compare
-    gaps = pd.DataFrame([_gap("R@5", "bm25", 0, nan, nan, nan, nan, nan, 0, 0, 1.0, False)])
+    gaps = pd.DataFrame([_gap("R@5", "bm25", 0, nan, nan, nan, nan, nan, 0, 0, 1, False)])
     _write(tmp_path, "g.csv", gaps)
     c = overview.scorer_gap_warning(gaps, "g.csv")
     assert c.text == ("On these 0 labeled requests, no request has a required tool left to "
@@ -300,8 +301,8 @@ def test_scorer_gap_warning_with_nothing_to_rank(tmp_path):
 
 def test_scorer_gap_warning_per_style(tmp_path):
     gaps = pd.DataFrame([
-        _gap("R@5", "embedding", 65, 0.6, 0.75, 0.15, 0.06, 0.19, 30, 6, 0.00002, True, "openapi"),
-        _gap("R@5", "embedding", 54, 0.9, 0.92, 0.02, -0.02, 0.05, 3, 2, 1.0, False, "api")])
+        _gap("R@5", "embedding", 65, 0.6, 0.75, 0.15, 0.06, 0.19, 30, 6, 10, True, "openapi"),
+        _gap("R@5", "embedding", 54, 0.9, 0.92, 0.02, -0.02, 0.05, 3, 2, 10, False, "api")])
     _write(tmp_path, "g.csv", gaps)
     c = overview.scorer_gap_warning(gaps, "g.csv", by="style")
     first, second = c.text.split("\n\n")
@@ -316,16 +317,23 @@ def test_scorer_gap_warning_per_style(tmp_path):
 
 def test_real_differences_counts_the_pairs(tmp_path):
     from itertools import combinations
-    pairs = [dict(top_k=10, a=a, b=b, diff=0.1 if (a, b) == ("s0", "s4") else 0.0,
-                  real=(a, b) == ("s0", "s4")) for a, b in combinations(
-                      [f"s{i}" for i in range(5)], 2)]
+    far = ("s0", "s4")
+    pairs = [dict(top_k=10, a=a, b=b, diff=0.1 if (a, b) == far else 0.0,
+                  diff_low=0.02 if (a, b) == far else -0.05, diff_high=0.18 if (a, b) == far
+                  else 0.05, family=10, verdict="ahead" if (a, b) == far else "tie")
+             for a, b in combinations([f"s{i}" for i in range(5)], 2)]
     paired = pd.DataFrame(pairs)
     _write(tmp_path, "p.csv", paired)
     _write(tmp_path, "s.csv", pd.DataFrame({"n_queries": [30]}))
     c = recall_vs_payload.real_differences(paired, "p.csv", n_queries=30, n_source="s.csv")
-    assert "over the 10 pairs" in c.text  # not "six"
-    assert "s0 vs s4 (+10.0 points)" in c.text
+    assert "With the 10 pairs of scorers" in c.text  # not "six"
+    assert "s0 ahead of s4 (+10.0 points [+2.0, +18.0])" in c.text
+    # "every other pair" is counted from the rule: the 9 ties
+    assert "The other 9 of the 10 comparisons tie" in c.text
     assert _log(tmp_path, c) == []
+    none = recall_vs_payload.real_differences(paired.assign(verdict="tie"), "p.csv",
+                                              n_queries=30, n_source="s.csv")
+    assert "every pair ties" in none.text
 
 
 def test_check_claims_catches_a_wrong_number_and_a_number_without_source(tmp_path):
@@ -496,11 +504,16 @@ def _assert_page(executed: Path, page: Path, *, bundled: bool, has_split: bool) 
         gaps = pd.read_csv(page / "scorer_gaps.csv")
         assert ("**Warning:**" in shown) == bool(gaps["far"].any())
         assert "far below <code>default</code>" in shown
-    if not has_split:  # no split: no dev/test words, and the in-sample caveat is said
+    if not has_split and page.name == "12_selection_policies":
+        # no split in the file: the page makes a seeded one and says so (chosen on dev)
+        assert "seeded split" in shown and "in-sample" not in shown.lower()
+        sizes = pd.read_csv(page / "sizes.csv")
+        assert sizes["split"].str.startswith("seeded").all()
+    elif not has_split:  # no split: no dev/test words, and the in-sample caveat is said
         for words in ("test requests, settings chosen on dev", "on the test requests",
                       "dev requests"):
             assert words not in shown, words
-        if page.name in ("06_default_scorer", "12_selection_policies"):
+        if page.name == "06_default_scorer":
             assert "in-sample" in shown.lower()
 
 
@@ -660,37 +673,19 @@ def test_which_embedding_block_from_hand_made_tables(tmp_path):
     assert _log(tmp_path, *found) == []
 
 
-def test_with_wilson_replaces_only_the_binary_rows():
-    from toolsel.eval.stats import bootstrap_intervals, with_wilson
-    qm = pd.DataFrame({"scorer": "s", "top_k": 1, "query_id": list("abcd"),
-                       "Complete@k": [1.0, 1.0, 1.0, 1.0], "R@k": [1.0, 1.0, 1.0, 1.0]})
-    ci = with_wilson(bootstrap_intervals(qm), qm).set_index("metric")
-    assert ci.loc["R@k", "low"] == 1.0  # the bootstrap's point at 100%
-    # 4 of 4: the Wilson interval n / (n + z²) = 4 / 7.841459
-    assert ci.loc["Complete@k", "low"] == pytest.approx(0.510109, abs=1e-6)
-    assert ci.loc["Complete@k", "high"] == 1.0
-    with pytest.raises(ValueError, match="not 0/1"):
-        with_wilson(bootstrap_intervals(qm.assign(**{"Complete@k": 0.5})), qm.assign(
-            **{"Complete@k": 0.5}))
-
-
-def test_with_wilson_collapsed_only_replaces_a_bootstrap_point_of_0_1_values():
-    from toolsel.eval.stats import bootstrap_intervals, with_wilson
+def test_a_rate_gets_wilson_and_a_fraction_the_bootstrap():
+    from toolsel.eval.stats import mean_intervals
     qm = pd.DataFrame({"scorer": ["s"] * 4 + ["t"] * 4 + ["u"] * 4, "top_k": 1,
                        "query_id": list("abcd") * 3,
                        "R@k": [1.0] * 4 + [0.5] * 4 + [1.0, 0.5, 0.0, 1.0]})
-    boot = bootstrap_intervals(qm, ["R@k"]).set_index("scorer")
-    ci = with_wilson(bootstrap_intervals(qm, ["R@k"]), qm, ["R@k"],
-                     collapsed_only=True).set_index("scorer")
-    # s: every query 1, the bootstrap's point at 100% becomes 4 of 4's Wilson interval
-    assert boot.loc["s", "low"] == 1.0
+    ci = mean_intervals(qm, ["R@k"]).set_index("scorer")
+    # s: every query 1, a rate: 4 of 4's Wilson interval n / (n + z²) = 4 / 7.841459
+    assert ci.loc["s", "method"] == "wilson"
     assert ci.loc["s", "low"] == pytest.approx(0.510109, abs=1e-6)
     assert ci.loc["s", "high"] == 1.0
-    # t: a point at a fraction, u: a real bootstrap interval: both kept, and no error
-    for name in ("t", "u"):
-        assert (ci.loc[name, "low"], ci.loc[name, "high"]) == \
-            (boot.loc[name, "low"], boot.loc[name, "high"])
-    assert boot.loc["u", "low"] < boot.loc["u", "high"]
+    # t: every query a half, the bootstrap's point; u: a real bootstrap interval
+    assert (ci.loc["t", "low"], ci.loc["t", "high"]) == (0.5, 0.5)
+    assert ci.loc["u", "method"] == "bootstrap" and ci.loc["u", "low"] < ci.loc["u", "high"]
 
 
 def test_figures_keep_their_alt_text_in_the_html_page():

@@ -16,7 +16,7 @@ from toolsel import DataError, Registry, Tool, load_queries
 from toolsel.cli import main
 from toolsel.eval.crossfit import (cross_fit, fit_estimated, gain_table, learned_label,
                                    prepare)
-from toolsel.eval.stats import clustered_gain
+from toolsel.eval.inference import paired_difference as clustered_gain
 from toolsel.learn import LearnedScorer
 from toolsel.learn.artifact import load_model, read_model, save_model
 from toolsel.learn.ltr import FEATURES, description_signal, fit_ltr

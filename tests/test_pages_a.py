@@ -115,12 +115,12 @@ def test_recall_tables_and_real_differences(bundled, tmp_path):
     assert not _checked(tmp_path, t, recall.FILES, said)
     # the sentence follows the paired table: no real difference, then one
     p = t.paired_recall.copy()
-    p["real"] = False
+    p["verdict"] = "tie"
     none = recall.real_differences(p, "p.csv", n_queries=30, n_source="s.csv").text
-    assert "no real R@k difference" in none
-    p.loc[p.index[0], "real"] = True
+    assert "no R@k difference excludes zero: every pair ties" in none
+    p.loc[p.index[0], "verdict"] = "behind"
     some = recall.real_differences(p, "p.csv", n_queries=30, n_source="s.csv").text
-    assert "real R@k differences for K=" in some
+    assert "these R@k differences exclude zero: K=" in some and " behind " in some
 
 
 # --------------------------------------------------------------------------------------------

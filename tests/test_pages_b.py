@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from test_claims import bundled_only_sentences
@@ -160,7 +161,7 @@ def test_description_repair_on_the_bundled_split(tmp_path):
     # the count of test changes whose interval excludes zero is what the table says
     test = t.gain[t.gain["suite"] == "test"]
     if not test["excludes_zero"].any():
-        assert "within the noise" in said["every_scorer"].text
+        assert "these changes tie with none" in said["every_scorer"].text
 
 
 def test_description_repair_without_a_split_is_in_sample_and_never_says_dev(tmp_path):
@@ -281,6 +282,9 @@ def test_the_verdict_becomes_a_tie_when_the_interval_includes_zero(tmp_path):
     from toolsel.pages.selection_policies import verdict_sentence
     t = _policies(["api"])
     sv, v = t.style_verdict.copy(), t.verdict.copy()
+    # the tables as they read where the dev-chosen gain is ahead on test
+    v.loc[v.index[0], "beats"] = True
+    sv["beats_top_k"], sv["ties_top_k"] = True, False
     before = verdict_sentence(sv, v, in_sample=False).text
     assert "A policy other than fixed top-K **beats** it on this style" in before
     # the same tables with the winning gain's interval reaching zero
@@ -291,11 +295,28 @@ def test_the_verdict_becomes_a_tie_when_the_interval_includes_zero(tmp_path):
     assert "a policy only ties it" in after and "of 1" not in after and "1 more" not in after
 
 
-def test_policies_without_a_split_are_in_sample(tmp_path):
+def test_policies_without_a_split_get_a_seeded_split_by_group(tmp_path):
+    """A file without a split is not chosen and reported on the same requests: the page deals
+    whole request groups to dev and test with a fixed seed, and sizes.csv says so."""
+    from toolsel.learn.groups import request_groups, seeded_split
     from toolsel.pages.selection_policies import FILES, verdict_sentence
     t = _policies(["api"], has_split=False)
-    assert (t.sizes["dev requests"] == t.sizes["test requests"]).all()
-    said = {"verdict": verdict_sentence(t.style_verdict, t.verdict, in_sample=True,
-                                        unit=("registry", "registries"))}
-    text = _shown(tmp_path, t.items(), FILES, said, has_split=False, bundled=False)
-    assert "chosen and measured on the same requests" in text and "on this registry" in text
+    s = t.sizes.iloc[0]
+    assert s["split"].startswith("seeded") and t.split_kind == "seeded"
+    reg, qs = load_style("api", DATA / "styles")
+    assert s["dev requests"] + s["test requests"] == len(qs)
+    assert abs(s["dev requests"] - s["test requests"]) <= max(
+        1, int(pd.Series(request_groups(qs)).value_counts().max()))
+    # no group straddles the split, and the split is the same on every run
+    plain = _without_split(qs)
+    split = seeded_split(plain)
+    groups = request_groups(plain)
+    assert all(len({sp for sp, g2 in zip(split, groups) if g2 == g}) == 1 for g in set(groups))
+    assert split == seeded_split(plain)
+    # settings chosen on the seeded dev part, the gain tested on its test part
+    assert (t.comparable["chosen_on"] == "dev").all()
+    said = {"verdict": verdict_sentence(t.style_verdict, t.verdict, in_sample=False,
+                                        seeded=True, unit=("registry", "registries"))}
+    text = _shown(tmp_path, t.items(), FILES, said, has_split=True, bundled=False)
+    assert "seeded split" in text and "on this registry" in text
+    assert "chosen and measured on the same requests" not in text

@@ -40,12 +40,16 @@ def test_gap_message_needs_margin_and_an_interval_above_zero():
     assert gap_message(g) is None
     assert gap_message(g, margin=0.05) is not None  # the margin is a parameter
     assert gap_message(scorer_gaps(_qm([1.0] * 54 + [0.0] * 6, [1.0] * 60), "x"))  # 0.10
-    # 4 requests lost and none won of 40: the bootstrap interval is above zero, but the exact
-    # sign test gives p = 2 / 2**4 = 0.125; too few requests to call it a loss
+    # the one rule alone decides (no sign test): 4 of 40 lost and none won, a resample
+    # misses all four with chance 0.9**40 = 1.5% < 2.5%, so the interval lies above zero
     g = scorer_gaps(_qm([1.0] * 36 + [0.0] * 4, [1.0] * 40), "x")
     assert g["gap"].iloc[0] == pytest.approx(MARGIN) and (g["gap_low"] > 0).all()
-    assert g["p_value"].tolist() == [0.125, 0.125]
+    assert g["verdict"].tolist() == ["ahead", "ahead"] and (g["family"] == 1).all()
     assert list(g[["reference_wins", "scorer_wins"]].iloc[0]) == [4, 0]
+    assert gap_message(g) is not None
+    # 3 of 30 lost: 0.9**30 = 4.2% of resamples miss them all, the interval reaches zero
+    g = scorer_gaps(_qm([1.0] * 27 + [0.0] * 3, [1.0] * 30), "x")
+    assert g["gap"].iloc[0] == pytest.approx(MARGIN) and (g["verdict"] == "tie").all()
     assert gap_message(g) is None
     # a big gap on 3 requests: its interval includes zero, no warning
     qm = _qm([0.0, 1.0, 1.0], [1.0, 1.0, 1.0])
@@ -114,7 +118,7 @@ def test_gap_table_every_scorer_with_the_rule_per_row():
     assert g.loc[0, ["reference_wins", "scorer_wins"]].tolist() == [20, 0]
     assert (g["margin"] == MARGIN).all() and (g["alpha"] == 0.05).all()
     # the same rows as scorer_gaps, one scorer at a time
-    pd.testing.assert_frame_equal(g.iloc[:2, :12].reset_index(drop=True), scorer_gaps(qm, "x"))
+    pd.testing.assert_frame_equal(g.iloc[:2, :14].reset_index(drop=True), scorer_gaps(qm, "x"))
     assert gap_table(qm, ["y"])["scorer"].unique().tolist() == ["y"]
     # only the reference: an empty table with the columns
     assert gap_table(qm[qm["scorer"] == "default"]).empty

@@ -11,7 +11,7 @@ request vectors depend on no label.
 
 :func:`cross_fit` returns per-request metrics of the blind scorer and of the learned one on the
 same requests (``query_metrics``, the shape of a sweep's), ready for
-:func:`toolsel.eval.stats.paired_comparison` and :func:`~toolsel.eval.stats.bootstrap_intervals`.
+:func:`toolsel.eval.stats.paired_comparison` and :func:`~toolsel.eval.stats.mean_intervals`.
 :func:`learning_curve` repeats it with each tool learning from at most 0, 1, 2, 5 or all of
 its labeled requests.
 """
@@ -238,7 +238,7 @@ def learning_curve(prepared: Prepared, *, caps: Sequence[int | None] = CURVE_CAP
     ``n_queries``, ``n_labeled_tools`` (mean over folds of tools with a labeled request).
     Cap 0 is the blind scorer.
     """
-    from .stats import clustered_mean
+    from .inference import mean_interval
     rows = []
     from ..learn.signals import Setting
     for cap in caps:
@@ -250,7 +250,7 @@ def learning_curve(prepared: Prepared, *, caps: Sequence[int | None] = CURVE_CAP
         qm = cf.query_metrics[cf.query_metrics["scorer"] == learned_label(cf.base)]
         r5 = qm[qm["top_k"] == min(5, qm["top_k"].max())]
         c10 = qm[qm["top_k"] == min(10, qm["top_k"].max())]
-        ci = clustered_mean(r5["R@k"].to_numpy(), r5["group"].to_numpy())
+        ci = mean_interval(r5["R@k"].to_numpy(), r5["group"].to_numpy())
         rows.append({"labels_per_tool": "all" if cap is None else str(cap),
                      "R@5": float(r5["R@k"].mean()), "R@5_low": ci["low"],
                      "R@5_high": ci["high"],
@@ -266,12 +266,16 @@ GAIN_SUBSETS = ("every request", *COVERAGE)
 
 
 def gain_table(cf: CrossFit, metrics: Sequence[tuple[str, str, int]] = (
-        ("R@5", "R@k", 5), ("Complete@10", "Complete@k", 10))) -> pd.DataFrame:
+        ("R@5", "R@k", 5), ("Complete@10", "Complete@k", 10)), *,
+        family: int = 1) -> pd.DataFrame:
     """Learned - blind on the cross-fitted requests, per metric and coverage subset, with the
-    paired bootstrap interval that resamples request groups
-    (:func:`toolsel.eval.stats.clustered_gain`). Columns: ``metric, subset, n, blind,
-    learned, diff, low, high, won, lost``."""
-    from .stats import clustered_gain
+    paired bootstrap interval that resamples request groups and its verdict, by the one rule
+    (:func:`toolsel.eval.inference.paired_difference`). ``family``: the comparisons the
+    caller's table makes on one metric (1 for ``fit``'s one decision; one per scorer on a page
+    comparing several); the coverage rows are a family ``len(COVERAGE)`` times as large.
+    Columns: ``metric, subset, n, blind, learned, diff, low, high, won, lost, family,
+    verdict``."""
+    from .inference import paired_difference
     qm = cf.query_metrics
     label = learned_label(cf.base)
     top = int(qm["top_k"].max())
@@ -282,14 +286,21 @@ def gain_table(cf: CrossFit, metrics: Sequence[tuple[str, str, int]] = (
         a = at[at["scorer"] == label].set_index("query_id")
         b = at[at["scorer"] == cf.base].set_index("query_id").loc[a.index]
         for subset in GAIN_SUBSETS:
-            sel = np.ones(len(a), dtype=bool) if subset == GAIN_SUBSETS[0] else \
-                (a["coverage"] == subset).to_numpy()
-            g = clustered_gain(a[col].to_numpy()[sel], b[col].to_numpy()[sel],
-                               a["group"].to_numpy()[sel])
+            whole = subset == GAIN_SUBSETS[0]
+            sel = np.ones(len(a), dtype=bool) if whole else (a["coverage"] == subset).to_numpy()
+            m = family if whole else family * len(COVERAGE)
+            g = paired_difference(a[col].to_numpy()[sel], b[col].to_numpy()[sel],
+                                  a["group"].to_numpy()[sel], family=m)
             rows.append({"metric": name, "subset": subset, "n": g["n"], "blind": g["mean_b"],
                          "learned": g["mean_a"], "diff": g["diff"], "low": g["low"],
-                         "high": g["high"], "won": g["won"], "lost": g["lost"]})
-    return pd.DataFrame(rows)
+                         "high": g["high"], "won": g["won"], "lost": g["lost"],
+                         "family": m, "verdict": g["verdict"]})
+    return pd.DataFrame(rows, columns=GAIN_COLUMNS)
+
+
+#: Columns of :func:`gain_table`.
+GAIN_COLUMNS = ["metric", "subset", "n", "blind", "learned", "diff", "low", "high", "won",
+                "lost", "family", "verdict"]
 
 
 @dataclass
@@ -311,7 +322,7 @@ def _decision(gains: pd.DataFrame, base: str) -> tuple[bool, str]:
     numbers = (f"cross-fitted R@5 {r['blind']:.3f} blind, {r['learned']:.3f} learned, "
                f"{r['diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}] over {int(r['n'])} "
                f"requests ({int(r['won'])} won, {int(r['lost'])} lost)")
-    if r["low"] > 0:
+    if r["verdict"] == "ahead":
         return True, f"ships the learned model: {numbers}; the interval lies above zero."
     return False, (f"ships blind {base} (the labels unused): {numbers}; the interval is not "
                    f"above zero, so the labels are not shown to help.")
@@ -333,8 +344,7 @@ def fit_estimated(registry: Sequence[Tool], queries: Sequence[Query],
                             bases=bases)
     reason = can_cross_fit(p.queries, k)
     if reason:
-        cf, gains = None, pd.DataFrame(columns=["metric", "subset", "n", "blind", "learned",
-                                                "diff", "low", "high", "won", "lost"])
+        cf, gains = None, pd.DataFrame(columns=GAIN_COLUMNS)
         ships, sentence = False, f"ships blind {p.scorer.base_name_}: {reason}."
     else:
         cf = cross_fit(p.registry, p.queries, prepared=p, setting=setting,

@@ -6,15 +6,14 @@ requests over long API texts it can fall far below TF-IDF and the fused ``defaul
 who picks one gets numbers, not a warning; this module turns the comparison into one line.
 
 :func:`scorer_gaps` reads a sweep's per-query metrics (no scoring): per metric, the
-reference's mean minus the scorer's, with a paired bootstrap interval and an exact sign test
-over the requests where the two differ (McNemar's exact test for a 0/1 metric;
-:func:`toolsel.eval.stats.paired_comparison`). :func:`gap_message` says something only when
-some gap is at least ``margin``, its interval is above zero **and** the sign test's p-value is
-below :data:`ALPHA` (the labeled requests show a real loss, not noise). The sign test is there
-for small sets: a percentile bootstrap over a dozen requests is too narrow (4 requests lost
-and none won out of 40 give an interval above zero, while the exact test gives p = 0.125). :func:`scorer_warning` runs the two scorers on ``(registry, queries)``
-and returns that message (or ``None``). :func:`gap_table` puts every scorer's gaps in one
-table with a ``far`` column (the rule above, row by row): what a report page writes as CSV and
+reference's mean minus the scorer's, with its paired interval and verdict by the one rule of
+:mod:`toolsel.eval.inference` (the family: every pair of the table's scorers at that cut-off,
+so the pair gets the verdict it gets on every other page). :func:`gap_message` says something
+only when some gap is at least ``margin`` **and** the rule puts the reference ahead (the
+interval at the family's level lies above zero): the labeled requests show a loss of that
+size, not noise. :func:`scorer_warning` runs the two scorers on ``(registry, queries)`` and
+returns that message (or ``None``). :func:`gap_table` puts every scorer's gaps in one table
+with a ``far`` column (the rule above, row by row): what a report page writes as CSV and
 renders its warning from (:func:`toolsel.pages.overview.scorer_gap_warning`).
 
 The stated margin, :data:`MARGIN`, is 0.10 (ten points of R@5 or Complete@10): on the
@@ -30,6 +29,8 @@ import pandas as pd
 
 from ..data import Query
 from ..scorers.base import Scorer
+from .inference import ALPHA as INFERENCE_ALPHA
+from .inference import level_words
 from .stats import paired_comparison
 
 __all__ = ["MARGIN", "ALPHA", "GAP_METRICS", "GAP_COLUMNS", "scorer_gaps", "gap_table", "gap_message",
@@ -37,27 +38,28 @@ __all__ = ["MARGIN", "ALPHA", "GAP_METRICS", "GAP_COLUMNS", "scorer_gaps", "gap_
 
 #: A gap smaller than this (in R@5 or Complete@10) never warns.
 MARGIN = 0.10
-#: The sign test's level: a gap whose p-value is not below it never warns.
-ALPHA = 0.05
+#: The family-wise level of the rule (:data:`toolsel.eval.inference.ALPHA`).
+ALPHA = INFERENCE_ALPHA
 #: The metrics compared: ``{label: (query-metric column, cut-off)}``.
 GAP_METRICS = {"R@5": ("R@k", 5), "Complete@10": ("Complete@k", 10)}
 #: Columns of :func:`gap_table` (``style`` first when grouped ``by="style"``).
 GAP_COLUMNS = ["metric", "scorer", "reference", "n", "mean_scorer", "mean_reference", "gap",
-               "gap_low", "gap_high", "reference_wins", "scorer_wins", "p_value", "margin",
-               "alpha", "far"]
+               "gap_low", "gap_high", "reference_wins", "scorer_wins", "family", "level",
+               "verdict", "margin", "alpha", "far"]
 
 
 def scorer_gaps(query_metrics: pd.DataFrame, scorer: str, reference: str = "default", *,
-                n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+                family: int | None = None, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Per metric of :data:`GAP_METRICS`: ``reference − scorer`` on the same queries.
 
     ``query_metrics`` is a sweep's :attr:`~toolsel.eval.sweep.SweepResult.query_metrics`
     with both labels among its scorers and cut-offs 5 and 10, or a table with one column per
     metric label (``R@5``, ``Complete@10``: a
     :attr:`~toolsel.tables.compare_styles.StyleComparison.query_metrics` of one style). Rows:
-    ``metric, scorer, reference, n, mean_scorer, mean_reference, gap, gap_low, gap_high`` (95%
-    paired bootstrap interval of the gap), ``reference_wins, scorer_wins`` (requests where
-    each is better) and ``p_value`` (exact two-sided sign test on those requests).
+    ``metric, scorer, reference, n, mean_scorer, mean_reference, gap, gap_low, gap_high`` (the
+    paired interval of the gap at the family's ``level``), ``reference_wins, scorer_wins``
+    (requests where each is better), ``family`` and ``verdict`` (the reference against the
+    scorer: ahead, behind or tie). ``family``: by default every pair of the table's scorers.
     """
     have = list(dict.fromkeys(query_metrics["scorer"]))
     for name in (scorer, reference):
@@ -70,8 +72,8 @@ def scorer_gaps(query_metrics: pd.DataFrame, scorer: str, reference: str = "defa
     for label, (col, k) in GAP_METRICS.items():
         if label in query_metrics.columns:  # one column per metric, one row per query
             pc = paired_comparison(query_metrics.assign(top_k=0), label,
-                                   scorers=[reference, scorer], n_boot=n_boot,
-                                   seed=seed).iloc[0]
+                                   scorers=[reference, scorer], family=family,
+                                   n_boot=n_boot, seed=seed).iloc[0]
             rows.append(_gap_row(label, scorer, reference, pc))
             continue
         ks = set(query_metrics["top_k"])
@@ -79,7 +81,7 @@ def scorer_gaps(query_metrics: pd.DataFrame, scorer: str, reference: str = "defa
             raise ValueError(f"the sweep has no top_k={k} (needed for {label}); it has "
                              f"{sorted(ks)}")
         pc = paired_comparison(query_metrics, col, scorers=[reference, scorer], top_k=[k],
-                               n_boot=n_boot, seed=seed).iloc[0]
+                               family=family, n_boot=n_boot, seed=seed).iloc[0]
         rows.append(_gap_row(label, scorer, reference, pc))
     return pd.DataFrame(rows)
 
@@ -90,14 +92,14 @@ def _gap_row(label: str, scorer: str, reference: str, pc: pd.Series) -> dict:
             "mean_scorer": float(pc["mean_b"]), "mean_reference": float(pc["mean_a"]),
             "gap": float(pc["diff"]), "gap_low": float(pc["diff_low"]),
             "gap_high": float(pc["diff_high"]), "reference_wins": int(pc["a_wins"]),
-            "scorer_wins": int(pc["b_wins"]), "p_value": float(pc["p_value"])}
+            "scorer_wins": int(pc["b_wins"]), "family": int(pc["family"]),
+            "level": float(pc["level"]), "verdict": pc["verdict"]}
 
 
-def _far(gaps: pd.DataFrame, margin: float, alpha: float = ALPHA) -> pd.Series:
-    """The rule of the warning, per row: a gap of at least ``margin`` whose interval is above
-    zero and whose sign test gives a p-value below ``alpha``."""
-    return ((gaps["gap"] >= margin - 1e-12) & (gaps["gap_low"] > 0)
-            & (gaps["p_value"] < alpha))
+def _far(gaps: pd.DataFrame, margin: float) -> pd.Series:
+    """The rule of the warning, per row: a gap of at least ``margin`` where the one rule puts
+    the reference ahead (its interval at the family's level above zero)."""
+    return (gaps["gap"] >= margin - 1e-12) & (gaps["verdict"] == "ahead")
 
 
 def gap_table(query_metrics: pd.DataFrame, scorers: Sequence[str] | None = None,
@@ -108,9 +110,9 @@ def gap_table(query_metrics: pd.DataFrame, scorers: Sequence[str] | None = None,
     ``scorers``: the scorers to compare (default: every scorer of the table but the
     reference, in table order). ``by``: a column to compare within (``"style"`` for a
     comparison over several registries; it becomes the first column). ``far`` is the rule of
-    :func:`gap_message`, row by row: the gap is at least ``margin``, its interval is above
-    zero and the sign test's ``p_value`` is below ``alpha`` (:data:`ALPHA`); both settings are
-    columns too, so a sentence citing them cites the table. Empty (with :data:`GAP_COLUMNS`) when the reference is the only scorer.
+    :func:`gap_message`, row by row: the gap is at least ``margin`` and the reference is ahead
+    by the one rule (its interval, at the family's level, above zero); the margin and the
+    family-wise ``alpha`` are columns too, so a sentence citing them cites the table. Empty (with :data:`GAP_COLUMNS`) when the reference is the only scorer.
     """
     groups = [(None, query_metrics)] if by is None else list(
         query_metrics.groupby(by, sort=False))
@@ -135,20 +137,21 @@ def gap_table(query_metrics: pd.DataFrame, scorers: Sequence[str] | None = None,
 
 
 def gap_message(gaps: pd.DataFrame, margin: float = MARGIN) -> str | None:
-    """One line when some gap of :func:`scorer_gaps` is ``>= margin`` with its interval above
-    zero and a sign-test p-value below :data:`ALPHA`; ``None`` otherwise."""
+    """One line when some gap of :func:`scorer_gaps` is ``>= margin`` and the reference is
+    ahead by the one rule; ``None`` otherwise."""
     far = gaps[_far(gaps, margin)]
     if far.empty:
         return None
     first = gaps.iloc[0]
     parts = [f"{r.metric} {r.mean_scorer:.2f} vs {r.mean_reference:.2f} (gap {r.gap:.2f}, "
-             f"95% paired interval [{r.gap_low:.2f}, {r.gap_high:.2f}]; {r.reference_wins} "
+             f"{level_words(int(r.family))} paired interval [{r.gap_low:.2f}, "
+             f"{r.gap_high:.2f}]; {r.reference_wins} "
              f"requests better with {r.reference!r}, {r.scorer_wins} worse)"
              for r in far.itertuples()]
     return (f"warning: scorer {first['scorer']!r} is far below {first['reference']!r} on these "
             f"{int(first['n'])} labeled requests: {'; '.join(parts)}. A gap of {margin:.2f} "
-            f"or more whose interval excludes zero and whose sign test gives p < {ALPHA} is a "
-            f"real loss on your data; consider scorer={first['reference']!r}.")
+            f"or more whose paired interval lies above zero is a real loss on your data; "
+            f"consider scorer={first['reference']!r}.")
 
 
 def _same(a: str | Scorer, b: str | Scorer) -> bool:

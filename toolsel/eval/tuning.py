@@ -124,7 +124,8 @@ class Choice:
     mean of R@5 and Complete@10), ``R@5, Complete@10`` (means over styles), ``worst_loss``
     (largest drop of either metric on any style vs the baseline) and ``eligible``.
     ``differences``: per style and metric, the chosen variant minus the baseline with a paired
-    bootstrap interval, wins/losses and the sign test (:func:`~toolsel.eval.stats.paired_comparison`).
+    bootstrap interval, wins/losses and the verdict by the one rule
+    (:func:`~toolsel.eval.stats.paired_comparison`; the family is one comparison per style).
     """
 
     variant: str
@@ -193,13 +194,16 @@ def choose(table: pd.DataFrame, baseline: str, *, max_loss: float | None = None,
 
 def paired_differences(query_metrics: pd.DataFrame, a: str, b: str, *, n_boot: int = 2000,
                        seed: int = 0) -> pd.DataFrame:
-    """Per style, ``a − b`` on R@5 and Complete@10 with a paired bootstrap interval.
+    """Per style, ``a − b`` on R@5 and Complete@10 with a paired bootstrap interval and the
+    one rule's verdict (:mod:`toolsel.eval.inference`; the family on one metric is one
+    comparison per style).
 
     ``query_metrics`` is :func:`query_metrics` of a table of :func:`evaluate_variants`. Rows:
-    ``style, metric, a, b, mean_a, mean_b, diff, diff_low, diff_high, a_wins, b_wins,
-    p_value``; ``a == b`` gives zero differences.
+    ``style, metric, a, b, mean_a, mean_b, diff, diff_low, diff_high, a_wins, b_wins, family,
+    verdict``; ``a == b`` gives zero differences (a tie).
     """
     rows = []
+    family = max(1, query_metrics["style"].nunique())
     for style, g in query_metrics.groupby("style", sort=False):
         for metric in TARGETS:
             col, k = METRICS[metric]
@@ -208,11 +212,12 @@ def paired_differences(query_metrics: pd.DataFrame, a: str, b: str, *, n_boot: i
                 rows.append({"style": style, "metric": metric, "a": a, "b": b,
                              "mean_a": float(v.mean()), "mean_b": float(v.mean()),
                              "diff": 0.0, "diff_low": 0.0, "diff_high": 0.0,
-                             "a_wins": 0, "b_wins": 0, "p_value": 1.0})
+                             "a_wins": 0, "b_wins": 0, "family": family, "verdict": "tie"})
                 continue
-            pc = paired_comparison(g, col, scorers=[a, b], top_k=[k], n_boot=n_boot,
-                                   seed=seed).iloc[0]
+            pc = paired_comparison(g, col, scorers=[a, b], top_k=[k], family=family,
+                                   n_boot=n_boot, seed=seed).iloc[0]
             rows.append({"style": style, "metric": metric, "a": a, "b": b,
                          **{c: pc[c] for c in ("mean_a", "mean_b", "diff", "diff_low",
-                                               "diff_high", "a_wins", "b_wins", "p_value")}})
+                                               "diff_high", "a_wins", "b_wins", "family",
+                                               "verdict")}})
     return pd.DataFrame(rows)

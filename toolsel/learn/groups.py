@@ -25,11 +25,13 @@ import numpy as np
 from ..data import Query
 from ..text import tokenize
 
-__all__ = ["request_groups", "group_folds", "normalized_text", "NEAR_DUPLICATE",
-           "GROUP_KEYS"]
+__all__ = ["request_groups", "group_folds", "normalized_text", "seeded_split",
+           "NEAR_DUPLICATE", "GROUP_KEYS", "SPLIT_SEED"]
 
 #: Token-set Jaccard index from which two requests count as near-duplicates.
 NEAR_DUPLICATE = 0.8
+#: The seed of :func:`seeded_split`.
+SPLIT_SEED = 0
 #: Query metadata keys naming the conversation (or any unit) a request belongs to.
 GROUP_KEYS = ("conversation", "conversation_id", "group")
 
@@ -127,3 +129,24 @@ def group_folds(groups: Sequence[int], k: int) -> np.ndarray:
         fold_of[int(ids[i])] = f
         size[f] += counts[i]
     return np.asarray([fold_of[int(g)] for g in groups], dtype=np.int64)
+
+
+def seeded_split(queries: Sequence[Query], *, seed: int = SPLIT_SEED) -> list[str]:
+    """A dev/test split for requests that carry none: whole request groups
+    (:func:`request_groups`: near-duplicates and one conversation's turns stay together) are
+    shuffled with ``seed`` and dealt to dev until it holds half the requests (rounded up),
+    the rest to test. One ``"dev"``/``"test"`` per request, in file order; deterministic."""
+    groups = request_groups(queries)
+    n_groups = int(groups.max()) + 1 if len(groups) else 0
+    order = np.random.default_rng(seed).permutation(n_groups)
+    sizes = np.bincount(groups, minlength=n_groups)
+    half = (len(queries) + 1) // 2
+    dev, taken = set(), 0
+    for g in order:
+        if taken >= half:
+            break
+        dev.add(int(g))
+        taken += int(sizes[g])
+    if n_groups > 1 and len(dev) == n_groups:  # one test group at least
+        dev.discard(int(order[-1]))
+    return ["dev" if int(g) in dev else "test" for g in groups]

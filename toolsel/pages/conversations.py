@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..datasets import Conversation
-from ..eval.stats import bootstrap_intervals, with_wilson
+from ..eval.stats import mean_intervals
 from ..report import claims
 from ..report import markdown as md
 from ..selection import Selector
@@ -68,14 +68,15 @@ def conversations_of(conversations: Sequence[Conversation], split: str
 
 
 def _turn_intervals(turns: pd.DataFrame) -> pd.DataFrame:
-    """95% intervals of the per-turn rates: a bootstrap resampling whole conversations (the
-    turns of one are not independent), Wilson's over the turns where every turn is alike and
-    that bootstrap collapses to a point (eager: always available)."""
+    """95% intervals of the per-turn rates by the one rule: a bootstrap resampling whole
+    conversations (the turns of one are not independent), Wilson's over the conversations
+    where every turn is alike and that bootstrap collapses to a point (eager: always
+    available)."""
     per_turn = turns.assign(scorer=turns["strategy"] + " " + turns["policy"].fillna(""),
                             top_k=0, query_id=turns["conversation_id"] + ":"
                             + turns["turn"].astype(str))
-    return with_wilson(bootstrap_intervals(per_turn, metrics=_RATES, cluster="conversation_id"),
-                       per_turn, _RATES, collapsed_only=True).set_index(["scorer", "metric"])
+    return mean_intervals(per_turn, metrics=_RATES, cluster="conversation_id").set_index(
+        ["scorer", "metric"])
 
 
 def _versus(totals: pd.DataFrame) -> pd.DataFrame:
@@ -138,8 +139,8 @@ def _data_sentences(t: ConversationTables) -> dict[str, claims.Claim]:
         "rates": claims.counts(
             t.data, src, "Over {n} conversations; rates over the {t} turns that need a "
             "filtered tool, with 95% intervals: a bootstrap that resamples whole conversations "
-            "(the turns of one conversation are not independent), or Wilson's over the turns "
-            "where every turn is alike and that bootstrap collapses to a point:",
+            "(the turns of one conversation are not independent), or Wilson's over the "
+            "conversations where every turn is alike and that bootstrap collapses to a point:",
             n="n_conversations", t="n_turns_need_filtered"),
         "detector": claims.fill(
             t.data, src, "The context rule flags {n} messages; precision {p} and recall {r} "

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..datasets import filter_split, given_style, load_styles
+from ..eval.inference import RULE_SHORT, verdict
 from ..eval.scorer_warning import gap_table
 from ..report import claims
 from ..report import markdown as md
@@ -129,7 +130,11 @@ def default_tables(d: PageData, scorers: Sequence[str], *, n_boot: int = 2000,
     vs = gaps = None
     if comparison_skip_reason(scorers) is None:
         singles = [s for s in SINGLE_SCORERS if s in scorers]
-        vs = versus_table(comparison, "default", singles, n_boot=n_boot, seed=seed)
+        # the best single scorer is picked on the dev requests (in-sample without a split)
+        picked = (compare_styles(d.dev, singles, n_boot=n_boot, seed=seed, latency_queries=0)
+                  if d.has_split else None)
+        vs = versus_table(comparison, "default", singles, chosen_on=picked, n_boot=n_boot,
+                          seed=seed)
         gaps = gap_table(comparison.query_metrics, [s for s in scorers if s != "default"],
                          by="style", n_boot=n_boot, seed=seed)
     dev = compare_styles(d.dev, dict(variants or ablation_variants()), n_boot=n_boot,
@@ -166,31 +171,27 @@ def default_sentences(t: DefaultTables, d: PageData) -> dict:
     return out
 
 
-def verdict_label(diff: float, low: float, high: float) -> str:
-    """A paired difference and its interval in words: ``better`` (interval above zero),
-    ``worse`` (below zero), or ahead/behind on the mean with what the interval allows."""
-    if low > 0:
-        return "better (interval above zero)"
-    if high < 0:
-        return "worse (interval below zero)"
-    if low == 0 and high == 0:
-        return "same on every request"
-    if diff > 0:
-        return ("ahead on the mean; interval reaches zero" if low == 0
-                else "ahead on the mean; interval includes a loss")
-    if diff < 0:
-        return ("behind on the mean; interval reaches zero" if high == 0
-                else "behind on the mean; interval includes a gain")
-    return "same mean; interval both ways"
+def _with_verdict(vs: pd.DataFrame) -> pd.DataFrame:
+    """``vs`` with the one rule's ``verdict`` column (read from its intervals when a table
+    written before verdicts were a column lacks it)."""
+    if "verdict" in vs.columns:
+        return vs
+    return vs.assign(verdict=[verdict(lo, hi) for lo, hi in zip(vs["diff_low"], vs["diff_high"])])
+
+
+def verdict_label(word: str) -> str:
+    """The one rule's verdict (:func:`toolsel.eval.inference.verdict`) of a candidate against
+    a reference, with what decided it."""
+    return {"ahead": "ahead (interval above zero)", "behind": "behind (interval below zero)",
+            "tie": "tie (interval includes zero)"}[word]
 
 
 def versus_best(vs: pd.DataFrame, source: str, *, candidate: str = "default",
                 digits: int = 3) -> Claim:
-    """Where ``candidate`` is below the best single scorer on the means, where its paired
-    interval shows a gain, and where it includes a loss (from
-    :func:`toolsel.tables.compare_styles.versus_best`)."""
+    """Where ``candidate`` is below the best single scorer on the means, and where the one
+    rule puts it ahead or behind (from :func:`toolsel.tables.compare_styles.versus_best`)."""
     b = Builder()
-    v = vs[vs["candidate"] == candidate] if "candidate" in vs.columns else vs
+    v = _with_verdict(vs[vs["candidate"] == candidate] if "candidate" in vs.columns else vs)
     if v.empty:
         return b.claim(f"No comparison of `{md.escape(candidate)}` with a single scorer.")
 
@@ -202,28 +203,33 @@ def versus_best(vs: pd.DataFrame, source: str, *, candidate: str = "default",
         return and_list([f"{b.lit(r.style)} {b.lit(r.metric)}" for r in rows.itertuples()])
 
     below = v[v["diff"] < 0]
-    win = v[v["diff_low"] > 0]
-    loss = v[v["diff_low"] < 0]
+    win = v[v["verdict"] == "ahead"]
+    loss = v[v["verdict"] == "behind"]
     cand = b.code(candidate)
-    text = (f"On the means {cand} is "
+    dev = "chosen_on" in v.columns and bool((v["chosen_on"] == "dev").all())
+    picked = ("picked on the dev requests" if dev
+              else "picked on these same requests (in-sample)")
+    rule = b.param(RULE_SHORT)
+    text = (f"The best single scorer is {picked}. On the means {cand} is "
             + ("at least the best single scorer everywhere" if below.empty else
                "below the best single scorer on "
                + and_list([f"{b.lit(r.style)} {b.lit(r.metric)} ({cell(r)} against "
                        f"{b.lit(r.best_single)})" for r in below.itertuples()])) + ". ")
-    text += ("The paired 95% interval shows a gain on " + where(win) if len(win)
-             else "No paired interval shows a gain")
-    text += ("; it includes a loss on " + where(loss) + ": there these requests cannot rule "
-             "out that the best single scorer is better." if len(loss)
-             else "; none includes a loss.")
+    text += (f"By the one rule ({rule}) it is ahead on " + where(win) if len(win)
+             else f"By the one rule ({rule}) it is ahead nowhere")
+    text += ("; behind on " + where(loss) if len(loss) else "; behind nowhere")
+    text += "; it ties everywhere else." if len(win) + len(loss) < len(v) else "."
     return b.claim(text)
 
 
 def versus_rows(vs: pd.DataFrame, source: str, *, style: str, candidate: str = "default",
                 digits: int = 3) -> Claim:
     """One registry's line: per metric, the candidate's mean against the best single
-    scorer's, the paired difference with its 95% interval, and :func:`verdict_label`."""
+    scorer's, the paired difference with its interval (at the family's level), and
+    :func:`verdict_label`."""
     b = Builder()
-    v = vs[(vs["style"].astype(str) == str(style)) & (vs["candidate"] == candidate)]
+    v = _with_verdict(vs[(vs["style"].astype(str) == str(style))
+                         & (vs["candidate"] == candidate)])
     parts = []
     for r in v.itertuples():
         w = {"style": style, "metric": r.metric}
@@ -233,7 +239,7 @@ def versus_rows(vs: pd.DataFrame, source: str, *, style: str, candidate: str = "
 
         parts.append(f"{b.lit(r.metric)} {n('candidate_mean')} vs {b.lit(r.best_single)} "
                      f"{n('best_mean')}, {n('diff', 'sdec')} [{n('diff_low', 'sdec')}, "
-                     f"{n('diff_high', 'sdec')}]: {verdict_label(r.diff, r.diff_low, r.diff_high)}")
+                     f"{n('diff_high', 'sdec')}]: {verdict_label(r.verdict)}")
     if not parts:
         return b.claim(f"**{b.lit(style)}**: no comparison.")
     return b.claim(f"**{b.lit(style)}**, {b.code(candidate)} against the best single scorer: "

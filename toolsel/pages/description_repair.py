@@ -19,6 +19,7 @@ from ..datasets import filter_split
 from ..eval.sweep import sweep
 from ..report import claims
 from ..report import markdown as md
+from ..eval.inference import level_words
 from ..tables.compare import (Comparison, apply_repairs, compare_registries, compare_suites,
                               held_back_terms, repair_table)
 from ..tables.failure_modes import classify_misses, repair_hints
@@ -95,8 +96,8 @@ def _compare(t: RepairTables, reg: Registry, patch: Mapping[str, str], scorers):
     t.leaks = held_back_terms(patch, reg, t.suites[t.chosen], held)
     t.summaries, t.changes, gain = compare_suites(reg, repaired, t.suites, scorers, t.top_k,
                                                   labels=("v1", "v2"))
-    # whether the change's paired interval excludes zero (counted by the reading)
-    gain["excludes_zero"] = (gain["gain_low"] > 0) | (gain["gain_high"] < 0)
+    # whether the one rule tells the change from none (counted by the reading)
+    gain["excludes_zero"] = gain["verdict"] != "tie"
     t.gain = gain.reset_index()
     judged = t.suites.get("test") or t.suites[t.chosen]
     t.per_tool = compare_registries(reg, repaired, judged, t.hint_scorer, t.top_k,
@@ -194,10 +195,13 @@ def _patch_sentences(t: RepairTables) -> dict[str, claims.Claim]:
             "in held-back requests (listed below): a gain there is not evidence.")
     for name in t.suites:
         first = t.gain.loc[t.gain["suite"] == name, "scorer"].iloc[0]
+        fam = int(t.gain.loc[t.gain["suite"] == name, "family"].iloc[0])
         out[f"suite:{name}"] = claims.fill(
             t.gain, FILES["gain"], f"**{md.escape(name)}**: Complete@{t.top_k} over {{n}} "
-            "requests (paired bootstrap 95% interval of the change):",
-            where={"suite": name, "scorer": first}, n="n")
+            "requests (paired bootstrap interval of the change, ",
+            where={"suite": name, "scorer": first}, n="n") + claims.literal(
+            "{lvl}", lvl=level_words(fam)) + (", one comparison per scorer; ahead or behind "
+                                              "only where it excludes zero):")
     out["reading"] = _reading(t)
     if "test" in t.suites:
         out["every_scorer"] = _every_scorer(t)
@@ -235,11 +239,11 @@ def _every_scorer(t: RepairTables) -> claims.Claim:
         for s in test["scorer"]]) + ". "
     n = int(test["excludes_zero"].sum())
     if n == 0:
-        return out + ("Every paired interval of a test change includes zero: these changes "
-                      "are within the noise.")
+        return out + ("Every paired interval of a test change includes zero: by the one rule "
+                      "these changes tie with none.")
     return out + claims.fill(t.gain, FILES["gain"], "{e} of {n} test changes "
                              + ("has" if n == 1 else "have") + " a paired interval that "
-                             "excludes zero.", where={"suite": "test"},
+                             "excludes zero (the others tie with none).", where={"suite": "test"},
                              e=("excludes_zero", "count_true"), n=("scorer", "nunique"))
 
 

@@ -17,7 +17,8 @@ import pandas as pd
 
 from ..data import Query, Registry
 from ..datasets import assign_splits, filter_split
-from ..eval.stats import bootstrap_by_group, bootstrap_intervals, with_wilson
+from ..eval.stats import intervals_by_group, mean_intervals
+from ..learn.groups import request_groups
 from ..report import claims
 from ..report import markdown as md
 from ..report.cutoffs import distinct_top_k
@@ -85,7 +86,7 @@ def _multi(per_request: pd.DataFrame, k: int):
         return None, None
     summary = summarize_requests(multi, [])
     at_k = multi[(multi.top_k == k) & (multi.n_required > 0)]
-    ci = with_wilson(bootstrap_intervals(at_k, metrics=["R@k", "Complete@k"]), at_k)
+    ci = mean_intervals(at_k, metrics=["R@k", "Complete@k"], cluster="group")
     return summary, ci
 
 
@@ -117,6 +118,9 @@ def discovery_tables(reg: Registry, requests: Sequence[Query], scorers: Sequence
         data[used] = len(qs)
     per_request = multi_tool_metrics(reg, qs, scorers, top_k)
     per_request["category"] = per_request["category"].fillna("(none)")
+    # near-duplicates and one conversation's turns: resampled whole by every interval
+    group_of = dict(zip([q.id for q in qs], request_groups(qs).tolist()))
+    per_request["group"] = per_request["query_id"].map(group_of)
     k = 5 if 5 in top_k else top_k[len(top_k) // 2]
     multi, ci_multi = _multi(per_request, k)
     noise, noise_words, noise_terms = _noise(reg, qs, scorers, limits)
@@ -125,9 +129,9 @@ def discovery_tables(reg: Registry, requests: Sequence[Query], scorers: Sequence
         by_n_required=summarize_requests(per_request, "n_required"),
         by_category=summarize_requests(per_request, "category"), multi_tool=multi,
         noise=noise, noise_words=noise_words, noise_terms=noise_terms,
-        ci_n_required=bootstrap_by_group(per_request, "n_required", wilson=("Complete@k",))
+        ci_n_required=intervals_by_group(per_request, "n_required", cluster="group")
         .sort_values("n_required", kind="stable"),
-        ci_category=bootstrap_by_group(per_request, "category", wilson=("Complete@k",)),
+        ci_category=intervals_by_group(per_request, "category", cluster="group"),
         ci_multi=ci_multi, split=split, top_k=list(top_k), capped=list(capped), k=k,
         limits=list(limits), has_split=has_split, follows_rule=follows_rule)
 

@@ -19,7 +19,8 @@ import pandas as pd
 from ..data import Query, Registry
 from ..eval.crossfit import (CURVE_CAPS, GAIN_SUBSETS, can_cross_fit, cross_fit, gain_table,
                              learning_curve, prepare)
-from ..eval.stats import paired_comparison, verdict
+from ..eval.inference import level_words
+from ..eval.stats import paired_comparison
 from ..learn.rule import RULE, required_ranks
 from ..report import claims
 
@@ -79,11 +80,12 @@ def label_tables(registry: Registry, queries: Sequence[Query],
         cf = cross_fit(registry, queries, prepared=prep, ks=(5, 10))
         if name == curve_scorer or cf_main is None:
             cf_main, prep_main = cf, prep
-        for r in gain_table(cf).to_dict("records"):
+        # the page's family: one learned-vs-blind comparison per scorer on each metric
+        for r in gain_table(cf, family=len(scorers)).to_dict("records"):
             row = {"scorer": name, "metric": r["metric"], "blind": r["blind"],
                    "learned": r["learned"], "diff": r["diff"], "diff_low": r["low"],
                    "diff_high": r["high"], "won": r["won"], "lost": r["lost"],
-                   "n_queries": r["n"]}
+                   "n_queries": r["n"], "family": r["family"], "verdict": r["verdict"]}
             if r["subset"] == GAIN_SUBSETS[0]:
                 comp.append(row)
             elif r["n"]:
@@ -93,7 +95,7 @@ def label_tables(registry: Registry, queries: Sequence[Query],
     comparison = pd.DataFrame(comp)
     coverage = pd.DataFrame(cov, columns=["scorer", "coverage", "metric", "blind", "learned",
                                           "diff", "diff_low", "diff_high", "won", "lost",
-                                          "n_queries"])
+                                          "n_queries", "family", "verdict"])
     settings = pd.DataFrame(sets)
     curve = learning_curve(prep_main, caps=caps).assign(scorer=cf_main.base)
     curve = curve[["scorer", "labels_per_tool", "R@5", "R@5_low", "R@5_high", "Complete@10",
@@ -150,23 +152,35 @@ def tool_tables(prep, cf) -> tuple[pd.DataFrame, pd.DataFrame]:
     return tools, nxt
 
 
-def _verdict(low: float, high: float, n: int) -> str:
-    """The one rule's word (:func:`toolsel.eval.stats.verdict`) for learned - blind."""
+def _verdict(word: str) -> str:
+    """The one rule's word (:func:`toolsel.eval.inference.verdict`) for learned - blind."""
     return {"ahead": "the labels help", "behind": "the labels hurt",
-            "tie": "no difference the interval tells from one request's worth"}[
-        verdict(low, high, n)]
+            "tie": "a tie: the interval includes zero"}[word]
+
+
+def _requests(n: int, word: str) -> str:
+    """"1 request won", "2 requests won": the noun agrees with the count (the count itself is
+    a cited number placed before this text)."""
+    return f"{'request' if n == 1 else 'requests'} {word}"
 
 
 def label_sentences(t: LabelTables) -> list[claims.Claim]:
     """The page's findings, each computed from the table it cites (:data:`FILES`)."""
     src = FILES
     out = []
+    d = t.data.iloc[0]
+
+    def noun(col: str, one: str, many: str) -> str:  # the word agrees with the count
+        return one if int(d[col]) == 1 else many
+
     out.append(claims.counts(
         t.data, src["data"],
-        "{n} labeled requests ({g} groups once near-duplicates and conversations are joined) "
-        "over {nt} tools, {e} of them needing a tool outside always-include (the requests "
-        "every table below counts): {lt} tools are named by a labeled request, {l2} by two "
-        "or more, and {u} by none.",
+        "{n} labeled " + noun("n_requests", "request", "requests") + " ({g} "
+        + noun("n_groups", "group", "groups") + " once near-duplicates and conversations are "
+        "joined) over {nt} " + noun("n_tools", "tool", "tools") + ", {e} of them "
+        "needing a tool outside always-include (the requests every table below counts): {lt} "
+        + noun("n_labeled_tools", "tool is", "tools are") + " named by a labeled request, "
+        "{l2} by two or more, and {u} by none.",
         n="n_requests", g="n_groups", nt="n_tools", e="n_evaluated", lt="n_labeled_tools",
         l2="n_tools_2plus", u="n_unlabeled_tools"))
     for scorer in dict.fromkeys(t.comparison["scorer"]):
@@ -174,15 +188,19 @@ def label_sentences(t: LabelTables) -> list[claims.Claim]:
         for col, _, _ in METRICS:
             row = t.comparison[(t.comparison["scorer"] == scorer) &
                                (t.comparison["metric"] == col)].iloc[0]
+            w = {"scorer": scorer, "metric": col}
             parts.append(claims.fill(
                 t.comparison, src["comparison"],
-                f"{col} {{b}} blind, {{l}} learned ({{d}} points, 95% interval [{{lo}}, {{hi}}]; "
-                f"{{w}} requests won, {{x}} lost: "
-                f"{_verdict(row['diff_low'], row['diff_high'], int(row['n_queries']))})",
-                where={"scorer": scorer, "metric": col},
+                f"{col} {{b}} blind, {{l}} learned ({{d}} points, ", where=w,
                 b=("blind", "value", "pct", 1), l=("learned", "value", "pct", 1),
-                d=("diff", "value", "spoints", 1), lo=("diff_low", "value", "spoints", 1),
-                hi=("diff_high", "value", "spoints", 1), w="won", x="lost"))
+                d=("diff", "value", "spoints", 1))
+                + claims.literal("{lvl}", lvl=level_words(int(row["family"])))
+                + claims.fill(
+                t.comparison, src["comparison"],
+                f" interval [{{lo}}, {{hi}}]; {{w}} {_requests(int(row['won']), 'won')}, {{x}} "
+                f"lost: {_verdict(row['verdict'])})", where=w,
+                lo=("diff_low", "value", "spoints", 1), hi=("diff_high", "value", "spoints", 1),
+                w="won", x="lost"))
         claim = claims.literal("{s}, cross-fitted: ", s=scorer) + parts[0] + "; " + parts[1]
         out.append(claim + ".")
     c = t.curve
@@ -201,10 +219,12 @@ def label_sentences(t: LabelTables) -> list[claims.Claim]:
             c, src["curve"], "{r1} and {c1}.", where={"labels_per_tool": last},
             r1=("R@5", "value", "pct", 1), c1=("Complete@10", "value", "pct", 1)))
     tools = t.tools
+    n_gained = int(tools["gained"].sum()) if len(tools) else 0
     out.append(claims.fill(
         tools, src["tools"],
-        "Per tool at R@5: {g} tools are found for more of their requests with the labels, "
-        "{l} for fewer.", g=("gained", "count_true"), l=("lost", "count_true")))
+        "Per tool at R@5: {g} " + ("tool is" if n_gained == 1 else "tools are")
+        + " found for more of " + ("its" if n_gained == 1 else "their") + " requests with "
+        "the labels, {l} for fewer.", g=("gained", "count_true"), l=("lost", "count_true")))
     if len(t.next):
         one = len(t.next) == 1
         out.append(claims.count_rows(
@@ -256,7 +276,7 @@ def model_table(registry: Registry, queries: Sequence[Query], model, *, n_boot: 
                      "diff_high": r["diff_high"], "won": int(r["a_wins"]),
                      "lost": int(r["b_wins"]),
                      "n_queries": int(r["a_wins"] + r["b_wins"] + r["ties"]),
-                     "n_fit_on": n_fit})
+                     "n_fit_on": n_fit, "family": int(r["family"]), "verdict": r["verdict"]})
     return pd.DataFrame(rows), n_fit
 
 
@@ -272,7 +292,7 @@ def model_sentence(table: pd.DataFrame | None, n_fit: int) -> claims.Claim:
         parts.append(claims.fill(
             table, MODEL_FILE,
             f"{col} {{b}} blind, {{l}} with the model ({{d}} points, 95% interval [{{lo}}, "
-            f"{{hi}}]: {_verdict(row['diff_low'], row['diff_high'], int(row['n_queries']))})",
+            f"{{hi}}]: {_verdict(row['verdict'])})",
             where={"metric": col},
             b=("blind", "value", "pct", 1), l=("learned", "value", "pct", 1),
             d=("diff", "value", "spoints", 1), lo=("diff_low", "value", "spoints", 1),

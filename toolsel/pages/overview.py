@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..data import Query, Registry
 from ..eval.scorer_warning import GAP_METRICS, gap_table
+from ..eval.inference import family_level, level_words
 from ..eval.stats import paired_comparison
 from ..eval.sweep import sweep
 from ..report import claims
@@ -64,10 +65,12 @@ class OverviewTables:
         return [(n, getattr(self, n)) for n in FILES if getattr(self, n) is not None]
 
 
-def gaps_shown(gaps: pd.DataFrame, *, ci: str = "95% CI") -> pd.DataFrame:
+def gaps_shown(gaps: pd.DataFrame, *, ci: str | None = None) -> pd.DataFrame:
     """The single-scorer gaps as a page shows them (text cells; ``style`` first when the
-    table has one); its numeric columns are those to align right (:data:`GAP_TEXT`)."""
+    table has one); its numeric columns are those to align right (:data:`GAP_TEXT`). The
+    interval's heading names its level (the family's, :func:`interval_heading`)."""
     cols = {c: gaps[c] for c in ("style", "scorer", "metric") if c in gaps.columns}
+    ci = ci or interval_heading(gaps["family"] if "family" in gaps.columns else [1])
     return pd.DataFrame({
         **cols, "scorer's mean": [f"{v:.3f}" for v in gaps["mean_scorer"]],
         "default's mean": [f"{v:.3f}" for v in gaps["mean_reference"]],
@@ -75,12 +78,23 @@ def gaps_shown(gaps: pd.DataFrame, *, ci: str = "95% CI") -> pd.DataFrame:
                         for r in gaps.itertuples()],
         "better with default / worse": [f"{r.reference_wins} / {r.scorer_wins}"
                                         for r in gaps.itertuples()],
-        "sign test p": [f"{v:.3f}" if v >= 0.001 else "< 0.001" for v in gaps["p_value"]],
-        "far below": gaps["far"]})
+        "default": gaps["verdict"], "far below": gaps["far"]})
 
 
 #: The columns of :func:`gaps_shown` that are not numbers.
-GAP_TEXT = ("style", "scorer", "metric", "far below")
+GAP_TEXT = ("style", "scorer", "metric", "default", "far below")
+
+
+def interval_heading(families) -> str:
+    """A column heading for paired intervals of these families: "95% CI" for one
+    comparison, "95% CI, each at 99.5%" for a family of 10 (Bonferroni), or "family-wise
+    95% CI" when the families differ in size."""
+    sizes = sorted({int(f) for f in families})
+    if sizes == [1] or not sizes:
+        return "95% CI"
+    if len(sizes) == 1:
+        return f"95% CI, each at {100 * family_level(sizes[0]):.4g}%"
+    return "family-wise 95% CI"
 
 
 def gap_skip_reason(t: OverviewTables, scorers: Sequence[str]) -> str | None:
@@ -185,10 +199,11 @@ def leader(table: pd.DataFrame, metric: str, source: str, *, by: str = "scorer",
     every row equal: "every scorer has ...". The lead is the difference of the two values
     as shown (92.1% and 91.7%: 0.4 points). With ``paired`` (a
     :func:`toolsel.eval.stats.paired_comparison` table, rows ``a``/``b`` with ``diff_low``,
-    ``diff_high``; ``paired_where`` picks its cut-off and metric), the leader is called
-    highest only when the paired interval of its difference with the runner-up excludes
-    zero; otherwise the sentence says the two tie. The family is that one comparison (the
-    top two), so no adjustment for multiple comparisons is made.
+    ``diff_high``, ``family``, ``verdict``; ``paired_where`` picks its cut-off and metric),
+    the leader is called highest only where the one rule puts it ahead of the runner-up
+    (:mod:`toolsel.eval.inference`: the paired interval at the family's level excludes zero;
+    the family is every pair of the table, as on every page that shows the pair); otherwise
+    the sentence says the two tie.
     """
     b = Builder()
     where = dict(where or {})
@@ -223,21 +238,26 @@ def leader(table: pd.DataFrame, metric: str, source: str, *, by: str = "scorer",
             f"{b.lit(second)} ({num(second)})")
     if paired is None:
         return b.claim(head + ".")
-    low, lo, hi = _paired_interval(b, paired, paired_source, dict(paired_where or {}), name,
-                                   second, "spoints" if kind == "pct" else "sdec", digits)
+    low, lo, hi, family = _paired_interval(b, paired, paired_source, dict(paired_where or {}),
+                                           name, second, "spoints" if kind == "pct" else "sdec",
+                                           digits)
+    level = b.param(level_words(family))
+    fam = ("the top two compared, no other pair" if family == 1 else
+           "the family: every pair of scorers at this cut-off, as on every page showing them")
     if low > 0:
-        return b.claim(f"{head}; the paired 95% bootstrap interval of that lead, [{lo}, {hi}]"
-                       f"{unit}, is above zero (the top two compared, no other pair).")
+        return b.claim(f"{head}; the paired {level} bootstrap interval of that lead, "
+                       f"[{lo}, {hi}]{unit}, is above zero ({fam}).")
     return b.claim(f"{b.lit(name)} ({num(name)}) and {b.lit(second)} ({num(second)}) tie on "
                    f"{label}: {b.lit(name)}'s lead of {lead}{unit} on the mean has a paired "
-                   f"95% bootstrap interval of [{lo}, {hi}]{unit}, which includes zero (the "
-                   "top two compared, no other pair).")
+                   f"{level} bootstrap interval of [{lo}, {hi}]{unit}, which includes zero "
+                   f"({fam}).")
 
 
 def _paired_interval(b: Builder, paired: pd.DataFrame, source: str, where: dict, name: str,
-                     second: str, kind: str, digits: int) -> tuple[float, str, str]:
+                     second: str, kind: str, digits: int) -> tuple[float, str, str, int]:
     """The paired interval of ``name`` − ``second`` from a paired-comparison table, whichever
-    way round its row is stored: ``(low, low as shown, high as shown)``, both cited."""
+    way round its row is stored: ``(low, low as shown, high as shown, family size)``, both
+    ends cited."""
     rows = rows_where(paired, where) if where else paired
     hit = rows[(rows["a"] == name) & (rows["b"] == second)]
     flip = hit.empty
@@ -252,7 +272,7 @@ def _paired_interval(b: Builder, paired: pd.DataFrame, source: str, where: dict,
     sign = -1 if flip else 1
     lo, hi = (b.num(sign * r[col], Ref(source, col, ab, negate=flip), kind, digits)
               for col in ends)
-    return sign * r[ends[0]], lo, hi
+    return sign * r[ends[0]], lo, hi, int(r["family"]) if "family" in r.index else 1
 
 
 def _gap_groups(gaps: pd.DataFrame, by: str | None):
@@ -266,11 +286,12 @@ def scorer_gap_warning(gaps: pd.DataFrame, source: str, *, by: str | None = None
     """The single-scorer warning of :mod:`toolsel.eval.scorer_warning`, from its
     :func:`~toolsel.eval.scorer_warning.gap_table` (``by="style"``: one sentence per style).
 
-    Where some row is ``far`` (a gap of at least the table's ``margin``, a paired 95% interval
-    above zero and a sign-test p-value below ``alpha``): a warning naming each such scorer with
-    its means, the gap and its interval, and the requests each scorer wins. Where none is: that
-    no scorer is shown far below, and the largest gap with its interval, saying why it does not
-    count (under the margin, an interval reaching zero, or too few requests for the sign test).
+    Where some row is ``far`` (a gap of at least the table's ``margin`` where the one rule puts
+    the reference ahead: its paired interval, at the family's level, above zero): a warning
+    naming each such scorer with its means, the gap and its interval, and the requests each
+    scorer wins. Where none is: that no scorer is shown far below, and the largest gap with
+    its interval, saying why it does not count (under the margin, or an interval reaching
+    zero).
     ``unit``: what a labeled item is called on the page (``"query"`` on the overview).
     """
     units = plural_form(unit)
@@ -294,10 +315,11 @@ def scorer_gap_warning(gaps: pd.DataFrame, source: str, *, by: str | None = None
         ref = b.code(ref_name)
         margin = float(first["margin"])
         def rule():
+            fam = int(first["family"]) if "family" in first.index else 1
             return (f"a gap of {num(first, 'margin', 'dec', 2)} or more on R@5 or "
-                    "Complete@10, with a 95% paired interval above zero and an exact sign test "
-                    f"over the {units} where the two differ below p = "
-                    f"{num(first, 'alpha', 'dec', 2)}")
+                    f"Complete@10 whose paired {b.param(level_words(fam))} interval lies above "
+                    "zero" + ("" if fam == 1 else " (the family: every pair of scorers at that "
+                                                  "cut-off)"))
 
         far = part[part["far"].astype(str).str.lower().isin(["true", "1", "1.0"])]
         if not far.empty:
@@ -334,16 +356,9 @@ def scorer_gap_warning(gaps: pd.DataFrame, source: str, *, by: str | None = None
                      f"{num(top, 'gap')} [{num(top, 'gap_low')}, {num(top, 'gap_high')}]")
             if float(top["gap"]) < margin - 1e-12:
                 text += ": under the margin."
-            elif float(top["gap_low"]) <= 0:
+            else:
                 text += (f": its interval reaches zero, so these {units} cannot tell it from "
                          f"noise (more labeled {units} narrow it).")
-            else:
-                wins = int(top["reference_wins"])
-                text += (f", but only {num(top, 'reference_wins', 'int', 0)} "
-                         f"{unit + ' is' if wins == 1 else units + ' are'} better with {ref} and "
-                         f"{num(top, 'scorer_wins', 'int', 0)} worse: the sign test's p = "
-                         f"{num(top, 'p_value', 'dec', 3)} is not below "
-                         f"{num(top, 'alpha', 'dec', 2)}, too few {units} to call it a loss.")
         sentences.append(text)
     return b.claim(" ".join(sentences) if by is None else "\n\n".join(sentences))
 

@@ -3,7 +3,8 @@
 :func:`recall_tables` sweeps the scorers and returns the page's tables (summary, per-query
 metrics, 95% intervals, paired differences); :func:`recall_sentences` renders its findings
 from them, each number citing the CSV it is read from (:data:`FILES`);
-:func:`real_differences` says which paired differences a Holm-adjusted sign test calls real.
+:func:`real_differences` says which paired differences the one rule calls real
+(:mod:`toolsel.eval.inference`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..data import Query, Registry
-from ..eval.stats import bootstrap_intervals, paired_comparison, with_wilson
+from ..eval.inference import level_words
+from ..eval.stats import mean_intervals, paired_comparison
 from ..eval.sweep import sweep
 from ..report import claims
 from ..report import markdown as md
@@ -35,9 +37,9 @@ EXACT = frozenset({"data"})
 @dataclass
 class RecallTables:
     """The page's tables: ``data`` (one row of counts), ``summary`` (scorer × K),
-    ``query_metrics`` (per query), ``intervals`` (95%: bootstrap for R@k, Wilson's for
-    Complete@k and where R@k's bootstrap collapses), ``paired_recall`` and
-    ``paired_complete`` (every pair of scorers at each K). ``ks``/``dropped``: the cut-offs
+    ``query_metrics`` (per query), ``intervals`` (95%, by the one rule: Wilson's for a 0/1
+    rate, a bootstrap for any other mean), ``paired_recall`` and ``paired_complete`` (every
+    pair of scorers at each K, with the rule's verdict). ``ks``/``dropped``: the cut-offs
     swept and those left out because they send every tool; ``result``: the sweep."""
 
     data: pd.DataFrame
@@ -58,12 +60,11 @@ class RecallTables:
 
 def intervals(query_metrics: pd.DataFrame, *, n_boot: int = 2000,
               seed: int = 0) -> pd.DataFrame:
-    """95% intervals of R@k and Complete@k per scorer and K: Wilson's for Complete@k (0/1 per
-    query) and for R@k where its bootstrap collapses to a point (every query 0 or 1 alike),
-    a bootstrap over queries otherwise (the rule of pages 00 and 01)."""
-    qm = query_metrics
-    boot = bootstrap_intervals(qm, ("R@k", "Complete@k"), n_boot=n_boot, seed=seed)
-    return with_wilson(with_wilson(boot, qm), qm, ["R@k"], collapsed_only=True)
+    """95% intervals of R@k and Complete@k per scorer and K, by the one rule
+    (:func:`toolsel.eval.stats.mean_intervals`): Wilson's where every query scored 0 or 1
+    (Complete@k always; R@k where no query needs several tools or all are alike), a bootstrap
+    over queries otherwise; so the same 27 of 30 gets the same interval in both columns."""
+    return mean_intervals(query_metrics, ("R@k", "Complete@k"), n_boot=n_boot, seed=seed)
 
 
 def recall_tables(registry: Registry, queries: Sequence[Query], scorers: Sequence[str],
@@ -109,30 +110,36 @@ def recall_sentences(t: RecallTables) -> dict[str, Claim]:
 
 
 def real_differences(paired: pd.DataFrame, source: str, *, n_queries: int, n_source: str,
-                     metric: str = "R@k", alpha: float = 0.05) -> Claim:
-    """The pairs whose difference a Holm-adjusted sign test calls real, per cut-off, with the
-    number of pairs adjusted over counted from the table (``n_source``: a CSV with an
-    ``n_queries`` column, e.g. the sweep's summary)."""
+                     metric: str = "R@k") -> Claim:
+    """The pairs the one rule tells apart (:mod:`toolsel.eval.inference`: the paired interval
+    at the family's level excludes zero; the family is every pair at one K), per cut-off, with
+    the family's size counted from the table (``n_source``: a CSV with an ``n_queries``
+    column, e.g. the sweep's summary). "Every other pair" is then what the rule calls a tie."""
     b = Builder()
     if paired.empty:
         return b.claim("No pairs of scorers to compare.")
     per_k = paired.groupby("top_k", sort=False).size()
     k0 = per_k.index[0]
     n_pairs = b.num(per_k.iloc[0], Ref(source, "a", {"top_k": k0}, "count"))
-    real = paired[paired["real"].astype(bool)]
+    real = paired[paired["verdict"] != "tie"]
     parts = []
     for r in real.itertuples():
         w = {"top_k": r.top_k, "a": r.a, "b": r.b}
-        parts.append(f"K={b.num(r.top_k, Ref(source, 'top_k', w))}: {b.lit(r.a)} vs "
-                     f"{b.lit(r.b)} ({b.num(r.diff, Ref(source, 'diff', w), 'spoints', 1)} "
-                     "points)")
-    head = (f"Holm-adjusted over the {n_pairs} pair{'s' if per_k.iloc[0] != 1 else ''} "
-            f"compared at each K, the sign test (p < {b.param(alpha)}) finds ")
+        parts.append(f"K={b.num(r.top_k, Ref(source, 'top_k', w))}: {b.lit(r.a)} "
+                     f"{'ahead of' if r.verdict == 'ahead' else 'behind'} {b.lit(r.b)} "
+                     f"({b.num(r.diff, Ref(source, 'diff', w), 'spoints', 1)} points "
+                     f"[{b.num(r.diff_low, Ref(source, 'diff_low', w), 'spoints', 1)}, "
+                     f"{b.num(r.diff_high, Ref(source, 'diff_high', w), 'spoints', 1)}])")
+    level = b.param(level_words(int(paired["family"].iloc[0])))
+    head = (f"With the {n_pairs} pair{'s' if per_k.iloc[0] != 1 else ''} of scorers at each K "
+            f"as one family (paired {level} intervals), ")
     nq = b.num(n_queries, Ref(n_source, "n_queries", {}, "max"))
+    n_tie = len(paired) - len(real)
     if real.empty:
-        return b.claim(head + f"no real {md.escape(metric)} difference: every pair is within "
-                       f"what {nq} queries can tell apart.")
-    return b.claim(head + f"real {md.escape(metric)} differences for " + "; ".join(parts)
-                   + f". Every other pair is within what {nq} queries can tell apart.")
-
-
+        return b.claim(head + f"no {md.escape(metric)} difference excludes zero: every pair "
+                       f"ties, within what {nq} queries can tell apart.")
+    ties = b.num(n_tie, Ref(source, "verdict", {"verdict": "tie"}, "count"))
+    total = b.num(len(paired), Ref(source, "a", {}, "count"))
+    return b.claim(head + f"these {md.escape(metric)} differences exclude zero: "
+                   + "; ".join(parts) + f". The other {ties} of the {total} comparisons tie: "
+                   f"within what {nq} queries can tell apart.")

@@ -1,15 +1,18 @@
 """The page "Selection policies" (notebook 12): its tables, and its sentences from them.
 
 :func:`policy_tables` sweeps every policy family's settings (:mod:`toolsel.eval.policies`) on
-each registry, keeps the settings on each family's own frontier of the requests settings are
-chosen on (a split file's dev part, else every request: in-sample), and compares them with
-fixed top-K on the reported requests; :func:`verdict_sentence` says where a policy beats top-K.
+each registry. Settings are **chosen on dev and reported on test**: a file without a
+``split`` gets a seeded split of its own by request group (:func:`toolsel.learn.groups.seeded_split`,
+``sizes.csv`` says which). Each family keeps the settings on its own frontier of the dev
+requests; at the payload of each K of ``comparable_k`` the best point sending no more tokens
+**on dev** is chosen, and that one setting is tested once against fixed top-K on the test
+requests; :func:`verdict_sentence` says where a policy beats top-K.
 
-A policy **beats** top-K on a registry only where, at the payload of some K of
-``comparable_k``, it is the best point sending no more tokens and its recall gain over top-K
-has a paired bootstrap 95% interval above zero; a policy whose point only dominates a top-K
-point on the frontier (means) **ties** it. The family is one comparison per registry and K,
-intervals unadjusted.
+A policy **beats** top-K on a registry where its dev-chosen setting's recall gain over top-K
+on the test requests is *ahead* by the one rule (:mod:`toolsel.eval.inference`): the family is
+every such comparison of the page (registries × K where dev chose a policy other than top-K),
+each paired interval at the Bonferroni level that keeps the family at 95%, resampling request
+groups. A policy whose point only dominates a top-K point on the test means **ties** it.
 """
 
 from __future__ import annotations
@@ -20,10 +23,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..data import Query, Registry
+from dataclasses import replace
+
 from ..datasets import filter_split
 from ..eval.policies import (best_at_comparable_payload, default_grid, dev_choice,
                              dominates_top_k, evaluate_policies, frontier, summarize_policies)
-from ..eval.stats import bootstrap_intervals, paired_comparison, with_wilson
+from ..eval.stats import mean_intervals, paired_comparison
+from ..learn.groups import SPLIT_SEED, request_groups, seeded_split
 from ..policies import TopK
 from ..report import claims
 from ..report import markdown as md
@@ -53,13 +59,19 @@ class PolicyTables:
     chosen: pd.DataFrame
     has_split: bool
     settings: list
+    split_kind: str = "file"
 
     def items(self):
         return [(name, getattr(self, name)) for name in FILES]
 
 
-def _sizes(data, splits) -> pd.DataFrame:
+#: What ``sizes.csv`` says of a split the file did not carry.
+SEEDED = f"seeded (seed {SPLIT_SEED}, whole request groups)"
+
+
+def _sizes(data, splits, split_kind) -> pd.DataFrame:
     return pd.DataFrame([{"style": s, "tools": len(reg), "servers": len({t.domain for t in reg}),
+                          "split": "from the file" if split_kind == "file" else SEEDED,
                           "dev requests": len(splits[s][0]), "test requests": len(splits[s][1]),
                           "multi-tool (test)": sum(len(q.expected) > 1 for q in splits[s][1])}
                          for s, (reg, _) in data.items()])
@@ -67,39 +79,56 @@ def _sizes(data, splits) -> pd.DataFrame:
 
 def _recall_intervals(summary, rows, n_boot, seed) -> pd.DataFrame:
     """``summary`` with ``R@sent_low, R@sent_high`` per kept setting over the reported
-    requests: the bootstrap's interval, or Wilson's where every request's R is 0 or 1 and
-    the bootstrap collapses to a point."""
+    requests, by the one rule (:func:`toolsel.eval.stats.mean_intervals`, request groups
+    resampled whole)."""
     kept = rows.merge(summary[["style", "config"]], on=["style", "config"])
     kept = kept.assign(scorer=kept["config"], top_k=0, query_id=kept["query_id"].astype(str))
-    ci = pd.concat([with_wilson(bootstrap_intervals(g, ["R@sent"], n_boot=n_boot, seed=seed), g,
-                                ["R@sent"], collapsed_only=True).assign(style=st)
+    ci = pd.concat([mean_intervals(g, ["R@sent"], n_boot=n_boot, seed=seed,
+                                   cluster="group").assign(style=st)
                     for st, g in kept.groupby("style", sort=False)], ignore_index=True)
     ci = ci.rename(columns={"scorer": "config", "low": "R@sent_low", "high": "R@sent_high"})
     return summary.merge(ci[["style", "config", "R@sent_low", "R@sent_high"]],
                          on=["style", "config"], how="left")
 
 
-def _paired_gain(rows, style, a, b, n_boot, seed) -> tuple[float, float, float]:
-    """Recall of setting ``a`` minus setting ``b`` on the same requests: ``(diff, low, high)``
-    with the paired bootstrap 95% interval (zeros when they are the same setting)."""
+def _paired_gain(rows, style, a, b, family, n_boot, seed) -> dict:
+    """Recall of setting ``a`` minus setting ``b`` on the same requests, by the one rule
+    (request groups resampled whole; a tie of zero width when they are the same setting)."""
     if a == b:
-        return 0.0, 0.0, 0.0
+        return {"diff": 0.0, "diff_low": 0.0, "diff_high": 0.0, "verdict": "tie"}
     pair = rows[(rows["style"] == style) & rows["config"].isin([a, b])]
-    r = paired_comparison(pair.assign(scorer=pair["config"], top_k=0), "R@sent",
-                          scorers=[a, b], n_boot=n_boot, seed=seed).iloc[0]
-    return float(r["diff"]), float(r["diff_low"]), float(r["diff_high"])
+    r = paired_comparison(pair.assign(scorer=pair["config"], top_k=0,
+                                      query_id=pair["query_id"].astype(str)), "R@sent",
+                          scorers=[a, b], family=family, cluster="group", n_boot=n_boot,
+                          seed=seed).iloc[0]
+    return {k: r[k] for k in ("diff", "diff_low", "diff_high", "verdict")}
 
 
-def _comparable(summary, rows, ks, n_boot, seed) -> pd.DataFrame:
-    """:func:`~toolsel.eval.policies.best_at_comparable_payload` with the paired interval of
-    each gain and ``beats`` (another policy, and the interval lies above zero)."""
-    comp = best_at_comparable_payload(summary, ks, by="style")
-    gains = [_paired_gain(rows, r.style, r.best_config, repr(TopK(r.k)), n_boot, seed)
-             for r in comp.itertuples()]
-    comp["gain_low"] = [g[1] for g in gains]
-    comp["gain_high"] = [g[2] for g in gains]
-    comp["beats"] = (comp["best_policy"] != "top_k") & (comp["gain_low"] > 0)
-    return comp
+def _comparable(dev, test_all, rows, ks, n_boot, seed) -> pd.DataFrame:
+    """At the payload of each K: the best point sending no more tokens **on dev**
+    (:func:`~toolsel.eval.policies.best_at_comparable_payload`), then that one setting against
+    top-K on the test requests: its test means, the paired gain with its interval and
+    verdict by the one rule, and ``beats`` (another policy, ahead)."""
+    chosen = best_at_comparable_payload(dev, ks, by="style")
+    family = max(1, int((chosen["best_policy"] != "top_k").sum()))
+    at = test_all.set_index(["style", "config"])
+    out = []
+    for r in chosen.itertuples():
+        top = repr(TopK(r.k))
+        g = _paired_gain(rows, r.style, r.best_config, top, family, n_boot, seed)
+        out.append({"style": r.style, "k": int(r.k), "best_policy": r.best_policy,
+                    "best_config": r.best_config, "chosen_on": "dev",
+                    "dev_gain": float(r.gain),
+                    "top_k_payload_reduction": float(at.loc[(r.style, top), "payload_reduction"]),
+                    "top_k_R@sent": float(at.loc[(r.style, top), "R@sent"]),
+                    "best_payload_reduction": float(at.loc[(r.style, r.best_config),
+                                                           "payload_reduction"]),
+                    "best_R@sent": float(at.loc[(r.style, r.best_config), "R@sent"]),
+                    "gain": float(g["diff"]), "gain_low": float(g["diff_low"]),
+                    "gain_high": float(g["diff_high"]), "family": family,
+                    "verdict": g["verdict"],
+                    "beats": r.best_policy != "top_k" and g["verdict"] == "ahead"})
+    return pd.DataFrame(out)
 
 
 def _verdict(summary, comparable) -> pd.DataFrame:
@@ -126,46 +155,71 @@ def _style_verdict(verdict, comparable, styles, ks) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _with_split(data, has_split):
+    """``data`` with every request carrying a split: the file's, or a seeded one by request
+    group (:func:`~toolsel.learn.groups.seeded_split`) when the file has none."""
+    if has_split:
+        return data
+    return {s: (reg, [replace(q, split=sp) for q, sp in zip(qs, seeded_split(qs))])
+            for s, (reg, qs) in data.items()}
+
+
+def _group_column(data) -> pd.DataFrame:
+    """``style, query_id, group`` for every request (:func:`~toolsel.learn.groups.request_groups`)."""
+    return pd.DataFrame([{"style": s, "query_id": q.id, "group": int(g)}
+                         for s, (_, qs) in data.items()
+                         for q, g in zip(qs, request_groups(list(qs)))])
+
+
 def policy_tables(data: Mapping[str, tuple[Registry, Sequence[Query]]], *, has_split: bool,
                   scorer: str = "default", comparable_k: Sequence[int] = (3, 5, 10),
                   n_boot: int = 2000, seed: int = 0) -> PolicyTables:
-    """Every table of the page for the registries of ``data`` (name → registry, requests)."""
-    dev_split, test_split = ("dev", "test") if has_split else ("all", "all")
-    splits = {s: (filter_split(qs, dev_split), filter_split(qs, test_split))
+    """Every table of the page for the registries of ``data`` (name → registry, requests);
+    without a split in the file, a seeded split by request group is made first."""
+    split_kind = "file" if has_split else "seeded"
+    data = _with_split(data, has_split)
+    splits = {s: (filter_split(qs, "dev"), filter_split(qs, "test"))
               for s, (_, qs) in data.items()}
     grid = default_grid()
     per_query = pd.concat([
         evaluate_policies(reg, qs, scorer, grid).assign(style=s) for s, (reg, qs) in data.items()],
         ignore_index=True)
-    if not has_split:
-        per_query["split"] = "all"
-    dev = summarize_policies(per_query[per_query["split"] == dev_split], by=["style"])
+    per_query = per_query.merge(_group_column(data), on=["style", "query_id"], how="left")
+    dev = summarize_policies(per_query[per_query["split"] == "dev"], by=["style"])
     chosen = dev_choice(dev, by="style")
-    rows = per_query[per_query["split"] == test_split]
-    test = frontier(summarize_policies(rows, by=["style"]).merge(
-        chosen, on=["style", "policy", "config"]), by="style")
+    rows = per_query[per_query["split"] == "test"]
+    test_all = summarize_policies(rows, by=["style"])
+    test = frontier(test_all.merge(chosen, on=["style", "policy", "config"]), by="style")
     test = _recall_intervals(test, rows, n_boot, seed)
     pareto = test[test["pareto"]].sort_values(["style", "payload_tokens"], kind="stable")[
         ["style", "policy", "config", "R@sent", "R@sent_low", "R@sent_high", "Complete@sent",
          "n_sent", "payload_tokens", "payload_reduction"]]
-    comparable = _comparable(test, rows, comparable_k, n_boot, seed)
+    comparable = _comparable(dev, test_all, rows, comparable_k, n_boot, seed)
     verdict = _verdict(test, comparable)
     grid_sizes = pd.Series([p.name for p in grid]).value_counts(sort=False).rename_axis(
         "policy").reset_index(name="settings")
     return PolicyTables(
-        sizes=_sizes(data, splits), grid=grid_sizes, dev=dev, test=test, pareto=pareto,
-        verdict=verdict, comparable=comparable,
+        sizes=_sizes(data, splits, split_kind), grid=grid_sizes, dev=dev, test=test,
+        pareto=pareto, verdict=verdict, comparable=comparable,
         style_verdict=_style_verdict(verdict, comparable, list(data), comparable_k),
-        chosen=chosen, has_split=has_split, settings=grid)
+        chosen=chosen, has_split=True, settings=grid, split_kind=split_kind)
+
+
+#: What "beats" means, in the verdict sentence.
+RULE_TEXT = (" (the setting chosen on dev at the payload of a fixed K is ahead of top-K on the "
+             "test requests by the one rule: its paired recall gain lies above zero, the "
+             "family-wise level held over every such comparison of the page)")
 
 
 def verdict_sentence(style_verdict: pd.DataFrame, policy_verdict: pd.DataFrame, *,
-                     in_sample: bool, unit: tuple[str, str] = ("style", "styles"),
+                     in_sample: bool, seeded: bool = False,
+                     unit: tuple[str, str] = ("style", "styles"),
                      source: str = FILES["style_verdict"],
                      policy_source: str = FILES["verdict"]) -> claims.Claim:
     """On how many registries a policy beats fixed top-K (a recall gain at the payload of a K
     whose paired interval lies above zero), on how many it only ties it (dominates a top-K
-    point on the means), and per policy where."""
+    point on the means), and per policy where. ``seeded``: the file had no split, and the
+    page made one (said at the end)."""
     n = len(style_verdict)
     if n == 0:
         return claims.Claim("No registry evaluated.")
@@ -176,20 +230,18 @@ def verdict_sentence(style_verdict: pd.DataFrame, policy_verdict: pd.DataFrame, 
         out = claims.Claim(
             ("A policy other than fixed top-K **beats** it on this " + word if beats else
              "No policy other than fixed top-K beats it on this " + word)
-            + " (at the payload of a fixed K, a recall gain whose paired 95% interval lies "
-            "above zero)"
-            + ("" if beats else ("; a policy only ties it (its point dominates a top-K point, "
-                                 "but no gain's interval excludes zero)" if ties else
+            + RULE_TEXT
+            + ("" if beats else ("; a policy only ties it (its point dominates a top-K point "
+                                 "on the test means, but no dev-chosen gain is ahead)" if ties else
                                  "; none even dominates a top-K point")) + ".")
     else:
         out = (claims.fill(style_verdict, source, "A policy other than fixed top-K beats it on "
                            "**{b} of {n}** " + word, b=("beats_top_k", "count_true"),
                            n=("style", "nunique"))
-               + " (at the payload of a fixed K, a recall gain whose paired 95% interval lies "
-               "above zero)"
+               + RULE_TEXT
                + claims.fill(style_verdict, source, "; on {t} more, a policy only ties it (its "
-                             "point dominates a top-K point, but no gain's interval excludes "
-                             "zero).", t=("ties_top_k", "count_true")))
+                             "point dominates a top-K point on the test means, but no "
+                             "dev-chosen gain is ahead).", t=("ties_top_k", "count_true")))
     per = []
     for pol in dict.fromkeys(policy_verdict["policy"]):
         g = policy_verdict[policy_verdict["policy"] == pol]
@@ -207,4 +259,7 @@ def verdict_sentence(style_verdict: pd.DataFrame, policy_verdict: pd.DataFrame, 
     if in_sample:
         out = out + (" Settings were chosen and measured on the same requests: this describes "
                      "these requests, it is not a held-out result.")
+    if seeded:
+        out = out + (" The file carries no split: dev and test are a seeded split of its "
+                     "requests made by this page, whole request groups kept together.")
     return out

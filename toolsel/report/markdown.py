@@ -91,7 +91,7 @@ def rate_interval(successes: int, n: int, *, digits: int = 0) -> str:
 def interval_row(row, metric: str | None = None, *, percent: bool = True,
                  digits: int = 0) -> str:
     """:func:`interval` of a row with ``mean``, ``low`` and ``high`` (a row of
-    :func:`toolsel.eval.stats.bootstrap_intervals`), or, given ``metric``, with ``metric``,
+    :func:`toolsel.eval.stats.mean_intervals`), or, given ``metric``, with ``metric``,
     ``metric_low`` and ``metric_high`` (a wide row, as
     :func:`toolsel.tables.replication.headline_frame` gives: ``"R@k"``, ``"R@k_low"``, ...)."""
     if metric is None:
@@ -103,7 +103,7 @@ def interval_row(row, metric: str | None = None, *, percent: bool = True,
 def interval_table(ci, by: str, metric: str, k: int, label: str):
     """One row per group of ``by``, one column per scorer: ``mean [low–high]`` of ``metric``
     at cut-off ``k``, and ``n`` (the group's queries); ``ci`` is
-    :func:`toolsel.eval.stats.bootstrap_by_group` output. The cells are Markdown text."""
+    :func:`toolsel.eval.stats.intervals_by_group` output. The cells are Markdown text."""
     import pandas as pd
     part = ci[(ci.top_k == k) & (ci.metric == metric)]
     rows = []

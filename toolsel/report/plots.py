@@ -158,7 +158,7 @@ def scorer_color(scorer: str, i: int) -> str | None:
 def interval_method(metric: str) -> str:
     """The name of the interval the reports draw for ``metric``: Wilson's for a yes-or-no
     outcome per request (``Complete@k``, ``Success@k``), a bootstrap otherwise (see
-    :func:`toolsel.eval.stats.with_wilson`)."""
+    :func:`toolsel.eval.stats.mean_intervals`)."""
     from ..eval.stats import BINARY_METRICS
     family = metric.split("@")[0] + "@k" if "@" in metric else metric  # Complete@10: Complete@k
     return "Wilson" if family in BINARY_METRICS else "bootstrap"
@@ -172,7 +172,7 @@ def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
     """A curve per scorer: ``metric`` (%) against payload reduction (%), each point labeled K.
 
     ``summary`` is a sweep summary (``scorer, top_k, <metric>, payload_reduction``).
-    ``intervals`` (from :func:`toolsel.eval.stats.bootstrap_intervals`) adds 95% error bars.
+    ``intervals`` (from :func:`toolsel.eval.stats.mean_intervals`) adds 95% error bars.
     K is marked on a top axis, at the points of the first scorer in ``annotate`` (default: the
     first scorer), so no label sits on a curve or an error bar; a K whose point is too close
     to the previous one to label apart is left unlabeled (:func:`k_axis`).

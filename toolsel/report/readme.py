@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ..eval.inference import RULE
 from ..io import write_text
 from .plan import UserData, notebook_title
 
@@ -61,14 +62,13 @@ def render_readme(reports_dir: str | Path, notebooks: Sequence[Path]) -> str:
         table, src = head
         out += ["## Headline", "", f"Recall against payload on the labeled set (from {src}; "
                 "payload = name + description characters sent per query, reduction against "
-                "sending every tool). Intervals are 95%, as page 01 computes them: Wilson's "
-                "score interval for Complete@k (a 0/1 rate per query), a bootstrap over "
-                "queries for R@k (Wilson's where every query's R@k is 0 or 1 alike and the "
-                "bootstrap collapses).", "", table, ""]
+                "sending every tool). Intervals are 95% by the rule below: Wilson's for a "
+                "0/1 rate, a bootstrap over queries for any other mean.", "", table, ""]
         fig = sorted(rep.glob("01_*/recall_vs_payload.png"))
         if fig:
             out += [f"![R@k against payload reduction]({fig[0].relative_to(rep).as_posix()})",
                     ""]
+    out += ["## How intervals and verdicts are computed", "", RULE, ""]
     out += ["## Notebooks", ""]
     seen_dirs = set()
     for nb in notebooks:
@@ -142,7 +142,7 @@ def headline_parts(reports_dir: str | Path, top_k: int = 10):
     ndcg = "NDCG@k" in s.columns  # summaries written before NDCG was measured lack it
     header = ["scorer", f"R@{k} [95% CI]", f"Complete@{k} [95% CI]", "MRR",
               *([f"NDCG@{k}"] if ndcg else []),
-              f"payload chars @{k}", f"payload reduction @{k}", f"R@{k_max}"]
+              f"payload chars @{k}", f"payload reduction (chars) @{k}", f"R@{k_max}"]
     rows = []
     for scorer in dict.fromkeys(s["scorer"]):
         g = s[s.scorer == scorer].set_index("top_k")
@@ -185,7 +185,9 @@ def render_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],
     head = headline_table(rep)
     if head is not None:
         table, src = head
-        out += ["## Headline", "", f"Recall against payload (from {src}).", "", table, ""]
+        out += ["## Headline", "", f"Recall against payload (from {src}; payload = name + "
+                "description characters; 95% intervals by the rule below).", "", table, "",
+                "## How intervals and verdicts are computed", "", RULE, ""]
     ran = [r for r in runs if r.skipped is None]
     out += _page_warnings(rep, [r.source.stem for r in ran])
     skipped = [r for r in runs if r.skipped is not None]

@@ -218,8 +218,9 @@ def compare_suites(registry_a: Sequence[Tool], registry_b: Sequence[Tool],
         Indexed by ``(suite, scorer)``: ``Complete@k`` of each version (columns named by
         ``labels``), ``gain`` (b − a), ``found``, ``lost``, ``queries_fixed``,
         ``queries_broken`` of version b, ``gain_low``/``gain_high`` (the paired bootstrap
-        interval of b − a, :func:`toolsel.eval.stats.paired_comparison`) and ``n`` (requests
-        rated).
+        interval of b − a, :func:`toolsel.eval.stats.paired_comparison`), ``family`` and
+        ``verdict`` (b against a, by the one rule of :mod:`toolsel.eval.inference`: the
+        family is one comparison per scorer of a suite) and ``n`` (requests rated).
     """
     from ..eval.stats import paired_comparison
     a, b = labels
@@ -239,10 +240,12 @@ def compare_suites(registry_a: Sequence[Tool], registry_b: Sequence[Tool],
                                             "query_id": pq["query_id"],
                                             "Complete@k": pq[f"Complete@k_{v}"]})
                               for v in (b, a)], ignore_index=True)
-            pc = paired_comparison(long, "Complete@k", scorers=[b, a], n_boot=n_boot,
+            pc = paired_comparison(long, "Complete@k", scorers=[b, a],
+                                   family=max(1, len(scorers)), n_boot=n_boot,
                                    seed=seed).iloc[0]
             pairs.append({"suite": name, "scorer": scorer_name, "gain_low": pc["diff_low"],
-                          "gain_high": pc["diff_high"]})
+                          "gain_high": pc["diff_high"], "family": int(pc["family"]),
+                          "verdict": pc["verdict"]})
     summaries = pd.concat(summaries, ignore_index=True)
     changes = pd.concat(changes, ignore_index=True)
     gain = summaries.pivot_table(index=["suite", "scorer"], columns="registry",

@@ -30,10 +30,10 @@ from ..scorers.base import compared_scorers
 from ..data import Query, Registry
 from ..scorers.base import Scorer
 from ..selection import fitted_scorer
-from ..eval.stats import bootstrap_intervals, paired_comparison, with_wilson
+from ..eval.stats import mean_intervals, paired_comparison
 from ..eval.sweep import sweep
 
-__all__ = ["SINGLE_SCORERS", "METRICS", "BINARY_METRICS", "StyleComparison", "compare_styles",
+__all__ = ["SINGLE_SCORERS", "METRICS", "StyleComparison", "compare_styles",
            "versus_best"]
 
 #: The single-signal scorers the default must match.
@@ -112,16 +112,6 @@ def _latency(scorers: Mapping[str, str | Scorer], registry: Registry,
     return out
 
 
-#: Metrics that are 0 or 1 per request: their interval is Wilson's, not a bootstrap (which
-#: collapses to a point at 0 or 1 and is too narrow on small n).
-BINARY_METRICS = ("Complete@10",)
-
-
-def _wilson_for_binary(ci: pd.DataFrame, per_query: pd.DataFrame) -> pd.DataFrame:
-    """Replace the bootstrap interval of each 0/1 metric by the Wilson score interval."""
-    return with_wilson(ci, per_query, BINARY_METRICS, keys=("scorer",))
-
-
 def compare_styles(styles: Mapping[str, tuple[Sequence, Sequence[Query]]],
                    scorers: Sequence[str] | Mapping[str, str | Scorer] = (*SINGLE_SCORERS,
                                                                           "default"), *,
@@ -149,9 +139,8 @@ def compare_styles(styles: Mapping[str, tuple[Sequence, Sequence[Query]]],
                                                                   METRICS.values()}))
         pq = _per_query(result, style)
         per_query.append(pq)
-        ci = bootstrap_intervals(pq.assign(top_k=0), metrics=list(METRICS), n_boot=n_boot,
-                                 seed=seed)
-        ci = _wilson_for_binary(ci, pq)
+        ci = mean_intervals(pq.assign(top_k=0), metrics=list(METRICS), n_boot=n_boot,
+                            seed=seed)
         summaries.append(ci.drop(columns="top_k").assign(style=style))
         if latency_queries:
             ms = _latency(scorers, registry, queries, latency_queries)
@@ -166,28 +155,34 @@ def compare_styles(styles: Mapping[str, tuple[Sequence, Sequence[Query]]],
 
 def versus_best(comparison: StyleComparison, candidate: str = "default",
                 singles: Sequence[str] = SINGLE_SCORERS, *,
-                metrics: Sequence[str] = tuple(METRICS), n_boot: int = 2000,
-                seed: int = 0) -> pd.DataFrame:
-    """Per style × metric: the best single scorer, and whether ``candidate`` matches it.
+                metrics: Sequence[str] = tuple(METRICS), chosen_on: StyleComparison | None = None,
+                n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Per style × metric: the best single scorer, and how ``candidate`` compares with it.
 
-    ``diff`` is candidate − best (mean over queries) with a paired bootstrap interval
-    ``diff_low, diff_high``. ``matches`` is true when the interval reaches 0 or above, i.e.
-    the candidate is not shown to be worse than the best single scorer on that style.
+    The best single scorer is picked by its mean on ``chosen_on`` (the dev requests) when
+    given, else on the compared requests themselves (``chosen_on`` column: ``"dev"`` or
+    ``"in-sample"``). ``diff`` is candidate − best (mean over queries) with its paired interval
+    ``diff_low, diff_high`` and ``verdict`` by the one rule (:mod:`toolsel.eval.inference`;
+    the family is every pair of the style's scorers on that metric, as in the single-scorer
+    gaps). ``matches`` is true unless the candidate is behind.
     """
     qm = comparison.query_metrics
+    pick = qm if chosen_on is None else chosen_on.query_metrics
     rows = []
     for style, g in qm.groupby("style", sort=False):
+        p = pick[pick["style"] == style]
         for metric in metrics:
-            means = g[g["scorer"].isin(singles)].groupby("scorer", sort=False)[metric].mean()
+            means = p[p["scorer"].isin(singles)].groupby("scorer", sort=False)[metric].mean()
             # best by mean; ties go to the scorer listed first
             best = max(singles, key=lambda s: (means.get(s, -np.inf), -singles.index(s)))
             pair = paired_comparison(g.assign(top_k=0), metric, scorers=[candidate, best],
                                      n_boot=n_boot, seed=seed).iloc[0]
             rows.append({"style": style, "metric": metric, "best_single": best,
+                         "chosen_on": "in-sample" if chosen_on is None else "dev",
                          "best_mean": pair["mean_b"], "candidate": candidate,
                          "candidate_mean": pair["mean_a"], "diff": pair["diff"],
                          "diff_low": pair["diff_low"], "diff_high": pair["diff_high"],
-                         "matches": bool(pair["diff_high"] >= 0)})
+                         "family": int(pair["family"]), "level": float(pair["level"]),
+                         "verdict": pair["verdict"],
+                         "matches": pair["verdict"] != "behind"})
     return pd.DataFrame(rows)
-
-

@@ -87,7 +87,7 @@ def replication_table(summary: pd.DataFrame, unfiltered_chars: int, *,
     """Our numbers for ``scorer`` beside the article's: one row per reported figure.
 
     Columns ``measure, article, ours, difference`` and, with ``intervals``
-    (:func:`toolsel.eval.stats.bootstrap_intervals`), ``ours_low, ours_high`` for R@10.
+    (:func:`toolsel.eval.stats.mean_intervals`), ``ours_low, ours_high`` for R@10.
     ``summary`` must have K=10 and K=30 for that scorer.
     """
     s = summary[summary["scorer"] == scorer].set_index("top_k")
