@@ -214,7 +214,7 @@ def test_policy_verdict_counts_styles_and_says_in_sample(tmp_path):
     _write(tmp_path, "sv.csv", sv)
     _write(tmp_path, "pv.csv", pv)
     c = verdict_sentence(sv, pv, in_sample=False, source="sv.csv", policy_source="pv.csv")
-    assert "**2 of 3** styles" in c.text and "on 1 more, a policy only ties it" in c.text
+    assert "**2 of 3** styles" in c.text and "a policy only ties it on 1" in c.text
     assert "<code>two_stage</code> beats it on 2, dominates a top-K point on 2 (beats it on " \
            "plugin, openapi)" in c.text  # not market
     assert "held-out" not in c.text

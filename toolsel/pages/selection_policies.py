@@ -239,7 +239,7 @@ def verdict_sentence(style_verdict: pd.DataFrame, policy_verdict: pd.DataFrame, 
                            "**{b} of {n}** " + word, b=("beats_top_k", "count_true"),
                            n=("style", "nunique"))
                + RULE_TEXT
-               + claims.fill(style_verdict, source, "; on {t} more, a policy only ties it (its "
+               + claims.fill(style_verdict, source, "; a policy only ties it on {t} (its "
                              "point dominates a top-K point on the test means, but no "
                              "dev-chosen gain is ahead).", t=("ties_top_k", "count_true")))
     per = []
