@@ -89,14 +89,40 @@ def _multi(per_request: pd.DataFrame, k: int):
     return summary, ci
 
 
+def _category_intervals(per_request: pd.DataFrame) -> pd.DataFrame:
+    """95% intervals per category, scorer and K: Wilson's for Complete@k; for R@k a bootstrap
+    over requests, Wilson's where it collapses to a point (every request 0 or 1 alike)."""
+    ci = bootstrap_by_group(per_request, "category", wilson=("Complete@k",))
+    return with_wilson(ci, per_request[per_request["n_required"] > 0], ["R@k"],
+                       keys=("scorer", "top_k", "category"), collapsed_only=True)
+
+
+def _noise_summary(curve: pd.DataFrame) -> pd.DataFrame:
+    """:func:`~toolsel.tables.discovery.summarize_noise` with the 95% interval of ``R@n``
+    (``R@n_low``, ``R@n_high``) over the requests with a deferred required tool: a bootstrap
+    over requests, Wilson's where it collapses to a point (every request 0 or 1 alike), the
+    rule of pages 00 and 01."""
+    summary = summarize_noise(curve)
+    rows = curve[curve["n_required"] > 0].rename(columns={"limit": "top_k"})
+    if rows.empty:
+        return summary.assign(**{"R@n_low": float("nan"), "R@n_high": float("nan")})
+    ci = with_wilson(bootstrap_intervals(rows, ["R@n"]), rows, ["R@n"], collapsed_only=True)
+    ci = ci.rename(columns={"top_k": "limit", "low": "R@n_low", "high": "R@n_high"})
+    out = summary.merge(ci[["scorer", "limit", "R@n_low", "R@n_high"]],
+                        on=["scorer", "limit"], how="left")
+    cols = list(summary.columns)
+    at = cols.index("R@n") + 1
+    return out[cols[:at] + ["R@n_low", "R@n_high"] + cols[at:]]
+
+
 def _noise(reg: Registry, qs: list[Query], scorers, limits):
-    noise = summarize_noise(noise_curve(reg, qs, scorers, limits))
+    noise = _noise_summary(noise_curve(reg, qs, scorers, limits))
     words = [dataclasses.replace(q, search_term=content_words(q.query)) for q in qs]
-    noise_words = summarize_noise(noise_curve(reg, words, scorers, limits,
-                                              query_field="search_term"))
+    noise_words = _noise_summary(noise_curve(reg, words, scorers, limits,
+                                             query_field="search_term"))
     terms = None
     if any(q.search_term for q in qs):
-        terms = summarize_noise(noise_curve(reg, qs, scorers, limits, query_field="search_term"))
+        terms = _noise_summary(noise_curve(reg, qs, scorers, limits, query_field="search_term"))
     return noise, noise_words, terms
 
 
@@ -127,7 +153,7 @@ def discovery_tables(reg: Registry, requests: Sequence[Query], scorers: Sequence
         noise=noise, noise_words=noise_words, noise_terms=noise_terms,
         ci_n_required=bootstrap_by_group(per_request, "n_required", wilson=("Complete@k",))
         .sort_values("n_required", kind="stable"),
-        ci_category=bootstrap_by_group(per_request, "category", wilson=("Complete@k",)),
+        ci_category=_category_intervals(per_request),
         ci_multi=ci_multi, split=split, top_k=list(top_k), capped=list(capped), k=k,
         limits=list(limits), has_split=has_split, follows_rule=follows_rule)
 
