@@ -213,7 +213,6 @@ def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
     every scorer's mean position), a K too close to one already written left out
     (:func:`k_axis`); the legend sits outside the axes, right of them.
     """
-    from matplotlib.transforms import offset_copy
     plt = pyplot()
     for col in ("scorer", "top_k", metric, payload):
         if col not in summary.columns:
@@ -224,31 +223,25 @@ def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
     else:
         fig = ax.figure
     reduction_axis(ax)
-    curves = []
-    for name in names:
-        g = summary[summary["scorer"] == name].sort_values("top_k")
-        x, y = 100 * g[payload].to_numpy(float), 100 * g[metric].to_numpy(float)
-        low = high = y
-        if intervals is not None:
-            iv = (intervals[(intervals["scorer"] == name) & (intervals["metric"] == metric)]
-                  .set_index("top_k").reindex(g["top_k"]))
-            low, high = 100 * iv["low"].to_numpy(float), 100 * iv["high"].to_numpy(float)
-        curves.append((name, list(g["top_k"]), x, y, low, high))
+    curves = [_payload_curve(summary, name, metric, payload, intervals) for name in names]
+    for _, _, x, _, low, high in curves:  # shifted curves do not count for autoscaling
         ax.update_datalim(np.column_stack([np.r_[x, x], np.r_[low, high]]))
     ax.autoscale_view()
     ks = sorted({int(k) for c in curves for k in c[1]})
     at_k = [[dict(zip(c[1], c[2])).get(k, np.nan) for k in ks] for c in curves]
-    shown = [ax.transData.transform(np.column_stack([v, np.zeros(len(v))]))[:, 0]
-             for v in at_k]
-    order = dodge_order(shown)
-    for rank, i in enumerate(order):
-        name, _, x, y, low, high = curves[i]
-        shift = offset_copy(ax.transData, fig=fig, x=(rank - (len(order) - 1) / 2) * dodge,
-                            y=0, units="points")
-        ax.errorbar(x, y, yerr=None if intervals is None else [y - low, high - y],
-                    transform=shift, color=scorer_color(name, i),
-                    marker=_MARKERS[i % len(_MARKERS)], markersize=5.5, linewidth=1.6,
-                    capsize=2, elinewidth=0.8, alpha=0.95, label=name, zorder=2 + rank)
+    _draw_dodged(ax, curves, at_k, dodge, intervals is not None)
+    _payload_labels(ax, metric, names, intervals is not None, dodge, title)
+    fig.tight_layout()
+    first = next((c for c in curves if annotate and c[0] == annotate[0]), None)
+    k_axis(ax, *((list(first[2]), list(first[1])) if first is not None
+                 else ([float(np.nanmean(col)) for col in np.array(at_k).T], ks)))
+    return fig
+
+
+def _payload_labels(ax, metric: str, names: Sequence[str], bars: bool, dodge: float,
+                    title: str | None) -> None:
+    """Axis labels, title and the legend (outside, right, in the order of ``names``) of
+    :func:`plot_metric_vs_payload`."""
     handles, labels = ax.get_legend_handles_labels()
     order_back = [labels.index(n) for n in names]  # the legend in the caller's order
     ax.set_xlabel("payload reduction vs sending all tools (%, name + description chars; "
@@ -256,24 +249,55 @@ def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
     ax.set_ylabel(f"{metric} (% of queries)" if metric != "R@k"
                   else "R@k: required tools sent (%)")
     ax.set_ylim(0, 105)
-    method = interval_method(metric)
-    method += " CI,\nWilson's where it is a point" if method == "bootstrap" else " CI"
-    note = f"\ncurves set {dodge:g} pt apart\nsideways so bars do\nnot overprint"
     ax.legend([handles[j] for j in order_back], [labels[j] for j in order_back],
-              title=(f"scorer\n(bars: 95% {method})" if intervals is not None else "scorer")
-              + (note if len(names) > 1 else ""),
+              title=_payload_legend_title(metric, bars,
+                                          dodge if len(names) > 1 else None),
               loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=9,
               title_fontsize=8.5, alignment="left")
     ax.set_title(title or f"{metric} against payload reduction, one point per cut-off K",
                  pad=18)
-    fig.tight_layout()
-    if annotate:
-        first = next(c for c in curves if c[0] == annotate[0])
-        marks = list(first[2]), list(first[1])
-    else:
-        marks = [float(np.nanmean(col)) for col in np.array(at_k).T], ks
-    k_axis(ax, *marks)
-    return fig
+
+
+def _draw_dodged(ax, curves, at_k, dodge: float, bars: bool) -> None:
+    """Draw each curve of :func:`plot_metric_vs_payload` shifted sideways by its rank in
+    :func:`dodge_order` times ``dodge`` points (centred on no shift)."""
+    from matplotlib.transforms import offset_copy
+    shown = [ax.transData.transform(np.column_stack([v, np.zeros(len(v))]))[:, 0]
+             for v in at_k]
+    order = dodge_order(shown)
+    for rank, i in enumerate(order):
+        name, _, x, y, low, high = curves[i]
+        shift = offset_copy(ax.transData, fig=ax.figure,
+                            x=(rank - (len(order) - 1) / 2) * dodge, y=0, units="points")
+        ax.errorbar(x, y, yerr=[y - low, high - y] if bars else None, transform=shift,
+                    color=scorer_color(name, i), marker=_MARKERS[i % len(_MARKERS)],
+                    markersize=5.5, linewidth=1.6, capsize=2, elinewidth=0.8, alpha=0.95,
+                    label=name, zorder=2 + rank)
+
+
+def _payload_curve(summary: pd.DataFrame, name: str, metric: str, payload: str,
+                   intervals: pd.DataFrame | None):
+    """``(name, ks, x, y, low, high)`` of one scorer's curve, in %, K ascending (``low`` and
+    ``high`` are ``y`` without intervals)."""
+    g = summary[summary["scorer"] == name].sort_values("top_k")
+    x, y = 100 * g[payload].to_numpy(float), 100 * g[metric].to_numpy(float)
+    low = high = y
+    if intervals is not None:
+        iv = (intervals[(intervals["scorer"] == name) & (intervals["metric"] == metric)]
+              .set_index("top_k").reindex(g["top_k"]))
+        low, high = 100 * iv["low"].to_numpy(float), 100 * iv["high"].to_numpy(float)
+    return name, list(g["top_k"]), x, y, low, high
+
+
+def _payload_legend_title(metric: str, bars: bool, dodge: float | None) -> str:
+    """The legend title of :func:`plot_metric_vs_payload`: the interval drawn, and the
+    sideways shift of the curves (``dodge`` points, ``None`` for a single curve)."""
+    method = interval_method(metric)
+    method += " CI,\nWilson's where it is a point" if method == "bootstrap" else " CI"
+    title = f"scorer\n(bars: 95% {method})" if bars else "scorer"
+    if dodge is not None:
+        title += f"\ncurves set {dodge:g} pt apart\nsideways so bars do\nnot overprint"
+    return title
 
 
 def k_axis(ax, xs: Sequence[float], ks: Sequence[int], *, gap: float = 4.0) -> list:
@@ -517,6 +541,25 @@ def _k_points(points: pd.DataFrame, x: str, y: str) -> list[tuple[tuple[float, f
     return [((float(r[x]), 100 * float(r[y])), f"K={int(r['param'])}") for r in rows]
 
 
+def _draw_policy(ax, p: pd.DataFrame, x: str, y: str, policy: str, i: int) -> str:
+    """One policy's line on a frontier panel: its points, a black ring on the Pareto-best
+    ones with their interval when ``p`` has ``<y>_low`` and ``<y>_high``. Returns its colour."""
+    color, marker = POLICY_STYLES.get(policy, (f"C{i % 10}", _MARKERS[i % 8]))
+    ax.plot(p[x], 100 * p[y], marker=marker, color=color, ms=4, lw=1, alpha=0.85,
+            label=policy)
+    if "pareto" not in p.columns:
+        return color
+    best = p[p["pareto"].astype(bool)]
+    ax.scatter(best[x], 100 * best[y], s=70, facecolors="none", edgecolors="black",
+               linewidths=1.2, zorder=5)
+    if {f"{y}_low", f"{y}_high"} <= set(best.columns) and len(best):
+        ax.errorbar(best[x], 100 * best[y],
+                    yerr=[100 * (best[y] - best[f"{y}_low"]).clip(lower=0),
+                          100 * (best[f"{y}_high"] - best[y]).clip(lower=0)],
+                    fmt="none", ecolor=color, elinewidth=0.8, capsize=2, alpha=0.8, zorder=4)
+    return color
+
+
 def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y: str = "R@sent",
                          by: str | None = "style", log_x: bool = True, axes=None):
     """Recall against payload for every selection policy, one panel per ``by`` group.
@@ -550,26 +593,14 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
     to_label = []
     for ax, (name, g) in zip(axes, groups):
         for i, (policy, p) in enumerate(g.groupby("policy", sort=False)):
-            color, marker = POLICY_STYLES.get(policy, (f"C{i % 10}", _MARKERS[i % 8]))
-            p = p.sort_values([x, y], kind="stable")
-            ax.plot(p[x], 100 * p[y], marker=marker, color=color, ms=4, lw=1, alpha=0.85,
-                    label=policy)
-            if "pareto" in p.columns:
-                best = p[p["pareto"].astype(bool)]
-                ax.scatter(best[x], 100 * best[y], s=70, facecolors="none",
-                           edgecolors="black", linewidths=1.2, zorder=5)
-                if {f"{y}_low", f"{y}_high"} <= set(best.columns) and len(best):
-                    ax.errorbar(best[x], 100 * best[y],
-                                yerr=[100 * (best[y] - best[f"{y}_low"]).clip(lower=0),
-                                      100 * (best[f"{y}_high"] - best[y]).clip(lower=0)],
-                                fmt="none", ecolor=color, elinewidth=0.8, capsize=2,
-                                alpha=0.8, zorder=4)
+            color = _draw_policy(ax, p.sort_values([x, y], kind="stable"), x, y, policy, i)
             if policy == "top_k" and "param" in p.columns:
                 to_label.append((ax, _k_points(p, x, y), color))
         if log_x:
             ax.set_xscale("log")
             plain_log_axis(ax.xaxis)
-        ax.set_xlabel("mean tokens sent (JSON definitions)" if x == "payload_tokens" else x)
+        ax.set_xlabel(("mean tokens sent per request (JSON definitions" if x == "payload_tokens"
+                       else x + " (") + (", log scale)" if log_x else ")"))
         ax.set_ylabel(f"{y} (% of required tools sent)" if y == "R@sent" else f"{y} (%)")
         if name is not None:
             ax.set_title(str(name))
