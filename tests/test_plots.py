@@ -269,16 +269,18 @@ def test_page_01_labels_legend_and_error_bars_are_clear(recall_page, metric):
     import matplotlib.pyplot as plt
     from toolsel.report.plots import plot_metric_vs_payload
     fig = plot_metric_vs_payload(recall_page.summary, metric, intervals=recall_page.intervals)
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    bars = _bar_boxes(fig.axes[0])
-    assert len({i for i, _ in bars}) == 5  # one error-bar set per scorer
-    crossing = [(i, j) for n, (i, a) in enumerate(bars) for j, b in bars[n + 1:]
-                if i != j and a.overlaps(b)]
-    assert not crossing, f"{len(crossing)} pairs of error bars of two scorers overprint"
-    _legend_clear(fig, renderer)
-    shown = _labels_clear(fig, renderer, labels_expected=4)
-    assert {"K=1", "K=5", "K=30"} <= set(shown)
+    for dpi in (100, 120):  # on screen, and as saved (savefig.dpi of setup_style)
+        fig.set_dpi(dpi)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        bars = _bar_boxes(fig.axes[0])
+        assert len({i for i, _ in bars}) == 5  # one error-bar set per scorer
+        crossing = [(i, j) for n, (i, a) in enumerate(bars) for j, b in bars[n + 1:]
+                    if i != j and a.overlaps(b)]
+        assert not crossing, f"{len(crossing)} pairs of error bars of two scorers overprint"
+        _legend_clear(fig, renderer)
+        shown = _labels_clear(fig, renderer, labels_expected=4)
+        assert {"K=1", "K=5", "K=30"} <= set(shown)
     # the check sees a legend put over the data (it can fail)
     fig.axes[0].legend(loc="center")
     fig.canvas.draw()
@@ -303,11 +305,13 @@ def test_page_12_k_labels_are_placed_clear_of_markers_and_error_bars(policy_page
     import matplotlib.pyplot as plt
     from toolsel.report.plots import plot_policy_frontier
     fig = plot_policy_frontier(policy_page.test, by="style")
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    shown = _labels_clear(fig, renderer, labels_expected=12)
-    assert "K=1" in shown
-    _legend_clear(fig, renderer)
+    for dpi in (100, 120):  # on screen, and as saved (savefig.dpi of setup_style)
+        fig.set_dpi(dpi)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        shown = _labels_clear(fig, renderer, labels_expected=12)
+        assert "K=1" in shown
+        _legend_clear(fig, renderer)
     plt.close(fig)
 
 

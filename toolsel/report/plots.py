@@ -613,7 +613,7 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
                bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     for ax, marks, color in to_label:  # once the layout is final: placing measures the page
-        place_labels(ax, [xy for xy, _ in marks], [t for _, t in marks], fontsize=6.5,
+        place_labels(ax, [xy for xy, _ in marks], [t for _, t in marks], fontsize=7.5,
                      color=color)
     return fig
 
