@@ -141,11 +141,11 @@ if bundled:  # on the bundled requests, several tools are harder to get all at o
 
 # %%
 ci_cat = tables.ci_category
-cat_ci = ci_cat[(ci_cat.metric == "Complete@k") & (ci_cat.top_k == k)]
-fig = plot_multi_tool(tables.by_category, by="category", top_k=k, intervals=cat_ci)
+fig = plot_multi_tool(tables.by_category, by="category", top_k=k,
+                      intervals=ci_cat[ci_cat.top_k == k])
 _ = save_figure(fig, out, "multi_tool_by_category",
                 alt=f"R@{k} (light) and Complete@{k} (dark) per request category and scorer, "
-                    "with 95% intervals of Complete")
+                    "each with its 95% interval")
 
 # %%
 display(Markdown(f"**Complete@{k} by category** (mean [Wilson 95% interval]; n = requests). "
@@ -155,7 +155,8 @@ display(Markdown(f"**Complete@{k} by category** (mean [Wilson 95% interval]; n =
 
 # %% [markdown]
 # Reading the figure: the light bar is `R@k`, the dark bar inside it `Complete@k`; the gap
-# between them is what requests needing several tools add.
+# between them is what requests needing several tools add. Each carries its 95% interval
+# (grey on the light part, black on the dark bar).
 
 # %%
 display(Markdown(log.add(said["categories"])))
@@ -183,7 +184,8 @@ if noise_terms is None:
 fig = plot_noise_curve(noise)
 _ = save_figure(fig, out, "recall_vs_noise",
                 alt="Share of required tools found (R@n) against irrelevant definitions "
-                    "loaded, one line per scorer, each point a result limit n")
+                    "loaded, one line per scorer with its 95% interval as a band, each point "
+                    "a result limit n")
 
 # %%
 shown_limits = [n for n in limits if n in (1, 3, 5, 10)] or list(limits)

@@ -33,7 +33,7 @@ def test_recall_figure_has_units_legend_and_k(summary):
     assert "%" in ax.get_xlabel() and "payload" in ax.get_xlabel()
     assert "%" in ax.get_ylabel()
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["jaccard", "bm25"]
-    assert _texts(ax) == [] and _k_labels(fig) == ["K=30", "K=10", "K=1"]  # on a top axis
+    assert _k_labels(fig) == ["K=30", "K=10", "K=1"]  # above the frame, largest K left
     plt.close(fig)
     fig = plot_complete_vs_payload(summary, annotate=["bm25"])
     assert _k_labels(fig) == ["K=30", "K=10", "K=1"] and "Complete@k" in fig.axes[0].get_ylabel()
@@ -41,22 +41,26 @@ def test_recall_figure_has_units_legend_and_k(summary):
 
 
 def _k_labels(fig):
+    """The K labels written above the frame (in the axes' top margin), left to right."""
     fig.canvas.draw()
-    top = fig.axes[0].child_axes[0]
-    return [t.get_text() for t in top.get_xticklabels()]
+    ax = fig.axes[0]
+    frame = ax.get_window_extent()
+    above = [t for t in ax.texts if t.get_window_extent().y0 >= frame.y1]
+    assert above == list(ax.texts)
+    return [t.get_text() for t in sorted(above, key=lambda t: t.get_window_extent().x0)]
 
 
 def test_k_labels_never_overlap():
-    """Cut-offs whose payloads nearly coincide (K=1..5 on a big registry): the labels kept on
-    the top axis never overlap one another, and the largest K is always marked."""
+    """Cut-offs whose payloads nearly coincide (every K from 1 to 30: on the log axis of the
+    share sent, K=28, 29, 30 lie a few pixels apart): the labels kept above the frame never
+    overlap one another, and the largest K is always marked."""
     import matplotlib.pyplot as plt
-    ks = [1, 2, 3, 4, 5, 10, 20, 30]
+    ks = list(range(1, 31))
     rows = [{"scorer": "bm25", "top_k": k, "R@k": min(1.0, 0.3 + k / 40),
              "payload_reduction": 1 - k / 400} for k in ks]
     fig = plot_recall_vs_payload(pd.DataFrame(rows))
     fig.canvas.draw()
-    top = fig.axes[0].child_axes[0]
-    labels = [t for t in top.get_xticklabels() if t.get_text()]
+    labels = list(fig.axes[0].texts)
     boxes = sorted((t.get_window_extent() for t in labels), key=lambda b: b.x0)
     assert len(boxes) >= 3 and all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:]))
     shown = [t.get_text() for t in labels]
@@ -175,3 +179,173 @@ def test_log_axes_label_powers_of_ten_as_plain_numbers(tmp_path):
     shown = [t.get_text() for t in ax2.get_xticklabels() if t.get_text()]
     assert {"0.001", "1", "100"} <= set(shown), shown
     plt.close("all")
+
+
+# --------------------------------------------------------------------------------------------
+# Labels, legends and error bars clear of the data, on pages 01 and 12 built from real data:
+# boxes measured by matplotlib's renderer in display coordinates.
+
+
+def _marker_boxes(ax):
+    """Display boxes of every marker of ``ax`` (line markers, error-bar caps, scatter rings)."""
+    from matplotlib.collections import PathCollection
+    from matplotlib.transforms import Bbox
+    px = ax.figure.dpi / 72
+    boxes = []
+    for line in ax.get_lines():
+        if line.get_marker() in (None, "", " ", "None", "none"):
+            continue
+        half = (line.get_markersize() + line.get_markeredgewidth()) / 2 * px
+        for x, y in line.get_transform().transform(line.get_xydata()):
+            boxes.append(Bbox([[x - half, y - half], [x + half, y + half]]))
+    for coll in ax.collections:
+        if isinstance(coll, PathCollection):
+            half = (max(coll.get_sizes()) ** 0.5 + max(coll.get_linewidths())) / 2 * px
+            for x, y in coll.get_offset_transform().transform(coll.get_offsets()):
+                boxes.append(Bbox([[x - half, y - half], [x + half, y + half]]))
+    return boxes
+
+
+def _bar_boxes(ax):
+    """``(collection index, display box)`` of every error-bar segment of ``ax``."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.transforms import Bbox
+    px = ax.figure.dpi / 72
+    out = []
+    for i, coll in enumerate(c for c in ax.collections if isinstance(c, LineCollection)):
+        pad = max(coll.get_linewidths()) / 2 * px
+        for seg in coll.get_segments():
+            xy = coll.get_transform().transform(seg)
+            out.append((i, Bbox([xy.min(axis=0) - pad, xy.max(axis=0) + pad])))
+    return out
+
+
+def _overlaps(boxes, others):
+    return [(a, b) for a in boxes for b in others if a.overlaps(b)]
+
+
+def _legend_clear(fig, renderer):
+    """Every legend of ``fig`` (of an axes, or of the figure) clear of every marker and error
+    bar of every axes."""
+    for ax in fig.axes:
+        marks = _marker_boxes(ax) + [b for _, b in _bar_boxes(ax)]
+        for legend in [ax.get_legend(), *fig.legends]:
+            if legend is not None and ax.get_visible():
+                box = legend.get_window_extent(renderer)
+                assert not _overlaps([box], marks), "the legend covers a point or a bar"
+
+
+def _labels_clear(fig, renderer, *, labels_expected: int):
+    """Every label (text) of every axes clear of every marker, error bar and other label.
+    Returns the labels' texts."""
+    from matplotlib.text import Text
+    texts = []
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        marks = _marker_boxes(ax) + [b for _, b in _bar_boxes(ax)]
+        labels = [Text.get_window_extent(t, renderer) for t in ax.texts]  # text, not leader
+        assert not _overlaps(labels, marks), [t.get_text() for t in ax.texts]
+        assert not [(a, b) for i, a in enumerate(labels) for b in labels[i + 1:]
+                    if a.overlaps(b)]
+        texts += [t.get_text() for t in ax.texts]
+    assert len(texts) >= labels_expected, f"labels drawn as texts of the axes: {texts}"
+    return texts
+
+
+@pytest.fixture(scope="module")
+def recall_page(registry, queries):
+    from toolsel.pages import recall_vs_payload as page
+    from toolsel.scorers.base import compared_scorers
+    return page.recall_tables(registry, queries, list(compared_scorers()),
+                              [1, 3, 5, 10, 20, 30], n_boot=200)
+
+
+@pytest.mark.parametrize("metric", ["R@k", "Complete@k"])
+def test_page_01_labels_legend_and_error_bars_are_clear(recall_page, metric):
+    """Page 01's figures on the bundled data: the error bars of two scorers never overprint
+    (at K = 1, 3, 5 their points share almost one payload), and the K labels and the legend
+    touch no marker or error bar."""
+    import matplotlib.pyplot as plt
+    from toolsel.report.plots import plot_metric_vs_payload
+    fig = plot_metric_vs_payload(recall_page.summary, metric, intervals=recall_page.intervals)
+    for dpi in (100, 120):  # on screen, and as saved (savefig.dpi of setup_style)
+        fig.set_dpi(dpi)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        bars = _bar_boxes(fig.axes[0])
+        assert len({i for i, _ in bars}) == 5  # one error-bar set per scorer
+        crossing = [(i, j) for n, (i, a) in enumerate(bars) for j, b in bars[n + 1:]
+                    if i != j and a.overlaps(b)]
+        assert not crossing, f"{len(crossing)} pairs of error bars of two scorers overprint"
+        _legend_clear(fig, renderer)
+        shown = _labels_clear(fig, renderer, labels_expected=4)
+        assert {"K=1", "K=5", "K=30"} <= set(shown)
+    # the check sees a legend put over the data (it can fail)
+    fig.axes[0].legend(loc="center")
+    fig.canvas.draw()
+    with pytest.raises(AssertionError, match="legend covers"):
+        _legend_clear(fig, fig.canvas.get_renderer())
+    plt.close(fig)
+
+
+@pytest.fixture(scope="module")
+def policy_page():
+    from toolsel.datasets import load_style
+    from toolsel.pages.selection_policies import policy_tables
+    from conftest import DATA
+    data = {s: load_style(s, DATA / "styles") for s in ("api", "openapi")}
+    return policy_tables(data, has_split=True, n_boot=200)
+
+
+def test_page_12_k_labels_are_placed_clear_of_markers_and_error_bars(policy_page):
+    """Page 12's frontier on two bundled styles (openapi's is the most crowded panel): every
+    K label clear of every marker, error bar and other label, measured by the renderer; the
+    figure's legend clear of the panels' points."""
+    import matplotlib.pyplot as plt
+    from toolsel.report.plots import plot_policy_frontier
+    fig = plot_policy_frontier(policy_page.test, by="style")
+    for dpi in (100, 120):  # on screen, and as saved (savefig.dpi of setup_style)
+        fig.set_dpi(dpi)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        shown = _labels_clear(fig, renderer, labels_expected=12)
+        assert "K=1" in shown
+        _legend_clear(fig, renderer)
+    plt.close(fig)
+
+
+def test_page_07_figures_draw_every_interval_clear_of_their_labels(registry):
+    """Page 07 on the bundled requests: the noise curve carries each line's 95% interval
+    (a band per scorer, from the page's R@n_low / R@n_high) with its n labels clear of the
+    markers; the multi-tool bars carry the intervals of both R@k and Complete@k."""
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import LineCollection, PolyCollection
+    from conftest import DATA
+    from toolsel import load_queries
+    from toolsel.pages.discovery import discovery_tables
+    from toolsel.report.plots import plot_multi_tool, plot_noise_curve
+    requests = load_queries(DATA / "requests.jsonl", registry)
+    t = discovery_tables(registry, requests, ["jaccard", "bm25"], [1, 5], [1, 5, 10], "test")
+    assert (t.noise["R@n_low"] <= t.noise["R@n"]).all()
+    assert (t.noise["R@n"] <= t.noise["R@n_high"]).all()
+    assert (t.noise["R@n_low"] < t.noise["R@n_high"]).all()  # never a collapsed point
+    fig = plot_noise_curve(t.noise)
+    ax = fig.axes[0]
+    assert len([c for c in ax.collections if isinstance(c, PolyCollection)]) == 2
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    assert sorted(_labels_clear(fig, renderer, labels_expected=2)) == ["n=1", "n=10"]
+    _legend_clear(fig, renderer)
+    assert "95%" in ax.get_legend().get_title().get_text()
+    plt.close(fig)
+    ci = t.ci_category[t.ci_category.top_k == t.k]
+    fig = plot_multi_tool(t.by_category, top_k=t.k, intervals=ci)
+    ax = fig.axes[0]
+    n_groups = t.by_category["category"].nunique()
+    bars = [c for c in ax.collections if isinstance(c, LineCollection)]
+    assert sum(len(c.get_segments()) for c in bars) == 2 * 2 * n_groups  # 2 metrics × 2 scorers
+    title = ax.get_legend().get_title().get_text()
+    assert "R@5, 95% bootstrap" in title and "Complete@5, 95% Wilson" in title
+    assert "fraction" in ax.get_ylabel()
+    plt.close(fig)

@@ -90,14 +90,34 @@ def _multi(per_request: pd.DataFrame, k: int):
     return summary, ci
 
 
+def _noise_summary(curve: pd.DataFrame, group_of: dict) -> pd.DataFrame:
+    """:func:`~toolsel.tables.discovery.summarize_noise` with the 95% interval of ``R@n``
+    (``R@n_low``, ``R@n_high``) over the requests with a deferred required tool, by the one
+    rule (:func:`toolsel.eval.stats.mean_intervals`; whole request groups resampled)."""
+    summary = summarize_noise(curve)
+    rows = curve[curve["n_required"] > 0].rename(columns={"limit": "top_k"})
+    if rows.empty:
+        return summary.assign(**{"R@n_low": float("nan"), "R@n_high": float("nan")})
+    rows = rows.assign(group=rows["query_id"].map(group_of))
+    ci = mean_intervals(rows, ["R@n"], cluster="group")
+    ci = ci.rename(columns={"top_k": "limit", "low": "R@n_low", "high": "R@n_high"})
+    out = summary.merge(ci[["scorer", "limit", "R@n_low", "R@n_high"]],
+                        on=["scorer", "limit"], how="left")
+    cols = list(summary.columns)
+    at = cols.index("R@n") + 1
+    return out[cols[:at] + ["R@n_low", "R@n_high"] + cols[at:]]
+
+
 def _noise(reg: Registry, qs: list[Query], scorers, limits):
-    noise = summarize_noise(noise_curve(reg, qs, scorers, limits))
+    group_of = dict(zip([q.id for q in qs], request_groups(qs).tolist()))
+    noise = _noise_summary(noise_curve(reg, qs, scorers, limits), group_of)
     words = [dataclasses.replace(q, search_term=content_words(q.query)) for q in qs]
-    noise_words = summarize_noise(noise_curve(reg, words, scorers, limits,
-                                              query_field="search_term"))
+    noise_words = _noise_summary(noise_curve(reg, words, scorers, limits,
+                                             query_field="search_term"), group_of)
     terms = None
     if any(q.search_term for q in qs):
-        terms = summarize_noise(noise_curve(reg, qs, scorers, limits, query_field="search_term"))
+        terms = _noise_summary(noise_curve(reg, qs, scorers, limits, query_field="search_term"),
+                               group_of)
     return noise, noise_words, terms
 
 

@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # for the annotation only: report reads tables, never the rev
     from ..tables.runs import RunsReport
 
 __all__ = ["setup_style", "save_figure", "bound_figure", "shorten", "MAX_LABEL_CHARS",
-           "MAX_FIGURE_INCHES", "plain_log_axis", "k_axis", "plot_metric_vs_payload", "plot_recall_vs_payload",
+           "MAX_FIGURE_INCHES", "plain_log_axis", "k_axis", "reduction_axis", "dodge_order",
+           "REDUCTION_TICKS", "plot_metric_vs_payload", "plot_recall_vs_payload",
            "plot_complete_vs_payload", "plot_failure_modes", "plot_escape_hatch",
            "plot_noise_curve", "plot_multi_tool", "pyplot", "scorer_color", "SCORER_COLORS",
            "CACHE_COLORS", "CACHE_LABELS", "plot_latency_vs_tools",
@@ -164,76 +165,165 @@ def interval_method(metric: str) -> str:
     return "Wilson" if family in BINARY_METRICS else "bootstrap"
 
 
+#: Payload reductions (%) the x axis of :func:`plot_metric_vs_payload` may mark.
+REDUCTION_TICKS = (0, 50, 75, 90, 95, 98, 99, 99.5, 99.8, 99.9, 99.95, 99.98, 99.99)
+
+
+def reduction_axis(ax) -> None:
+    """Put payload reduction (%) on ``ax``'s x axis on a log scale of the share still sent
+    (100 − reduction): K=1, 3, 5 send 1–10% of a registry and crowd at the right end of a
+    linear axis; on this one each doubling of what is sent is the same width."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    def forward(x):
+        return -np.log10(np.clip(100.0 - np.asarray(x, float), 1e-4, None))
+
+    def inverse(y):
+        return 100.0 - 10.0 ** (-np.asarray(y, float))
+
+    ax.set_xscale("function", functions=(forward, inverse))
+    ax.xaxis.set_major_locator(FixedLocator(REDUCTION_TICKS))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
+def dodge_order(xs: Sequence[np.ndarray]) -> list[int]:
+    """The left-to-right order in which :func:`plot_metric_vs_payload` sets curves apart:
+    by how far right of the other curves' points at the same K each curve's points lie on
+    average (``xs[i]`` in display units, one value per K, the same Ks for every curve), so the
+    shift goes the way the points already lean; ties keep the given order."""
+    table = np.array([np.asarray(x, float) for x in xs])
+    lean = np.nanmean(table - np.nanmean(table, axis=0), axis=1) if table.size else []
+    return sorted(range(len(xs)), key=lambda i: (round(float(lean[i]), 6), i))
+
+
 def plot_metric_vs_payload(summary: pd.DataFrame, metric: str = "R@k", *,
                            intervals: pd.DataFrame | None = None,
                            scorers: Sequence[str] | None = None,
                            payload: str = "payload_reduction", title: str | None = None,
-                           annotate: Sequence[str] | None = None, ax=None):
-    """A curve per scorer: ``metric`` (%) against payload reduction (%), each point labeled K.
+                           annotate: Sequence[str] | None = None, dodge: float = 6.0, ax=None):
+    """A curve per scorer: ``metric`` (%) against payload reduction (%), each point a cut-off K.
 
     ``summary`` is a sweep summary (``scorer, top_k, <metric>, payload_reduction``).
     ``intervals`` (from :func:`toolsel.eval.stats.mean_intervals`) adds 95% error bars.
-    K is marked on a top axis, at the points of the first scorer in ``annotate`` (default: the
-    first scorer), so no label sits on a curve or an error bar; a K whose point is too close
-    to the previous one to label apart is left unlabeled (:func:`k_axis`).
+    The x axis is :func:`reduction_axis` (log scale of the share sent). The scorers' points of
+    one K lie almost on one x: each curve is shifted sideways by a multiple of ``dodge``
+    points (:func:`dodge_order`), so no two error bars overprint; the legend says so. K is
+    written above the axes over the points of the first scorer in ``annotate`` (default:
+    every scorer's mean position), a K too close to one already written left out
+    (:func:`k_axis`); the legend sits outside the axes, right of them.
     """
     plt = pyplot()
     for col in ("scorer", "top_k", metric, payload):
         if col not in summary.columns:
             raise KeyError(f"summary has no column {col!r}")
     names = list(dict.fromkeys(summary["scorer"])) if scorers is None else list(scorers)
-    annotate = names[:1] if annotate is None else list(annotate)
     if ax is None:
-        fig, ax = plt.subplots(figsize=(8, 5.5))
+        fig, ax = plt.subplots(figsize=(9.5, 5.5))
     else:
         fig = ax.figure
-    marks = None
-    for i, name in enumerate(names):
-        g = summary[summary["scorer"] == name].sort_values("top_k")
-        x = 100 * g[payload].to_numpy(float)
-        y = 100 * g[metric].to_numpy(float)
-        color = scorer_color(name, i)
-        yerr = None
-        if intervals is not None:
-            iv = (intervals[(intervals["scorer"] == name) & (intervals["metric"] == metric)]
-                  .set_index("top_k").reindex(g["top_k"]))
-            yerr = [y - 100 * iv["low"].to_numpy(float), 100 * iv["high"].to_numpy(float) - y]
-        ax.errorbar(x, y, yerr=yerr, color=color, marker=_MARKERS[i % len(_MARKERS)],
-                    markersize=6, linewidth=1.8, capsize=2.5, elinewidth=0.8, alpha=0.95,
-                    label=name)
-        if name in annotate[:1]:
-            marks = (x, list(g["top_k"]))
-    ax.set_xlabel("payload reduction vs sending all tools (%, name + description chars)")
-    ax.set_ylabel(f"{metric} (% of queries)" if metric != "R@k"
-                  else "R@k: required tools sent (%)")
-    ax.set_ylim(0, 105)
-    method = interval_method(metric)
-    if method == "bootstrap":  # the reports' rule: Wilson's where a bootstrap is a point
-        method += " CI, Wilson's where it is a point"
-    else:
-        method += " CI"
-    ax.legend(title=f"scorer (bars: 95% {method})" if intervals is not None else "scorer",
-              loc="lower left")
-    if marks is not None:
-        k_axis(ax, *marks)
-    ax.set_title(title or f"{metric} against payload reduction, one point per cut-off K")
+    reduction_axis(ax)
+    curves = [_payload_curve(summary, name, metric, payload, intervals) for name in names]
+    for _, _, x, _, low, high in curves:  # shifted curves do not count for autoscaling
+        ax.update_datalim(np.column_stack([np.r_[x, x], np.r_[low, high]]))
+    ax.autoscale_view()
+    ks = sorted({int(k) for c in curves for k in c[1]})
+    at_k = [[dict(zip(c[1], c[2])).get(k, np.nan) for k in ks] for c in curves]
+    _draw_dodged(ax, curves, at_k, dodge, intervals is not None)
+    _payload_labels(ax, metric, names, intervals is not None, dodge, title)
     fig.tight_layout()
+    first = next((c for c in curves if annotate and c[0] == annotate[0]), None)
+    k_axis(ax, *((list(first[2]), list(first[1])) if first is not None
+                 else ([float(np.nanmean(col)) for col in np.array(at_k).T], ks)))
     return fig
 
 
-def k_axis(ax, xs: Sequence[float], ks: Sequence[int], *, min_gap: float = 0.04):
-    """Mark each cut-off ``K=k`` at ``x`` on a top axis of ``ax``; a K closer than
-    ``min_gap`` (a fraction of the axis' width) to the last one marked is left unmarked, so
-    the labels never overlap. Returns the top axis."""
-    lo, hi = ax.get_xlim()
-    kept: list[tuple[float, int]] = []
+def _payload_labels(ax, metric: str, names: Sequence[str], bars: bool, dodge: float,
+                    title: str | None) -> None:
+    """Axis labels, title and the legend (outside, right, in the order of ``names``) of
+    :func:`plot_metric_vs_payload`."""
+    handles, labels = ax.get_legend_handles_labels()
+    order_back = [labels.index(n) for n in names]  # the legend in the caller's order
+    ax.set_xlabel("payload reduction vs sending all tools (%, name + description chars; "
+                  "log scale of the share still sent)")
+    ax.set_ylabel(f"{metric} (% of queries)" if metric != "R@k"
+                  else "R@k: required tools sent (%)")
+    ax.set_ylim(0, 105)
+    ax.legend([handles[j] for j in order_back], [labels[j] for j in order_back],
+              title=_payload_legend_title(metric, bars,
+                                          dodge if len(names) > 1 else None),
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=9,
+              title_fontsize=8.5, alignment="left")
+    ax.set_title(title or f"{metric} against payload reduction, one point per cut-off K",
+                 pad=18)
+
+
+def _draw_dodged(ax, curves, at_k, dodge: float, bars: bool) -> None:
+    """Draw each curve of :func:`plot_metric_vs_payload` shifted sideways by its rank in
+    :func:`dodge_order` times ``dodge`` points (centred on no shift)."""
+    from matplotlib.transforms import offset_copy
+    shown = [ax.transData.transform(np.column_stack([v, np.zeros(len(v))]))[:, 0]
+             for v in at_k]
+    order = dodge_order(shown)
+    for rank, i in enumerate(order):
+        name, _, x, y, low, high = curves[i]
+        shift = offset_copy(ax.transData, fig=ax.figure,
+                            x=(rank - (len(order) - 1) / 2) * dodge, y=0, units="points")
+        ax.errorbar(x, y, yerr=[y - low, high - y] if bars else None, transform=shift,
+                    color=scorer_color(name, i), marker=_MARKERS[i % len(_MARKERS)],
+                    markersize=5.5, linewidth=1.6, capsize=2, elinewidth=0.8, alpha=0.95,
+                    label=name, zorder=2 + rank)
+
+
+def _payload_curve(summary: pd.DataFrame, name: str, metric: str, payload: str,
+                   intervals: pd.DataFrame | None):
+    """``(name, ks, x, y, low, high)`` of one scorer's curve, in %, K ascending (``low`` and
+    ``high`` are ``y`` without intervals)."""
+    g = summary[summary["scorer"] == name].sort_values("top_k")
+    x, y = 100 * g[payload].to_numpy(float), 100 * g[metric].to_numpy(float)
+    low = high = y
+    if intervals is not None:
+        iv = (intervals[(intervals["scorer"] == name) & (intervals["metric"] == metric)]
+              .set_index("top_k").reindex(g["top_k"]))
+        low, high = 100 * iv["low"].to_numpy(float), 100 * iv["high"].to_numpy(float)
+    return name, list(g["top_k"]), x, y, low, high
+
+
+def _payload_legend_title(metric: str, bars: bool, dodge: float | None) -> str:
+    """The legend title of :func:`plot_metric_vs_payload`: the interval drawn, and the
+    sideways shift of the curves (``dodge`` points, ``None`` for a single curve)."""
+    method = interval_method(metric)
+    method += " CI,\nWilson's where it is a point" if method == "bootstrap" else " CI"
+    title = f"scorer\n(bars: 95% {method})" if bars else "scorer"
+    if dodge is not None:
+        title += f"\ncurves set {dodge:g} pt apart\nsideways so bars do\nnot overprint"
+    return title
+
+
+def k_axis(ax, xs: Sequence[float], ks: Sequence[int], *, gap: float = 4.0) -> list:
+    """Write each cut-off ``K=k`` just above ``ax``'s frame at data ``x``; a label whose box
+    (measured by the renderer, after the figure's layout) would come within ``gap`` points of
+    one already written is left out, the smallest x first. Returns the labels kept."""
+    from matplotlib.transforms import blended_transform_factory
+    fig = ax.figure
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    where = blended_transform_factory(ax.transData, ax.transAxes)
+    pad = gap * fig.dpi / 72.0
+    kept, last = [], None
     for x, k in sorted(zip((float(v) for v in xs), ks)):
-        if not kept or x - kept[-1][0] >= min_gap * (hi - lo):
-            kept.append((x, int(k)))
-    top = ax.secondary_xaxis("top")
-    top.set_xticks([x for x, _ in kept], [f"K={k}" for _, k in kept])
-    top.tick_params(labelsize=8, length=3)
-    return top
+        if not np.isfinite(x):
+            continue
+        label = ax.annotate(f"K={int(k)}", (x, 1.0), xycoords=where, xytext=(0, 2.5),
+                            textcoords="offset points", ha="center", va="bottom", fontsize=8,
+                            annotation_clip=False)
+        box = label.get_window_extent(renderer)
+        if last is not None and box.x0 < last.x1 + pad:
+            label.remove()
+            continue
+        kept.append(label)
+        last = box
+    return kept
 
 
 def plot_recall_vs_payload(summary: pd.DataFrame, **kwargs):
@@ -318,41 +408,78 @@ def plot_escape_hatch(summary: pd.DataFrame, *, ax=None):
 
 def plot_noise_curve(summary: pd.DataFrame, *, ax=None, recall: str = "R@n"):
     """Share of required tools found against irrelevant definitions loaded, one line per scorer;
-    each point is a result limit ``n``. The smallest and largest ``n`` are labeled once, on
-    the line with the highest recall (every line runs the same way: left = smallest ``n``)."""
+    each point is a result limit ``n``.
+
+    When ``summary`` has ``<recall>_low`` and ``<recall>_high`` columns (the page's 95%
+    intervals), each line carries its interval as a band. The smallest and largest ``n`` are
+    labeled once, on the line with the highest recall (every line runs the same way: left =
+    smallest ``n``), each label placed clear of the markers
+    (:func:`toolsel.report.placement.place_labels`); the legend sits right of the axes.
+    """
+    from .placement import place_labels
     plt = pyplot()
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 4.5))
+        _, ax = plt.subplots(figsize=(8.5, 4.5))
+    fig = ax.figure
+    bands = {f"{recall}_low", f"{recall}_high"} <= set(summary.columns)
     lines = list(summary.groupby("scorer", sort=False))
     for i, (label, g) in enumerate(lines):
         g = g.sort_values("limit")
-        ax.plot(g["irrelevant"], g[recall], marker="o", label=label, color=scorer_color(label, i))
-    if lines:
-        top = max(lines, key=lambda kv: kv[1][recall].max())[1].sort_values("limit")
-        for (_, r), (dx, dy, ha) in zip(top.iloc[[0, -1]].iterrows(),
-                                        ((0, 10, "center"), (0, 10, "center"))):
-            ax.annotate(f"n={int(r['limit'])}", (r["irrelevant"], r[recall]), fontsize=8,
-                        textcoords="offset points", xytext=(dx, dy), ha=ha,
-                        fontweight="bold")
+        color = scorer_color(label, i)
+        ax.plot(g["irrelevant"], g[recall], marker="o", ms=5, label=label, color=color,
+                zorder=3)
+        if bands:
+            ax.fill_between(g["irrelevant"], g[f"{recall}_low"], g[f"{recall}_high"],
+                            color=color, alpha=0.12, linewidth=0, zorder=1)
     lo, hi = (int(summary["limit"].min()), int(summary["limit"].max())) if len(summary) \
         else (1, 1)
     ax.set_xlabel("irrelevant tool definitions loaded per request (mean count)")
-    ax.set_ylabel(f"{recall}: share of required tools found")
+    ax.set_ylabel(f"{recall}: share of required tools found (fraction)")
     ax.set_ylim(0, 1.05)
     ax.grid(alpha=0.3)
-    ax.legend(title="scorer", loc="lower right", fontsize=8)
+    ax.legend(title="scorer" + ("\n(bands: 95% bootstrap\nCI, Wilson's where\nit is a point)"
+                                if bands else ""), loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8, title_fontsize=8,
+              alignment="left")
     ax.set_title(f"Search result limit n = {lo}..{hi} (left to right on each line): "
                  "recall vs loaded noise", fontsize=10)
-    return ax.figure
+    fig.tight_layout()
+    if lines:
+        top = max(lines, key=lambda kv: kv[1][recall].max())[1].sort_values("limit")
+        ends = top.iloc[[0, -1]] if len(top) > 1 else top
+        place_labels(ax, list(zip(ends["irrelevant"], ends[recall])),
+                     [f"n={int(n)}" for n in ends["limit"]], fontsize=8, fontweight="bold")
+    return fig
+
+
+def _group_interval(intervals: pd.DataFrame | None, by: str, scorer: str, metric: str,
+                    groups: Sequence[str], means: Sequence[float]):
+    """``yerr`` of ``metric`` for one scorer's bars (``None`` without intervals for it)."""
+    if intervals is None:
+        return None
+    iv = intervals[intervals["scorer"] == scorer]
+    if "metric" in iv.columns:
+        iv = iv[iv["metric"] == metric]
+    elif metric != "Complete@k":  # a table without a metric column holds Complete@k's
+        return None
+    if iv.empty:
+        return None
+    iv = iv.set_index(iv[by].astype(str))
+    lo = np.array([iv["low"].get(k, np.nan) for k in groups], dtype=float)
+    hi = np.array([iv["high"].get(k, np.nan) for k in groups], dtype=float)
+    m = np.asarray(means, dtype=float)
+    return np.nan_to_num([np.clip(m - lo, 0, None), np.clip(hi - m, 0, None)])
 
 
 def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int = 5, ax=None,
                     intervals: pd.DataFrame | None = None):
     """Grouped bars: ``R@k`` (light) and ``Complete@k`` (dark) per group, one color per scorer.
 
-    Group labels carry ``n`` (the ``n_requests`` column) when present; ``intervals``
-    (columns ``by, scorer, low, high`` of ``Complete@k``) adds 95% error bars to the dark bars.
-    The legend sits below the axes, never over the bars.
+    Each scorer's light bar holds its dark bar on its right-hand part, so each has room for its
+    own error bar: ``intervals`` (columns ``by, scorer, metric, low, high``; without a
+    ``metric`` column, the rows are ``Complete@k``'s) draws the 95% interval of each metric on
+    its bar. Group labels carry ``n`` (the ``n_requests`` column) when present. The legend
+    sits below the axes, never over the bars.
     """
     plt = pyplot()
     data = summary[summary["top_k"] == top_k]
@@ -363,33 +490,39 @@ def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int =
         _, ax = plt.subplots(figsize=(width, 5))
     width = 0.8 / max(len(scorers), 1)
     x = np.arange(len(groups))
+    bar_style = {"capsize": 1.5, "error_kw": {"elinewidth": 0.7, "ecolor": "#333333"}}
+    shown = set()
     for j, s in enumerate(scorers):
         g = data[data["scorer"] == s].set_index(data[data["scorer"] == s][by].astype(str))
         r = [g["R@k"].get(k, np.nan) for k in groups]
         c = [g["Complete@k"].get(k, np.nan) for k in groups]
         pos = x - 0.4 + width * (j + 0.5)
         color = scorer_color(s, j)
+        r_err = _group_interval(intervals, by, s, "R@k", groups, r)
+        c_err = _group_interval(intervals, by, s, "Complete@k", groups, c)
+        shown |= {m for m, e in (("R@k", r_err), ("Complete@k", c_err)) if e is not None}
         ax.bar(pos, r, width, color=color, alpha=0.35)
-        yerr = None
-        if intervals is not None:
-            iv = intervals[intervals["scorer"] == s].set_index(
-                intervals[intervals["scorer"] == s][by].astype(str))
-            lo = np.array([iv["low"].get(k, np.nan) for k in groups])
-            hi = np.array([iv["high"].get(k, np.nan) for k in groups])
-            yerr = np.nan_to_num([np.asarray(c) - lo, hi - np.asarray(c)])
-        ax.bar(pos, c, width * 0.6, color=color, label=s, yerr=yerr, capsize=1.5,
-               error_kw={"elinewidth": 0.7, "ecolor": "#333333"})
+        if r_err is not None:  # on the light part left of the dark bar
+            ax.errorbar(pos - 0.3 * width, r, yerr=r_err, fmt="none", capsize=1.5,
+                        elinewidth=0.7, ecolor="#777777")
+        ax.bar(pos + 0.2 * width, c, width * 0.6, color=color, label=s, yerr=c_err,
+               **bar_style)
     names = groups
     if "n_requests" in data.columns:
         n = data.groupby(data[by].astype(str), sort=False)["n_requests"].max()
         names = [f"{g}\n(n={int(n[g])})" for g in groups]
     ax.set_xticks(x, names, rotation=0 if len(groups) <= 6 else 20,
                   ha="center" if len(groups) <= 6 else "right", fontsize=8)
-    ax.set_ylabel(f"R@{top_k} (light) and Complete@{top_k} (dark), mean")
+    ax.set_ylabel(f"R@{top_k} (light) and Complete@{top_k} (dark):\nmean over requests "
+                  "(fraction)")
     ax.set_xlabel(by.replace("_", " ") + " (n = requests)")
     ax.set_ylim(0, 1.05)
-    ax.legend(title="scorer" + (f" (dark bars: 95% {interval_method('Complete@k')} CI)"
-                                if intervals is not None else ""), fontsize=8, title_fontsize=8, loc="upper center",
+    bars = {"R@k": f"grey bars: R@{top_k}, 95% bootstrap CI (Wilson's where it is a point)",
+            "Complete@k": f"black bars: Complete@{top_k}, 95% "
+                          f"{interval_method('Complete@k')} CI"}
+    ax.legend(title="scorer" + ("".join(f"\n{bars[m]}" for m in ("R@k", "Complete@k")
+                                        if m in shown)),
+              fontsize=8, title_fontsize=8, loc="upper center",
               bbox_to_anchor=(0.5, -0.2), ncol=len(scorers), frameon=False)
     ax.grid(axis="y", alpha=0.3)
     ax.set_title(f"Per-request recall vs completeness at top_k={top_k}")
@@ -402,20 +535,29 @@ POLICY_STYLES = {"top_k": ("#444444", "o"), "threshold": ("#1f77b4", "s"),
                  "two_stage": ("#9467bd", "v")}
 
 
-def _label_k(ax, points: pd.DataFrame, x: str, y: str, color, log_x: bool) -> None:
-    """Label top-K points with their K, skipping a label that would sit on the previous one
-    (closer than about 0.12 of the x range in log space and 6 points of recall: a label is
-    about that wide and tall in a panel of the frontier figure)."""
-    xs = np.log10(points[x].clip(lower=1e-9)) if log_x else points[x]
-    span = max(float(xs.max() - xs.min()), 1e-9)
-    last = None
-    for xv, r in zip(xs, points.to_dict("records")):  # column names like R@sent
-        yv = 100 * r[y]
-        if last is not None and abs(xv - last[0]) / span < 0.12 and abs(yv - last[1]) < 6:
-            continue
-        ax.annotate(f"K={int(r['param'])}", (r[x], yv), textcoords="offset points",
-                    xytext=(3, -9), fontsize=6, color=color)
-        last = (xv, yv)
+def _k_points(points: pd.DataFrame, x: str, y: str) -> list[tuple[tuple[float, float], str]]:
+    """The top-K points of one policy line and their labels, smallest K first."""
+    rows = points.sort_values("param", kind="stable").to_dict("records")  # names like R@sent
+    return [((float(r[x]), 100 * float(r[y])), f"K={int(r['param'])}") for r in rows]
+
+
+def _draw_policy(ax, p: pd.DataFrame, x: str, y: str, policy: str, i: int) -> str:
+    """One policy's line on a frontier panel: its points, a black ring on the Pareto-best
+    ones with their interval when ``p`` has ``<y>_low`` and ``<y>_high``. Returns its colour."""
+    color, marker = POLICY_STYLES.get(policy, (f"C{i % 10}", _MARKERS[i % 8]))
+    ax.plot(p[x], 100 * p[y], marker=marker, color=color, ms=4, lw=1, alpha=0.85,
+            label=policy)
+    if "pareto" not in p.columns:
+        return color
+    best = p[p["pareto"].astype(bool)]
+    ax.scatter(best[x], 100 * best[y], s=70, facecolors="none", edgecolors="black",
+               linewidths=1.2, zorder=5)
+    if {f"{y}_low", f"{y}_high"} <= set(best.columns) and len(best):
+        ax.errorbar(best[x], 100 * best[y],
+                    yerr=[100 * (best[y] - best[f"{y}_low"]).clip(lower=0),
+                          100 * (best[f"{y}_high"] - best[y]).clip(lower=0)],
+                    fmt="none", ecolor=color, elinewidth=0.8, capsize=2, alpha=0.8, zorder=4)
+    return color
 
 
 def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y: str = "R@sent",
@@ -426,10 +568,12 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
     :func:`toolsel.eval.policies.frontier` (a boolean ``pareto`` column). Each policy family
     is a line through its configurations (ordered by payload); Pareto-best points get a black
     ring, with its 95% interval when the summary has ``<y>_low`` and ``<y>_high`` columns;
-    fixed top-K points are labeled with their K (a label that would overlap the previous one
-    is left out). ``x`` defaults to the mean tokens sent
-    (log scale): on large registries every policy's payload reduction is above 99%.
+    fixed top-K points are labeled with their K, each label placed by
+    :func:`toolsel.report.placement.place_labels` clear of every marker, error bar and other
+    label of its panel (a K with no free place is left unlabeled). ``x`` defaults to the mean
+    tokens sent (log scale): on large registries every policy's payload reduction is above 99%.
     """
+    from .placement import place_labels
     plt = pyplot()
     for col in ("policy", "config", x, y):
         if col not in summary.columns:
@@ -446,28 +590,17 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
     else:
         axes = list(np.atleast_1d(axes).ravel())
         fig = axes[0].figure
+    to_label = []
     for ax, (name, g) in zip(axes, groups):
         for i, (policy, p) in enumerate(g.groupby("policy", sort=False)):
-            color, marker = POLICY_STYLES.get(policy, (f"C{i % 10}", _MARKERS[i % 8]))
-            p = p.sort_values([x, y], kind="stable")
-            ax.plot(p[x], 100 * p[y], marker=marker, color=color, ms=4, lw=1, alpha=0.85,
-                    label=policy)
-            if "pareto" in p.columns:
-                best = p[p["pareto"].astype(bool)]
-                ax.scatter(best[x], 100 * best[y], s=70, facecolors="none",
-                           edgecolors="black", linewidths=1.2, zorder=5)
-                if {f"{y}_low", f"{y}_high"} <= set(best.columns) and len(best):
-                    ax.errorbar(best[x], 100 * best[y],
-                                yerr=[100 * (best[y] - best[f"{y}_low"]).clip(lower=0),
-                                      100 * (best[f"{y}_high"] - best[y]).clip(lower=0)],
-                                fmt="none", ecolor=color, elinewidth=0.8, capsize=2,
-                                alpha=0.8, zorder=4)
+            color = _draw_policy(ax, p.sort_values([x, y], kind="stable"), x, y, policy, i)
             if policy == "top_k" and "param" in p.columns:
-                _label_k(ax, p, x, y, color, log_x)
+                to_label.append((ax, _k_points(p, x, y), color))
         if log_x:
             ax.set_xscale("log")
             plain_log_axis(ax.xaxis)
-        ax.set_xlabel("mean tokens sent (JSON definitions)" if x == "payload_tokens" else x)
+        ax.set_xlabel(("mean tokens sent per request (JSON definitions" if x == "payload_tokens"
+                       else x + " (") + (", log scale)" if log_x else ")"))
         ax.set_ylabel(f"{y} (% of required tools sent)" if y == "R@sent" else f"{y} (%)")
         if name is not None:
             ax.set_title(str(name))
@@ -479,6 +612,9 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8,
                bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
+    for ax, marks, color in to_label:  # once the layout is final: placing measures the page
+        place_labels(ax, [xy for xy, _ in marks], [t for _, t in marks], fontsize=7.5,
+                     color=color)
     return fig
 
 
@@ -576,7 +712,8 @@ def plot_conversation_requests(table: pd.DataFrame, conversation_id: str, *, axe
                                title: str | None = None):
     """One panel per strategy: each request's input tokens stacked by cache treatment.
 
-    The figure is titled with the conversation (``title``, default its id); the legend sits
+    Each panel's title gives the conversation's cost under that strategy, in base-input-token
+    equivalents (:mod:`toolsel.tables.cost`). The figure is titled with the conversation (``title``, default its id); the legend sits
     below the panels. Colours are :data:`toolsel.report.plots.CACHE_COLORS`.
     """
     plt = pyplot()
@@ -596,9 +733,9 @@ def plot_conversation_requests(table: pd.DataFrame, conversation_id: str, *, axe
         ax.set_xticks(x, [f"t{t}" + (f".{s}" if s else "") for t, s in zip(g["turn"], g["step"])],
                       fontsize=7)
         ax.set_xlabel("request (turn.discover step)")
-        ax.set_title(f"{strategy} {policy}".strip() + f": cost {g['cost'].sum():,.0f}",
-                     fontsize=9)
-    axes[0].set_ylabel("input tokens per request")
+        ax.set_title(f"{strategy} {policy}".strip() + f"\ncost: {g['cost'].sum():,.0f} "
+                     "base-input-token equivalents", fontsize=8.5)
+    axes[0].set_ylabel("input tokens per request (tokens)")
     fig = axes[0].figure
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8,
