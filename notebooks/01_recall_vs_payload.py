@@ -39,8 +39,8 @@
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
 scorers: list[str] = []  # scorers to compare; empty: the registry's compared scorers
-top_k: list[int] = [1, 3, 5, 10, 20, 30]  # the article's six cut-offs
-always_include: list[str] = []  # names sent every turn outside K (the article: none)
+top_k: list[int] = [1, 3, 5, 10, 20, 30]  # six cut-offs
+always_include: list[str] = []  # names sent every turn outside K (default: none)
 n_boot: int = 2000  # bootstrap resamples
 seed: int = 0  # bootstrap seed
 out_dir: str = "../reports/01_recall_vs_payload"  # where tables and figures go
@@ -207,7 +207,7 @@ if replicate:
     write_table(bands, out / "jaccard_miss_ranks.csv", float_format=None)
 else:
     display(Markdown(log.skip(
-        "the replication panel", "it compares the article's 61-tool, 30-query benchmark "
+        "the replication panel", "it compares the bundled 61-tool, 30-query benchmark "
         "(Jaccard at K=10 and 30) with the bundled data, "
         + ("and Jaccard or K=10/30 is not in this run" if article else
            "and this is other data"))))

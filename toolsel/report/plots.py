@@ -506,7 +506,7 @@ def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True,
         fig = ax.figure
     for i, scorer in enumerate([s for s in SCALE_SCORERS if s in set(scale.scorer)]):
         d = scale[scale.scorer == scorer].sort_values("n_tools")
-        label = "naive (article's select_tools + jaccard)" if scorer == "naive" else scorer
+        label = "naive loop (select_tools + jaccard hook)" if scorer == "naive" else scorer
         color = "#7f7f7f" if scorer == "naive" else SCORER_COLORS.get(scorer, f"C{i}")
         ax.errorbar(d.n_tools, d.p50_ms, yerr=[np.zeros(len(d)), d.p95_ms - d.p50_ms],
                     marker="o", capsize=3, label=label, color=color,
@@ -527,7 +527,7 @@ def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True,
     plain_log_axis(ax.xaxis)
     plain_log_axis(ax.yaxis)
     ax.set_xlabel("registry size (tools, log scale)")
-    ax.set_ylabel("Selector.select latency, median (ms, log scale)")
+    ax.set_ylabel("one selection call, median (ms, log scale)")
     ax.set_title("Selection latency vs registry size (bars: p50 to p95)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: no overlap
     return fig
