@@ -119,9 +119,10 @@ display(Markdown(
 # %% [markdown]
 # ## R@k against payload reduction
 #
-# One curve per scorer; each point is a cut-off K (marked on the top axis at the first
-# curve's points; the other curves' points for the same K lie close by, largest K on the
-# left). Bars are 95% intervals over queries: a bootstrap for R@k (Wilson's where it
+# One curve per scorer; each point is a cut-off K, largest K on the left. The top axis marks
+# each K at the first curve's points; how far the other curves' points for the same K lie
+# from those marks is measured below the figure (each scorer sends its own K tools, so on
+# tools of uneven length its point moves along the payload axis). Bars are 95% intervals over queries: a bootstrap for R@k (Wilson's where it
 # collapses to a point), Wilson's for Complete@k. Up and to the right is better: more of the
 # right tools, fewer characters sent.
 
@@ -131,6 +132,7 @@ save_figure(fig, out, "recall_vs_payload",
             alt="R@k (%) against payload reduction (%), one curve per scorer, each point a "
                 "cut-off K marked on the top axis, with 95% intervals over queries (bootstrap, "
                 "Wilson's where it is a point)");
+display(Markdown(log.add(page.k_mark_sentence(tables.k_marks, order[0]))))
 
 # %% [markdown]
 # ## Complete@k: every required tool sent
