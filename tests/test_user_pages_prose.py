@@ -1,10 +1,10 @@
 """The prose test on an imported MCP registry (issue 38): pages 00-05 read right on it.
 
 A server list as MCP benchmarks publish it (a list of servers, each with its catalog entry and
-``tools.<server>.tools[]``): six servers, a third of the tools described in Chinese, one with
+``tools.<server>.tools[]``): six servers, a quarter of the tools described in Chinese, one with
 an empty description, one with a description of several thousand characters, two servers
 sharing a tool name. It is imported with the real importer (``toolsel import`` in a
-subprocess), labeled with requests in English and Chinese (a quarter need several tools, one
+subprocess), labeled with requests in English and Chinese (a fifth need several tools, one
 carries a long base64 image), and ``toolsel report`` runs pages 00-05 on it for real.
 
 Checked on what a reader sees (the HTML pages and the README, scripts and styles left out):
@@ -159,7 +159,9 @@ _HIDDEN = re.compile(r"<(script|style)\b.*?</\1>", re.S | re.I)
 def _visible(page: Path) -> str:
     """What a reader of an HTML page sees: its text, scripts and styles left out."""
     text = _HIDDEN.sub(" ", page.read_text(encoding="utf-8"))
-    return html_mod.unescape(re.sub(r"<[^>]+>", " ", text))
+    text = " ".join(html_mod.unescape(re.sub(r"<[^>]+>", " ", text)).split())
+    # a tag taken out leaves a space: none before closing punctuation or after an opening one
+    return re.sub(r"\(\s+", "(", re.sub(r"\s+([).,;:])", r"\1", text))
 
 
 def _bundled_names(registry) -> list[str]:
@@ -173,7 +175,7 @@ def test_the_registry_is_imported_as_published(report):
     assert len(reg) == 23 and "amap-maps__search" in reg and "notes__search" in reg
     assert reg.get("amap-maps__search").metadata["description_fallback"] == "name"
     assert reg.get("search_code").description == LONG
-    assert sum(len(q.expected) > 1 for q in report["queries"]) == 5
+    assert sum(len(q.expected) > 1 for q in report["queries"]) == 4
 
 
 @pytest.mark.slow
