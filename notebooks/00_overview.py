@@ -35,7 +35,7 @@ registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
 scorers: list[str] = []  # scorers to compare; empty: the registry's compared scorers
 top_k: list[int] = [10, 30]  # cut-offs swept; the headline: 10, else the largest that filters
-always_include: list[str] = []  # names sent every turn outside K (the article: none)
+always_include: list[str] = []  # names sent every turn outside K (default: none)
 notebooks_dir: str = "."  # where the numbered notebooks are (for the map)
 pages: list[str] = []  # the pages of this report (set by `toolsel report`); empty: every notebook
 n_boot: int = 2000  # bootstrap resamples
@@ -158,7 +158,7 @@ if tables.scenario is not None:
         "one `discover_tools` call the conversation's pins are "
         + ", ".join(md.code(p) for p in tables.pinned) + "."))
 else:
-    display(Markdown(log.skip("the article's 3-turn escape-hatch scenario",
+    display(Markdown(log.skip("the bundled benchmark's 3-turn escape-hatch scenario",
                               page.scenario_skip_reason(reg))))
 
 # %% [markdown]

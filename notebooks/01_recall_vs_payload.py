@@ -39,8 +39,8 @@
 registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
 scorers: list[str] = []  # scorers to compare; empty: the registry's compared scorers
-top_k: list[int] = [1, 3, 5, 10, 20, 30]  # the article's six cut-offs
-always_include: list[str] = []  # names sent every turn outside K (the article: none)
+top_k: list[int] = [1, 3, 5, 10, 20, 30]  # six cut-offs
+always_include: list[str] = []  # names sent every turn outside K (default: none)
 n_boot: int = 2000  # bootstrap resamples
 seed: int = 0  # bootstrap seed
 out_dir: str = "../reports/01_recall_vs_payload"  # where tables and figures go
@@ -120,20 +120,23 @@ display(Markdown(
 # %% [markdown]
 # ## R@k against payload reduction
 #
-# One curve per scorer; each point is a cut-off K, written above the frame over that K's
-# points (largest K on the left). The x axis is a log scale of the share still sent, so the
-# small cut-offs (K = 1, 3, 5 send a few percent) do not crowd at the right edge, and the
-# curves are set a few points apart sideways so that error bars of one K never overprint.
-# Bars are 95% intervals over queries by the one rule: Wilson's where every query scored 0 or 1
-# (Complete@k), a bootstrap for any other mean. Up and to the right is better: more of the
+# One curve per scorer; each point is a cut-off K (largest K on the left), written above the
+# frame at the first curve's points; how far the other curves' points for the same K lie from
+# those marks is measured below the figure (each scorer sends its own K tools, so on tools of
+# uneven length its point moves along the payload axis). The x axis is a log scale of the share
+# still sent, so the small cut-offs (K = 1, 3, 5 send a few percent) do not crowd at the right
+# edge, and the curves are set a few points apart sideways so that error bars of one K never
+# overprint. Bars are 95% intervals over queries by the one rule: Wilson's where every query
+# scored 0 or 1, a bootstrap for any other mean. Up and to the right is better: more of the
 # right tools, fewer characters sent.
 
 # %%
-fig = plot_recall_vs_payload(summary, intervals=intervals)
+fig = plot_recall_vs_payload(summary, intervals=intervals, annotate=order[:1])
 save_figure(fig, out, "recall_vs_payload",
             alt="R@k (%) against payload reduction (%, log scale of the share sent), one "
                 "curve per scorer, each point a cut-off K written above the frame, with 95% "
                 "intervals over queries (Wilson's for a 0/1 rate, bootstrap otherwise)");
+display(Markdown(log.add(page.k_mark_sentence(tables.k_marks, order[0]))))
 
 # %% [markdown]
 # ## Complete@k: every required tool sent
@@ -142,7 +145,7 @@ save_figure(fig, out, "recall_vs_payload",
 # Complete@k sits at or below R@k.
 
 # %%
-fig = plot_complete_vs_payload(summary, intervals=intervals)
+fig = plot_complete_vs_payload(summary, intervals=intervals, annotate=order[:1])
 save_figure(fig, out, "complete_vs_payload",
             alt="Complete@k (%) against payload reduction (%), one curve per scorer, each "
                 "point a cut-off K, with Wilson 95% intervals");
@@ -212,7 +215,7 @@ if replicate:
     write_table(bands, out / "jaccard_miss_ranks.csv", float_format=None)
 else:
     display(Markdown(log.skip(
-        "the replication panel", "it compares the article's 61-tool, 30-query benchmark "
+        "the replication panel", "it compares the bundled 61-tool, 30-query benchmark "
         "(Jaccard at K=10 and 30) with the bundled data, "
         + ("and Jaccard or K=10/30 is not in this run" if article else
            "and this is other data"))))

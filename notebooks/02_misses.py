@@ -21,8 +21,8 @@
 # %% [markdown]
 # # Misses by failure mode: what was sent instead, and why
 #
-# Every required tool that did not survive the filter at one cut-off K, listed the way the
-# article lists them (query, expected tool, what was sent instead, the expected tool's rank),
+# Every required tool that did not survive the filter at one cut-off K, listed with the query,
+# the expected tool, what was sent instead and the expected tool's rank,
 # then classified automatically (`toolsel.tables.failure_modes`):
 #
 # - **same-domain confusion**: a sibling from the expected tool's domain was sent, and the
@@ -40,7 +40,7 @@ registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
 scorers: list[str] = []  # scorers to compare; empty: the registry's compared scorers
 top_k: list[int] = [10]  # misses are listed at 10 if given, else at the largest K that filters
-always_include: list[str] = []  # names sent every turn outside K (the article: none)
+always_include: list[str] = []  # names sent every turn outside K (default: none)
 out_dir: str = "../reports/02_misses"  # where tables and figures go
 
 # %%
@@ -129,8 +129,8 @@ if show_article:
         "with the query and ranks last.", "the bundled data, checked by the asserts below")))
 else:
     display(Markdown(log.skip(
-        "the article's three misses", "they are Jaccard misses at K=10 on its 61-tool "
-        "benchmark, " + ("and Jaccard first at K=10 is not this run" if article
+        "the bundled benchmark's three listed misses", "they are Jaccard misses at K=10 on "
+        "the bundled 61-tool benchmark, " + ("and Jaccard first at K=10 is not this run" if article
                          else "which this data is not"))))
 
 # %% [markdown]

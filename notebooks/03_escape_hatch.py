@@ -36,7 +36,7 @@ registry: str = "../data/registry.json"  # tool registry
 queries: str = "../data/queries.jsonl"  # labeled queries
 scorers: list[str] = []  # filter and discover scorers; empty: the registry's compared scorers
 top_k: list[int] = [10]  # tools sent per turn: 10 if given, else the largest K that filters
-always_include: list[str] = []  # names sent every turn outside K (the article: none)
+always_include: list[str] = []  # names sent every turn outside K (default: none)
 out_dir: str = "../reports/03_escape_hatch"  # where tables and figures go
 
 # %%
@@ -81,7 +81,7 @@ display(Markdown("**This run:** " + log.summary(said["run"])))
 scenario = tables.scenario is not None
 if scenario:
     display(Markdown(
-        "The article's conversation: four tools ("
+        "The reference conversation: four tools ("
         + ", ".join(md.code(n) for n in ARTICLE_TOOLS) + ", with "
         + ("our" if article else "this") + " registry's descriptions), Jaccard, `top_k=1`, no "
         "always-include, `discover_tools` injected on every turn outside the filter."))
@@ -95,7 +95,7 @@ if scenario:
                    "payload_chars": "payload chars (all requests)"}),
         link=f"{out.name}/scenario.csv")))
 else:
-    display(Markdown(log.skip("the article's 3-turn conversation",
+    display(Markdown(log.skip("the bundled benchmark's 3-turn conversation",
                               page.scenario_skip_reason(reg))))
 
 # %%
@@ -143,7 +143,7 @@ if scenario:
 # `discover` once (an idealized model: it calls exactly when something is missing). Four
 # ways to call it:
 #
-# - **literal**: with the user's words, searching the full registry (the article's
+# - **literal**: with the user's words, searching the full registry (the reference
 #   `discover`). With the same scorer as the filter this can never help: the best tool of the
 #   full registry is the filter's own first pick, already sent.
 # - **literal, unseen tools only**: the user's words, searching only the tools the model

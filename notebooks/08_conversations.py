@@ -45,7 +45,7 @@
 # with the turn's labeled search terms in order (the message itself when it has none; written by
 # the labeler, so an optimistic stand-in for a model's own terms), one
 # request per call, until every required tool is visible. `filtered` pins the best hit (the
-# article's `discover`), `deferred` loads the top 5 (the server-side tool search's default).
+# reference `discover`), `deferred` loads the top 5 (the server-side tool search's default).
 #
 # **Cache model** (`toolsel.tables.cost`): a prefix cache per conversation with breakpoints after the
 # system prompt and at the end of each request; a prefix shorter than `min_cacheable` tokens is

@@ -48,7 +48,7 @@
 # %% tags=["parameters"]
 registry: str = "../data/registry.json"  # tool registry (version a)
 requests: str = "../data/requests.jsonl"  # labeled requests with dev/test split
-queries: str = "../data/queries.jsonl"  # the article's replication queries
+queries: str = "../data/queries.jsonl"  # labeled queries
 repairs: str = "../data/repairs/descriptions_v2.json"  # description patch (version b)
 scorers: list[str] = ["jaccard", "bm25", "bm25-okapi", "tfidf", "embedding", "default"]  # scorers to compare
 hint_scorer: str = "bm25-okapi"  # the scorer whose dev misses guided the repairs (BM25 before its tokenization was tuned)

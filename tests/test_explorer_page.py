@@ -734,3 +734,104 @@ def test_search_finds_tool_names_and_zero_scores_are_marked(layout_page, tmp_pat
         assert sorted(zero_sent) == sorted(reg[i].name for i in top["top"][qi][:5])
     finally:
         driver.close()
+
+
+# --------------------------------------------------------------------------------------------
+# 1200 px, a common laptop width (issue 38): the scorer table shows every column (no sideways
+# scroll box), and no tool name in a rank table breaks inside one of its pieces
+
+# every column header of the scorer table inside its box, which does not scroll sideways
+_SUMMARY_CLIPPED = """
+const wrap = document.querySelector('#summary').closest('.table-wrap');
+const box = wrap.getBoundingClientRect(), bad = [];
+if (wrap.scrollWidth > wrap.clientWidth + 0.5) bad.push(['scrolls', wrap.scrollWidth, wrap.clientWidth]);
+for (const th of document.querySelectorAll('#summary thead th')) {
+  const r = th.getBoundingClientRect();
+  if (r.right > box.right + 0.5 || r.left < box.left - 0.5 || r.right > window.innerWidth)
+    bad.push([th.textContent, r.left, r.right, box.right]);
+}
+return bad;
+"""
+
+# each piece of a name (the text between two <wbr>: "get", "User", "interfacetemplates_") on
+# one line, in every row of every rank table, unless the piece alone is wider than its cell;
+# and every name cell wide enough for a piece of 20 characters (narrow cells were what broke
+# names inside their pieces)
+_BROKEN_PIECES = """
+const bad = [];
+for (const b of document.querySelectorAll('table.rank tr[data-rank] button.tool')) {
+  const td = b.closest('td'), st = getComputedStyle(td);
+  const room = td.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
+  const probe = document.createElement('span');
+  probe.style.whiteSpace = 'nowrap';
+  probe.textContent = 'x'.repeat(20);
+  b.appendChild(probe);
+  if (probe.getBoundingClientRect().width > room) bad.push([b.dataset.tool, 'narrow', room]);
+  for (const n of [...b.childNodes]) {
+    if (n.nodeType !== 3 || !n.textContent.trim()) continue;
+    const range = document.createRange();
+    range.selectNodeContents(n);
+    const lines = new Set([...range.getClientRects()].filter(r => r.width)
+                          .map(r => Math.round(r.top)));
+    probe.textContent = n.textContent;
+    if (lines.size > 1 && probe.getBoundingClientRect().width <= room)
+      bad.push([b.dataset.tool, n.textContent, lines.size, room]);
+  }
+  probe.remove();
+}
+return bad;
+"""
+
+LONG_PIECES = [
+    Tool("netbox_dcim_interfacetemplates_list", "List the interface templates of a device "
+         "type in NetBox DCIM"),
+    Tool("kubernetes.autoscaling.horizontalpodautoscalers.read", "Read a horizontal pod "
+         "autoscaler of a Kubernetes namespace"),
+]
+
+
+@pytest.fixture(scope="module")
+def wide_page(tmp_path_factory):
+    from toolsel.synthetic import synthetic_queries, synthetic_registry
+    base = synthetic_registry(60, seed=0)
+    reg = Registry([*base, *LONG_TOOLS, *LONG_PIECES])
+    qs = [*synthetic_queries(base, 8, seed=0),
+          Query("long1", "show the submission history of this user in the contest",
+                ("getUserSubmissionHistoryForContest",)),
+          Query("long4", "list the interface templates of this device type in netbox",
+                ("netbox_dcim_interfacetemplates_list",)),
+          Query("long5", "read the horizontal pod autoscaler of the api namespace",
+                ("kubernetes.autoscaling.horizontalpodautoscalers.read",))]
+    data = explorer_data(reg, qs, ["jaccard", "bm25", "tfidf", "embedding", "default"],
+                         depth=20)
+    path = tmp_path_factory.mktemp("wide") / EXPLORER_PAGE
+    path.write_text(render_explorer(data), encoding="utf-8")
+    return path
+
+
+@needs_chromium
+@pytest.mark.skipif(CHROMEDRIVER is None, reason="Debian's chromium-driver is not installed "
+                    "here; CI installs it in .ci/run")
+@pytest.mark.slow
+def test_at_1200_px_no_scorer_column_is_clipped_and_names_break_only_between_pieces(
+        wide_page, tmp_path):
+    driver = _Driver(tmp_path)
+    try:
+        driver.cmd("POST", "/window/rect", {"width": 1200, "height": 1000})
+        for q in ("long4", "long5", "long1"):
+            driver.cmd("POST", "/url", {"url": wide_page.resolve().as_uri() + f"#q={q}&k=5"})
+            assert driver.js("return document.body.dataset.ready") == "1"
+            assert 1160 <= driver.js("return window.innerWidth") <= 1200
+            assert driver.js(_SUMMARY_CLIPPED) == [], q
+            # the long pieces are on the page, in rank tables, each on one line
+            shown = driver.js("return [...document.querySelectorAll('table.rank "
+                              "button.tool')].map(b => b.dataset.tool)")
+            assert {t.name for t in LONG_PIECES} & set(shown) or q == "long1", q
+            assert driver.js(_BROKEN_PIECES) == [], q
+            assert driver.js(_OVERLAPS) == [], q
+            assert driver.js("return document.documentElement.scrollWidth") <= \
+                driver.js("return document.documentElement.clientWidth")
+        (tmp_path / "explorer-1200.png").write_bytes(
+            base64.b64decode(driver.cmd("GET", "/screenshot")))
+    finally:
+        driver.close()

@@ -9,7 +9,7 @@ them (a subprocess, relative paths resolved against its working directory):
   ``evil<img src=x onerror=alert(2)>``), with ``tests/data/user_queries.jsonl`` (the
   integration queries plus two holding ``<script>alert(1)</script>``).
 
-Checked: the outputs exist, the article-only sections say they were skipped, the notebooks'
+Checked: the outputs exist, the bundled-only sections say they were skipped, the notebooks'
 tables agree with ``toolsel sweep`` on the same data, no HTML page holds a live script or
 event handler, and nothing is written outside ``--out``. Bad input fails before anything
 runs, with one line and exit status 2.
@@ -223,11 +223,13 @@ def test_article_sections_are_skipped_with_a_note(reports, name):
     # as the README renders it (Markdown escapes and HTML entities read back)
     sections = html_mod.unescape(readme.split("## Sections skipped on this data", 1)[1]
                                  ).replace("\\", "")
-    for stem, what in (("00_overview", "the article's 3-turn escape-hatch scenario: it needs "
-                                       "the tools weather_lookup"),
+    for stem, what in (("00_overview", "the bundled benchmark's 3-turn escape-hatch scenario: "
+                                       "it needs the tools weather_lookup"),
                        ("01_recall_vs_payload", "the replication panel: it compares"),
-                       ("02_misses", "the article's three misses: they are Jaccard misses"),
-                       ("03_escape_hatch", "the article's 3-turn conversation: it needs")):
+                       ("02_misses", "the bundled benchmark's three listed misses: they are "
+                                     "Jaccard misses"),
+                       ("03_escape_hatch", "the bundled benchmark's 3-turn conversation: it "
+                                           "needs")):
         assert f"- {stem}: {what}" in sections, (stem, sections)
         assert "is skipped on this data" in html[stem], stem
         assert "weather_lookup" not in html[stem], stem

@@ -40,6 +40,10 @@ __all__ = [
     "ToolNameWarning",
     "MAX_INPUT_BYTES",
     "MAX_DEPTH",
+    "SERVER_WORD",
+    "servers",
+    "count_servers",
+    "servers_text",
 ]
 
 #: Keys accepted for a tool's JSON-Schema parameters block, in order of preference
@@ -680,6 +684,30 @@ def _subschemas(key: str, value: Any, *, path, loc, field: str) -> list[tuple[st
     if key in _SUB_NAMED and isinstance(value, Mapping):
         return [(f"{field}.{key}.{k}", v) for k, v in value.items()]
     return []
+
+
+#: The one word every command and page uses for the groups a registry's tools come in: an
+#: MCP import records each tool's ``server``, other registries a ``domain`` (the bundled one:
+#: ``slack``, ``github``, ...; a synthetic one: its made-up server); both are what
+#: :attr:`Tool.domain` reads, and both are counted by :func:`count_servers`.
+SERVER_WORD = "server"
+
+
+def servers(registry: Iterable[Tool]) -> list[str]:
+    """The registry's servers (:attr:`Tool.domain`: ``domain``, else ``server`` metadata),
+    each once, in registry order; a tool with neither belongs to none."""
+    return list(dict.fromkeys(t.domain for t in registry if t.domain))
+
+
+def count_servers(registry: Iterable[Tool]) -> int:
+    """How many servers the registry's tools come from (:func:`servers`); 0 when no tool
+    names one (a benchmark import of standalone functions)."""
+    return len(servers(registry))
+
+
+def servers_text(n: int) -> str:
+    """``"1 server"``, ``"19 servers"``: a count of :data:`SERVER_WORD`."""
+    return f"{n:,} {SERVER_WORD}{'' if n == 1 else 's'}"
 
 
 def load_registry(path: str | Path, *, strict: bool = False) -> Registry:

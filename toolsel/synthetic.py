@@ -24,8 +24,8 @@ import numpy as np
 
 from .data import Query, Registry, Tool
 
-__all__ = ["synthetic_registry", "synthetic_queries", "write_registry", "write_queries",
-           "NAME_STYLES"]
+__all__ = ["synthetic_registry", "grown_registry", "synthetic_queries", "write_registry",
+           "write_queries", "NAME_STYLES"]
 
 #: How a server spells its tool names.
 NAME_STYLES = ("snake", "camel", "dotted")
@@ -223,6 +223,33 @@ def synthetic_registry(n_tools: int, *, seed: int = 0, core: bool = True) -> Reg
                                   {"domain": server, "server_domain": domain,
                                    "action": action, "resource": resource}))
     return Registry(tools)
+
+
+def grown_registry(registry: Sequence[Tool], factor: int = 10, *, seed: int = 0) -> Registry:
+    """``registry`` grown to ``factor`` times its size: its own tools first, unchanged and in
+    order, then synthetic ones (:func:`synthetic_registry` without its core, as the scale
+    benchmark grows registries), skipping any whose name the registry already has.
+
+    >>> reg = synthetic_registry(30, seed=1)
+    >>> grown = grown_registry(reg, 10)
+    >>> len(grown), list(grown)[:30] == list(reg)
+    (300, True)
+    """
+    tools = list(registry)
+    if not isinstance(factor, (int, np.integer)) or factor < 1:
+        raise ValueError(f"factor must be a positive integer, got {factor!r}")
+    need = len(tools) * (factor - 1)
+    if need == 0:
+        return Registry(tools)
+    names = {t.name for t in tools}
+    # a larger synthetic registry starts with the smaller one's tools: draw more until
+    # enough of them have names the registry does not (each round adds the clashes found)
+    size, extra = need, []
+    while len(extra) < need:
+        extra = [t for t in synthetic_registry(size, seed=seed, core=False)
+                 if t.name not in names]
+        size += need - len(extra)
+    return Registry(tools + extra[:need])
 
 
 def synthetic_queries(registry: Sequence[Tool], n_queries: int, *, seed: int = 0) -> list[Query]:

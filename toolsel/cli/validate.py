@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..data import load_queries, load_registry
+from ..data import count_servers, load_queries, load_registry, servers_text
 from .common import command
 
 
@@ -26,8 +26,7 @@ def _validate(args: argparse.Namespace) -> int:
     from ..eval.metrics import payload_chars
     reg = load_registry(args.registry, strict=args.strict)
     marked = sorted(reg.always_include, key=reg.index)
-    domains = {t.domain for t in reg if t.domain}
-    print(f"{args.registry}: {len(reg)} tools, {len(domains)} domains, "
+    print(f"{args.registry}: {len(reg)} tools, {servers_text(count_servers(reg))}, "
           f"{payload_chars(reg):,} chars of name+description"
           + (f", always-include: {', '.join(marked)}" if marked else ""))
     for path in args.queries:

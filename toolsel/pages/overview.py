@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..data import Query, Registry
+from ..data import SERVER_WORD, Query, Registry
 from ..eval.scorer_warning import GAP_METRICS, gap_table
 from ..eval.inference import family_level, level_words
 from ..eval.stats import paired_comparison
@@ -152,13 +152,14 @@ def overview_sentences(t: OverviewTables) -> dict[str, Claim]:
     ``one_request``; ``gaps`` and ``card`` (the index card's warning, when a scorer is far
     below) with the single-scorer check; ``scenario`` with the scenario."""
     src, data = FILES, t.data
-    n_domains = int(data["n_domains"].iloc[0])
+    n_servers = int(data["n_servers"].iloc[0])
     n_q = int(data["n_queries"].iloc[0])
     out = {
         "registry": claims.counts(
-            data, src["data"], "**{n} tools**" + (" over {d} domains" if n_domains else "")
+            data, src["data"], "**{n} tools**" + (
+                f" from {{d}} {SERVER_WORD}{'s' if n_servers != 1 else ''}" if n_servers else "")
             + "; {a} marked always-include.", n="n_tools", a="n_always_include",
-            **({"d": "n_domains"} if n_domains else {})),
+            **({"d": "n_servers"} if n_servers else {})),
         "payload": claims.counts(
             data, src["data"], "Sending them all costs **{c} characters** of name + "
             "description ({t} `cl100k_base` tokens).", c="unfiltered_chars",

@@ -24,12 +24,12 @@ from ..report.claims import Builder, Claim, Ref
 from ..report.cutoffs import distinct_top_k
 
 __all__ = ["RecallTables", "FILES", "EXACT", "intervals", "recall_tables", "recall_sentences",
-           "real_differences"]
+           "real_differences", "k_marks", "k_mark_sentence"]
 
 #: The CSV each table is written to.
 FILES = {"data": "data.csv", "summary": "summary.csv", "query_metrics": "query_metrics.csv",
          "intervals": "intervals.csv", "paired_recall": "paired_recall.csv",
-         "paired_complete": "paired_complete.csv"}
+         "paired_complete": "paired_complete.csv", "k_marks": "k_marks.csv"}
 #: The tables written with their floats as they are (counts), not rounded to 6 decimals.
 EXACT = frozenset({"data"})
 
@@ -39,7 +39,8 @@ class RecallTables:
     """The page's tables: ``data`` (one row of counts), ``summary`` (scorer × K),
     ``query_metrics`` (per query), ``intervals`` (95%, by the one rule: Wilson's for a 0/1
     rate, a bootstrap for any other mean), ``paired_recall`` and ``paired_complete`` (every
-    pair of scorers at each K, with the rule's verdict). ``ks``/``dropped``: the cut-offs
+    pair of scorers at each K, with the rule's verdict), ``k_marks`` (:func:`k_marks`).
+    ``ks``/``dropped``: the cut-offs
     swept and those left out because they send every tool; ``result``: the sweep."""
 
     data: pd.DataFrame
@@ -48,6 +49,7 @@ class RecallTables:
     intervals: pd.DataFrame
     paired_recall: pd.DataFrame
     paired_complete: pd.DataFrame
+    k_marks: pd.DataFrame
     ks: list[int]
     dropped: list[int]
     n_candidates: int
@@ -81,7 +83,45 @@ def recall_tables(registry: Registry, queries: Sequence[Query], scorers: Sequenc
         intervals(qm, n_boot=n_boot, seed=seed),
         paired_comparison(qm, "R@k", n_boot=n_boot, seed=seed),
         paired_comparison(qm, "Complete@k", n_boot=n_boot, seed=seed),
-        ks, dropped, n_candidates, result)
+        k_marks(result.summary), ks, dropped, n_candidates, result)
+
+
+def k_marks(summary: pd.DataFrame, first: str | None = None) -> pd.DataFrame:
+    """Where the figure marks each cut-off K, and how far the other curves' points for that
+    K lie from the mark: one row per K with ``marked_at`` (the payload reduction of
+    ``first``'s point, default the summary's first scorer: the one the figure's top axis
+    follows), ``farthest`` (the other scorer whose point lies farthest; empty with one
+    scorer) and ``gap`` (that distance, a fraction of payload reduction; 0 with one scorer).
+    A scorer sends its own K tools, so on tools of uneven length its point moves along the
+    payload axis."""
+    names = list(dict.fromkeys(summary["scorer"]))
+    first = names[0] if first is None else first
+    wide = summary.pivot_table(index="top_k", columns="scorer", values="payload_reduction",
+                               sort=True)
+    rows = []
+    for k, r in wide.iterrows():
+        gaps = {s: abs(float(r[s]) - float(r[first])) for s in names if s != first}
+        far = max(gaps, key=lambda s: (gaps[s], -names.index(s)), default="")
+        rows.append({"top_k": int(k), "marked_at": float(r[first]), "farthest": far,
+                     "gap": gaps.get(far, 0.0)})
+    return pd.DataFrame(rows, columns=["top_k", "marked_at", "farthest", "gap"])
+
+
+def k_mark_sentence(marks: pd.DataFrame, first: str) -> Claim:
+    """What the figure's top axis marks, and how far from its marks the other curves'
+    points lie (the widest gap, read from ``k_marks.csv``; none said for one scorer)."""
+    text = Claim(f"K is written above the frame at the points of {md.code(first)}")
+    others = marks[marks["farthest"].astype(str) != ""]
+    if others.empty:
+        return text + "."
+    widest = others.loc[others["gap"].idxmax()]
+    if round(100 * float(widest["gap"]), 1) == 0:
+        return text + "; the other curves' points for each K sit on the same marks."
+    return text + claims.fill(
+        others, FILES["k_marks"], "; the other curves' points for a K lie up to {g} points "
+        "of payload reduction from its mark (K={k}, " + md.code(str(widest["farthest"]))
+        + ").", where={"top_k": int(widest["top_k"])}, g=("gap", "value", "points", 1),
+        k="top_k")
 
 
 def recall_sentences(t: RecallTables) -> dict[str, Claim]:

@@ -1,10 +1,16 @@
 """The page "Scale" (notebook 05): selection latency against registry size.
 
 The page shows the committed benchmark (``make benchmark`` writes it; timings are never
-regenerated into the report): :func:`read_benchmark` reads its tables, :func:`targets` says
-which targets it meets, :func:`benchmark_sentences` renders the page's sentences from them,
-each number citing the CSV it is read from. :func:`given_registry_table` describes a user's
-registry timed on this machine, and :func:`given_registry_sentence` says what was measured.
+regenerated into the report) on the bundled registry: :func:`read_benchmark` reads its
+tables, :func:`targets` says which targets it meets, :func:`benchmark_sentences` renders the
+page's sentences from them, each number citing the CSV it is read from.
+
+On any other registry the page times that registry instead, at its size and grown tenfold
+(:func:`toolsel.synthetic.grown_registry`, the way the scale benchmark grows registries):
+:func:`given_registry_table` describes both registries (sizes and text lengths, no timing),
+:func:`given_registry_sentence` says what was measured, and :func:`timing_table` lays out the
+run's timings for display only: timings change on every run, so no table of the report holds
+them.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from ..report.claims import Claim
 from ..tables.benchmark import scale_table, targets_table
 
 __all__ = ["Benchmark", "BENCH_FILES", "read_benchmark", "targets", "benchmark_sentences",
-           "given_registry_table", "given_registry_sentence"]
+           "given_registry_table", "given_registry_sentence", "timing_table", "AS_GIVEN"]
 
 #: The committed benchmark's files the page needs.
 BENCH_FILES = ("scale.csv", "sweep.csv", "machine.json")
@@ -101,18 +107,53 @@ def benchmark_sentences(b: Benchmark, target_table: pd.DataFrame, readme: str) -
     return out
 
 
-def given_registry_table(registry: Registry, texts: Sequence[str], timed: str) -> pd.DataFrame:
-    """One row describing a registry timed on this machine: its size and text lengths, and
-    what was timed (``timed``: ``"queries"`` or ``"tool descriptions"``)."""
+#: The ``registry`` label of the given registry's row (the grown one's: ``"grown N×"``).
+AS_GIVEN = "as given"
+
+
+def _registry_row(label: str, registry: Registry, texts: Sequence[str], timed: str,
+                  added: int) -> dict:
     chars = pd.Series([len(f"{t.name} {t.description}") for t in registry])
     words = pd.Series([len(t.split()) for t in texts])
-    return pd.DataFrame([{"tools": len(registry),
-                          "mean chars per tool (name + description)": chars.mean(),
-                          "longest tool text (chars)": chars.max(), "timed texts": timed,
-                          "mean words per timed text": words.mean()}])
+    return {"registry": label, "tools": len(registry), "synthetic tools added": added,
+            "mean chars per tool (name + description)": chars.mean(),
+            "longest tool text (chars)": chars.max(), "timed texts": timed,
+            "mean words per timed text": words.mean()}
+
+
+def given_registry_table(registry: Registry, texts: Sequence[str], timed: str, *,
+                         grown: Registry | None = None) -> pd.DataFrame:
+    """The registries timed on this machine, one row each: ``registry`` (:data:`AS_GIVEN`,
+    then ``"grown N×"`` for ``grown``), size, synthetic tools added, text lengths, and what
+    was timed (``timed``: ``"queries"`` or ``"tool descriptions"``; the same texts on both)."""
+    rows = [_registry_row(AS_GIVEN, registry, texts, timed, 0)]
+    if grown is not None and len(grown) > len(registry):
+        rows.append(_registry_row(f"grown {len(grown) // len(registry)}×", grown, texts, timed,
+                                  len(grown) - len(registry)))
+    return pd.DataFrame(rows)
 
 
 def given_registry_sentence(table: pd.DataFrame) -> Claim:
-    """The page's summary when it times a given registry."""
-    return claims.counts(table, FILES["given"], "Selection latency measured on this registry "
-                         "({n} tools), beside the committed benchmark.", n="tools")
+    """The page's summary when it times a given registry (and the same grown)."""
+    mine = claims.counts(table, FILES["given"], "Selection latency measured on this registry "
+                         "({n} tools)", where={"registry": AS_GIVEN}, n="tools")
+    if len(table) < 2:
+        return mine + "."
+    label = str(table["registry"].iloc[1])
+    return mine + claims.counts(
+        table, FILES["given"], " and on it grown to {g} tools: its own tools, then {a} "
+        "synthetic ones (`toolsel.synthetic`, as the scale benchmark grows registries).",
+        where={"registry": label}, g="tools", a="synthetic tools added")
+
+
+def timing_table(rows: Sequence[dict], labels: Sequence[str]) -> pd.DataFrame:
+    """The run's timings for display (never written: they change on every run): one row per
+    scorer and registry (``labels[i]`` names the registry of ``rows[i]``), the scorers in the
+    scale benchmark's order, each registry's rows together."""
+    frames = [scale_table([r for r, lab in zip(rows, labels) if lab == label]).assign(
+        registry=label) for label in dict.fromkeys(labels)]
+    table = pd.concat(frames, ignore_index=True)
+    cols = {"registry": "registry", "scorer": "scorer", "n_tools": "tools",
+            "build_s": "build (s)", "p50_ms": "p50 (ms)", "p95_ms": "p95 (ms)",
+            "speedup_vs_naive": "× faster than naive"}
+    return table[[c for c in cols if c in table.columns]].rename(columns=cols)

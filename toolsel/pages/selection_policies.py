@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..data import Query, Registry
+from ..data import Query, Registry, count_servers
 from dataclasses import replace
 
 from ..datasets import filter_split
@@ -70,7 +70,7 @@ SEEDED = f"seeded (seed {SPLIT_SEED}, whole request groups)"
 
 
 def _sizes(data, splits, split_kind) -> pd.DataFrame:
-    return pd.DataFrame([{"style": s, "tools": len(reg), "servers": len({t.domain for t in reg}),
+    return pd.DataFrame([{"style": s, "tools": len(reg), "servers": count_servers(reg),
                           "split": "from the file" if split_kind == "file" else SEEDED,
                           "dev requests": len(splits[s][0]), "test requests": len(splits[s][1]),
                           "multi-tool (test)": sum(len(q.expected) > 1 for q in splits[s][1])}

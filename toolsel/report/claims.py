@@ -306,7 +306,7 @@ def values(table: pd.DataFrame, metric: str, source: str, *, by: str = "scorer",
 
 
 def data_table(registry, queries) -> pd.DataFrame:
-    """One row of counts describing a page's data (tools, domains, payload, queries by
+    """One row of counts describing a page's data (tools, servers, payload, queries by
     phrasing, dev/test/unsplit queries): written as ``data.csv`` so sentences can cite it."""
     from ..tables.replication import benchmark_facts
     row = dict(benchmark_facts(registry, queries))

@@ -116,7 +116,7 @@ scripts off only this text shows. The report's tables are in its CSV files.</p><
 <label><input id="all-rows" type="checkbox"/> every kept rank (1 to {data['depth']})</label>
 </div>
 <div class="top">
-<section>
+<section class="scorer-table">
 <h2>All {n_q:,} queries at this K</h2>
 <div class="table-wrap">
 <table id="summary"><thead><tr><th>scorer</th><th>indexes</th><th>score threshold</th>
@@ -130,7 +130,7 @@ reduction against sending every tool. A score threshold is on the relative scale
 the best 1; the same on every scorer; the table shows raw scores rounded to 4 significant
 digits); empty = the fixed top K.</p>
 </section>
-<section>
+<section class="curve-part">
 <h2>Recall against payload, K = 1 to {data['depth']}</h2>
 <div id="curve"></div>
 <ul id="curve-legend" aria-label="legend"></ul>

@@ -292,9 +292,8 @@ def _payload_curve(summary: pd.DataFrame, name: str, metric: str, payload: str,
 def _payload_legend_title(metric: str, bars: bool, dodge: float | None) -> str:
     """The legend title of :func:`plot_metric_vs_payload`: the interval drawn, and the
     sideways shift of the curves (``dodge`` points, ``None`` for a single curve)."""
-    method = interval_method(metric)
-    method += " CI,\nWilson's where it is a point" if method == "bootstrap" else " CI"
-    title = f"scorer\n(bars: 95% {method})" if bars else "scorer"
+    title = "scorer\n(bars: 95% CI, Wilson's\nfor a 0/1 rate,\nbootstrap otherwise)" \
+        if bars else "scorer"
     if dodge is not None:
         title += f"\ncurves set {dodge:g} pt apart\nsideways so bars do\nnot overprint"
     return title
@@ -517,7 +516,7 @@ def plot_multi_tool(summary: pd.DataFrame, *, by: str = "category", top_k: int =
                   "(fraction)")
     ax.set_xlabel(by.replace("_", " ") + " (n = requests)")
     ax.set_ylim(0, 1.05)
-    bars = {"R@k": f"grey bars: R@{top_k}, 95% bootstrap CI (Wilson's where it is a point)",
+    bars = {"R@k": f"grey bars: R@{top_k}, 95% CI (Wilson's for a 0/1 rate, bootstrap otherwise)",
             "Complete@k": f"black bars: Complete@{top_k}, 95% "
                           f"{interval_method('Complete@k')} CI"}
     ax.legend(title="scorer" + ("".join(f"\n{bars[m]}" for m in ("R@k", "Complete@k")
@@ -607,7 +606,7 @@ def plot_policy_frontier(summary: pd.DataFrame, *, x: str = "payload_tokens", y:
     handles, labels = axes[0].get_legend_handles_labels()
     handles.append(plt.Line2D([], [], ls="none", marker="o", mfc="none", mec="black", ms=8))
     with_bars = {f"{y}_low", f"{y}_high"} <= set(summary.columns)
-    labels.append("Pareto-best" + (" (bars: 95% bootstrap CI, Wilson's where it is a point)"
+    labels.append("Pareto-best" + (" (bars: 95% CI, Wilson's for a 0/1 rate, bootstrap otherwise)"
                                    if with_bars else ""))
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8,
                bbox_to_anchor=(0.5, 1.0), frameon=False)
@@ -642,7 +641,7 @@ def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True,
         fig = ax.figure
     for i, scorer in enumerate([s for s in SCALE_SCORERS if s in set(scale.scorer)]):
         d = scale[scale.scorer == scorer].sort_values("n_tools")
-        label = "naive (article's select_tools + jaccard)" if scorer == "naive" else scorer
+        label = "naive loop (select_tools + jaccard hook)" if scorer == "naive" else scorer
         color = "#7f7f7f" if scorer == "naive" else SCORER_COLORS.get(scorer, f"C{i}")
         ax.errorbar(d.n_tools, d.p50_ms, yerr=[np.zeros(len(d)), d.p95_ms - d.p50_ms],
                     marker="o", capsize=3, label=label, color=color,
@@ -663,7 +662,7 @@ def plot_latency_vs_tools(scale: pd.DataFrame, *, ax=None, targets: bool = True,
     plain_log_axis(ax.xaxis)
     plain_log_axis(ax.yaxis)
     ax.set_xlabel("registry size (tools, log scale)")
-    ax.set_ylabel("Selector.select latency, median (ms, log scale)")
+    ax.set_ylabel("one selection call, median (ms, log scale)")
     ax.set_title("Selection latency vs registry size (bars: p50 to p95)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: no overlap
     return fig

@@ -242,9 +242,9 @@ def _skipped_sections(rep: Path, stems: Sequence[str]) -> list[str]:
     if not lines:
         return []
     return ["", "## Sections skipped on this data", "",
-            "These sections are about the bundled data (the article's registry, queries and "
-            "scenario, the bundled registry styles); on this data their pages say only that "
-            "a section was skipped.", "", *lines]
+            "These sections are about the bundled data (its registry, labeled queries and "
+            "scripted scenario, the bundled registry styles); on this data their pages say "
+            "only that a section was skipped.", "", *lines]
 
 
 def write_user_readme(reports_dir: str | Path, runs: Sequence[NotebookRun],

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..data import Query, Tool
+from ..data import Query, Tool, count_servers
 from ..eval.metrics import payload_chars, payload_tokens
 
 __all__ = ["ARTICLE", "ARTICLE_TOOL_NAMES", "ARTICLE_MISSES", "is_article_registry",
@@ -65,11 +65,11 @@ def is_article_benchmark(registry: Sequence[Tool], queries: Sequence[Query]) -> 
 
 
 def benchmark_facts(registry: Sequence[Tool], queries: Sequence[Query]) -> dict[str, int]:
-    """Counts that describe a benchmark: tools, domains, payload, queries by phrasing."""
+    """Counts that describe a benchmark: tools, servers (:func:`toolsel.data.count_servers`),
+    payload, queries by phrasing."""
     return {
         "n_tools": len(registry),
-        # a declared ``domain`` only: a registry imported from servers has servers, not domains
-        "n_domains": len({t.metadata["domain"] for t in registry if t.metadata.get("domain")}),
+        "n_servers": count_servers(registry),
         "n_always_include": sum(t.always_include for t in registry),
         "unfiltered_chars": payload_chars(registry),
         "unfiltered_tokens": payload_tokens(registry),

@@ -496,7 +496,7 @@
     panel.hidden = ti < 0;
     if (ti < 0) return;
     $("tool-name").textContent = T.name[ti];
-    $("tool-meta").textContent = "domain " + T.domain[ti] + " · " + T.tokens[ti] + " tokens (name + description), " +
+    $("tool-meta").textContent = "server " + T.domain[ti] + " · " + T.tokens[ti] + " tokens (name + description), " +
       T.json_tokens[ti] + " tokens as JSON" + (alwaysSet[ti] ? " · always included" : "");
     $("tool-def").textContent = JSON.stringify(T.definition[ti], null, 2);
     var ql = clear($("tool-queries"));
