@@ -346,6 +346,6 @@ def test_page_07_figures_draw_every_interval_clear_of_their_labels(registry):
     bars = [c for c in ax.collections if isinstance(c, LineCollection)]
     assert sum(len(c.get_segments()) for c in bars) == 2 * 2 * n_groups  # 2 metrics × 2 scorers
     title = ax.get_legend().get_title().get_text()
-    assert "R@5, 95% bootstrap" in title and "Complete@5, 95% Wilson" in title
+    assert "R@5, 95% CI (Wilson's for a 0/1 rate" in title and "Complete@5, 95% Wilson" in title
     assert "fraction" in ax.get_ylabel()
     plt.close(fig)
