@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import Query, Registry, Tool
+from .engine import score_matrix
 from .metrics import evaluate
 from ..scorers.base import Scorer
 from ..learn.groups import group_folds, request_groups
@@ -76,7 +77,8 @@ def prepare(registry: Sequence[Tool], queries: Sequence[Query], base: str | Scor
     sc = LearnedScorer(base=base, always_include=always_include, bases=bases)
     sc.start(reg)
     texts = [q.query for q in queries]
-    blinds = {name: b.score_many(texts) for name, b in sc.bases_.items()}
+    # the blind scores, as every page reads them (from the report's score cache when it runs)
+    blinds = {name: score_matrix(b, reg, texts)[0] for name, b in sc.bases_.items()}
     return Prepared(reg, queries, sc, blinds[sc.base_name_], sc.request_vectors(texts),
                     request_groups(queries), blinds)
 

@@ -24,7 +24,7 @@ from ..scorers.base import Scorer, compared_scorers, get_scorer
 from ..selection import fitted_scorer
 
 __all__ = ["Candidates", "RankedBatch", "scorer_items", "fit_scorers", "rank_batches",
-           "query_ranks", "as_registry", "DEFAULT_BATCH_SIZE"]
+           "query_ranks", "as_registry", "score_matrix", "DEFAULT_BATCH_SIZE"]
 
 #: Queries scored per matrix operation: bounds memory at (batch x registry) floats.
 DEFAULT_BATCH_SIZE = 64
@@ -139,13 +139,64 @@ class RankedBatch:
         return self.ranks[b, np.asarray(positions, dtype=np.int64)].astype(np.int64)
 
 
+def _cache_key(scorer: Scorer, registry: Registry, texts: Sequence[str], matches: bool):
+    """The report cache and this matrix's entry key, or ``(None, None)`` when it is not
+    cached (no report running, a scorer not described by its parameters, too large)."""
+    from .score_cache import MAX_CELLS, active_cache, entry_key, scorer_config
+    cache = active_cache()
+    if cache is None or not texts or len(texts) * len(registry) > MAX_CELLS:
+        return None, None
+    config = scorer_config(scorer)
+    if config is None or not scorer.is_fitted_for(registry):
+        return None, None
+    return cache, entry_key(config, registry, texts, matches=matches)
+
+
+def score_matrix(scorer: Scorer, registry: Sequence[Tool], texts: Sequence[str], *,
+                 matches: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """``scorer``'s scores of ``texts`` (and its no-match rule when ``matches``), fitted on
+    ``registry``: from the running report's score cache when it holds them
+    (:mod:`toolsel.eval.score_cache`: one scoring per scorer and query set for every page),
+    else computed (and stored there during a report)."""
+    texts = list(texts)
+    got = _cached_matrix(scorer, as_registry(registry), texts, matches)
+    return got if got is not None else _score(scorer, texts, matches)
+
+
+def _cached_matrix(scorer: Scorer, registry: Registry, texts: list[str], matches: bool):
+    """The matrix from the report's score cache (computed there the canonical way on a
+    miss), or ``None`` when it is not cached."""
+    cache, key = _cache_key(scorer, registry, texts, matches)
+    if cache is None:
+        return None
+    from .score_cache import canonical_block
+
+    def compute() -> dict[str, np.ndarray]:
+        step = canonical_block(len(registry))
+        parts = [_score(scorer, texts[i:i + step], matches) for i in range(0, len(texts), step)]
+        out = {"scores": np.vstack([p[0] for p in parts])}
+        if matches:
+            out["matches"] = np.vstack([p[1] for p in parts])
+        return out
+
+    got = cache.get_or_compute(key, compute)
+    return got["scores"], got.get("matches")
+
+
+def _score(scorer: Scorer, texts: Sequence[str], matches: bool):
+    if matches:
+        return scorer.score_and_match(texts)
+    return scorer.score_many(texts), None
+
+
 def rank_batches(scorer: Scorer, texts: Sequence[str], candidates: Candidates, *,
                  batch_size: int = DEFAULT_BATCH_SIZE, matches: bool = False,
                  timer: dict | None = None) -> Iterator[RankedBatch]:
     """Score ``texts`` with a fitted ``scorer`` in batches and rank the candidates.
 
-    ``timer``, when given, accumulates scoring seconds under ``"score_s"`` (for benchmarks;
-    never written into tables).
+    During a report the whole matrix comes from the report's score cache
+    (:func:`score_matrix`), computed once for every page. ``timer``, when given, accumulates
+    scoring seconds under ``"score_s"`` (for benchmarks; never written into tables).
     """
     import time
     if batch_size < 1:
@@ -153,13 +204,20 @@ def rank_batches(scorer: Scorer, texts: Sequence[str], candidates: Candidates, *
     cand = candidates.index
     m = len(cand)
     n = len(candidates.registry)
+    texts = list(texts)
+    t0 = time.perf_counter()
+    whole = _cached_matrix(scorer, candidates.registry, texts, matches)
+    if whole is not None:
+        if timer is not None:
+            timer["score_s"] = timer.get("score_s", 0.0) + time.perf_counter() - t0
     for start in range(0, len(texts), batch_size):
         stop = min(start + batch_size, len(texts))
         t0 = time.perf_counter()
-        if matches:
-            scores, match = scorer.score_and_match(texts[start:stop])
+        if whole is not None:
+            scores = whole[0][start:stop]
+            match = None if whole[1] is None else whole[1][start:stop]
         else:
-            scores, match = scorer.score_many(texts[start:stop]), None
+            scores, match = _score(scorer, texts[start:stop], matches)
         if timer is not None:
             timer["score_s"] = timer.get("score_s", 0.0) + time.perf_counter() - t0
         if scores.shape != (stop - start, n):
