@@ -190,3 +190,25 @@ def test_prune_removes_only_entries_not_used_since(registry, queries, cache):
     assert len(left) == 1 and stranger.exists()
     assert score_matrix(fitted_scorer("bm25", registry), registry, texts)[0].shape == \
         (len(texts), len(registry))
+
+
+def test_a_warm_entry_fits_nothing_and_a_sweep_reads_the_same(registry, queries, cache,
+                                                               monkeypatch):
+    """During a report a scorer is fitted only when its matrix is missing; a sweep with the
+    cache gives the tables of a sweep without it."""
+    from toolsel.eval.engine import OnDemand, scorer_for
+    from toolsel.eval.sweep import sweep
+    texts = _texts(queries)
+    cands = Candidates.of(registry)
+    cold = scorer_for("embedding", registry)
+    assert isinstance(cold, OnDemand)
+    first = np.vstack([b.ranks for b in rank_batches(cold, texts, cands)])
+    assert cold.was_fitted
+    warm = scorer_for("embedding", registry)
+    again = np.vstack([b.ranks for b in rank_batches(warm, texts, cands)])
+    assert not warm.was_fitted and again.tobytes() == first.tobytes()
+    cached = sweep(registry, queries, ["jaccard", "bm25"], [1, 5, 10], progress=False)
+    monkeypatch.delenv(sc.CACHE_ENV)
+    plain = sweep(registry, queries, ["jaccard", "bm25"], [1, 5, 10], progress=False)
+    assert cached.summary.equals(plain.summary)
+    assert cached.per_query.equals(plain.per_query)

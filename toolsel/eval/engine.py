@@ -20,11 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data import Query, Registry, Tool
-from ..scorers.base import Scorer, compared_scorers, get_scorer
+from ..scorers.base import Scorer, compared_scorers, get_scorer, registry_fingerprint
 from ..selection import fitted_scorer
 
 __all__ = ["Candidates", "RankedBatch", "scorer_items", "fit_scorers", "rank_batches",
-           "query_ranks", "as_registry", "score_matrix", "DEFAULT_BATCH_SIZE"]
+           "query_ranks", "as_registry", "score_matrix", "OnDemand", "scorer_for",
+           "DEFAULT_BATCH_SIZE"]
 
 #: Queries scored per matrix operation: bounds memory at (batch x registry) floats.
 DEFAULT_BATCH_SIZE = 64
@@ -73,6 +74,46 @@ def fit_scorers(registry: Sequence[Tool], scorers) -> Iterator[tuple[str, Scorer
     reg = as_registry(registry)
     for label, spec in scorer_items(scorers):
         yield label, fitted_scorer(spec, reg)
+
+
+class OnDemand:
+    """A scorer fitted on ``registry`` only when something must be scored with it: during a
+    report the score cache may already hold every matrix asked for, and then nothing is
+    fitted (no model loaded, no index built). ``fitted`` fits it (once)."""
+
+    def __init__(self, spec, registry: Sequence[Tool]):
+        self.spec = spec
+        self.registry = as_registry(registry)
+        self.unfitted = get_scorer(spec)  # its class and parameters name the cache entries
+        self.name = self.unfitted.name
+        self._fitted: Scorer | None = None
+
+    @property
+    def fitted(self) -> Scorer:
+        if self._fitted is None:
+            self._fitted = fitted_scorer(self.spec, self.registry)
+        return self._fitted
+
+    @property
+    def was_fitted(self) -> bool:
+        """Whether anything had to be scored with it (so it was fitted)."""
+        return self._fitted is not None
+
+    def score_many(self, texts: Sequence[str]) -> np.ndarray:
+        return self.fitted.score_many(texts)
+
+    def score_and_match(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        return self.fitted.score_and_match(texts)
+
+
+def scorer_for(spec, registry: Sequence[Tool]) -> Scorer | OnDemand:
+    """What a table builder scores ``registry`` with: the fitted scorer
+    (:func:`toolsel.selection.fitted_scorer`), or during a report (its score cache active) an
+    :class:`OnDemand` one, fitted only if the cache lacks a matrix asked for."""
+    from .score_cache import active_cache
+    if active_cache() is None:
+        return fitted_scorer(spec, as_registry(registry))
+    return OnDemand(spec, registry)
 
 
 @dataclass(frozen=True)
@@ -146,8 +187,14 @@ def _cache_key(scorer: Scorer, registry: Registry, texts: Sequence[str], matches
     cache = active_cache()
     if cache is None or not texts or len(texts) * len(registry) > MAX_CELLS:
         return None, None
-    config = scorer_config(scorer)
-    if config is None or not scorer.is_fitted_for(registry):
+    if isinstance(scorer, OnDemand):
+        config = scorer_config(scorer.unfitted)
+        fits = scorer.registry is registry or \
+            registry_fingerprint(scorer.registry) == registry_fingerprint(registry)
+    else:
+        config = scorer_config(scorer)
+        fits = config is not None and scorer.is_fitted_for(registry)
+    if config is None or not fits:
         return None, None
     return cache, entry_key(config, registry, texts, matches=matches)
 
