@@ -133,7 +133,10 @@ def test_a_forged_record_is_not_read(registry, queries, cache):
     does not verify), the scores computed again."""
     texts, ref, npz, record = _one_entry(cache, registry, queries)
     bad = ref + 5.0
-    data = sc._npz_bytes({"scores": bad}, npz.stem)
+    import io
+    buf = io.BytesIO()
+    np.savez(buf, key=np.frombuffer(npz.stem.encode("ascii"), dtype=np.uint8), scores=bad)
+    data = buf.getvalue()
     npz.write_bytes(data)
     rec = json.loads(record.read_text())
     import hashlib
