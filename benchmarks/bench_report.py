@@ -80,7 +80,7 @@ def _load() -> float | None:
     return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
 
 
-def bench_case(name: str, jobs: int, work: Path) -> list[dict]:
+def bench_case(name: str, jobs: int, work: Path, states=("cold", "warm")) -> list[dict]:
     """The cold and the warm run of one case at ``jobs``."""
     case = work / f"{name}-j{jobs}"
     case.mkdir()
@@ -95,7 +95,7 @@ def bench_case(name: str, jobs: int, work: Path) -> list[dict]:
         args += ["--registry", str(registry), "--queries", str(queries)]
         n_tools, n_requests = size
     rows = []
-    for state in ("cold", "warm"):
+    for state in states:
         load = _load()
         seconds, stdout, code = _run(args, env)
         pages = _pages(stdout)
@@ -114,7 +114,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cases", default=",".join(CASES),
                    help=f"comma-separated, among {', '.join(CASES)}")
     p.add_argument("--jobs", default="1,2", help="comma-separated --jobs values, one run each")
+    p.add_argument("--states", default="cold,warm",
+                   help="cold (new folder, empty caches), then warm (the same again)")
+    p.add_argument("--append", action="store_true",
+                   help="keep the rows of an existing report_time.csv of other runs")
     args = p.parse_args(argv)
+    states = tuple(s.strip() for s in args.states.split(",") if s.strip())
+    if not states or any(s not in ("cold", "warm") for s in states) or states[0] != "cold":
+        p.error("--states: cold, or cold,warm")
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = [c for c in cases if c not in CASES]
     if unknown:
@@ -124,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name in cases:
             for jobs in (int(j) for j in args.jobs.split(",")):
-                rows += bench_case(name, jobs, work)
+                rows += bench_case(name, jobs, work, states)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     table = pd.DataFrame(rows)
@@ -132,6 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None:
         from toolsel.io import write_table
         args.out.mkdir(parents=True, exist_ok=True)
+        old = args.out / "report_time.csv"
+        if args.append and old.is_file():
+            keep = pd.read_csv(old)
+            same = keep.set_index(["case", "jobs", "caches"]).index.isin(
+                table.set_index(["case", "jobs", "caches"]).index)
+            table = pd.concat([keep[~same], table], ignore_index=True)
         path = write_table(table, args.out / "report_time.csv", float_format=None)
         print(f"wrote {path}")
     return 0
