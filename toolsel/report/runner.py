@@ -373,6 +373,10 @@ def _scores_in(cache: Path | None) -> Iterator[None]:
             os.environ[CACHE_ENV] = saved
 
 
+#: The variables that set how many threads numpy's and scipy's BLAS (and OpenMP) use.
+BLAS_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def default_jobs() -> int:
     """Notebooks run at once by default: the cores this process may use."""
     try:
@@ -390,7 +394,9 @@ def run_pages(plan: Sequence[PlannedNotebook], build: Path, rep: Path, nb_dir: P
 
     Pages are independent (each writes only its own entries of the build folder), so they
     are dispatched later pages first: the learning and policy pages, the longest, start at
-    once instead of last. ``on_done(run)`` is called in the calling process as each finishes.
+    once instead of last. With several at once each kernel gets its share of the cores for
+    its BLAS threads (:data:`BLAS_THREAD_VARS`, unless already set). ``on_done(run)`` is
+    called in the calling process as each finishes.
     """
     from joblib import Parallel, delayed
     runs: dict[int, NotebookRun] = {}
@@ -404,6 +410,13 @@ def run_pages(plan: Sequence[PlannedNotebook], build: Path, rep: Path, nb_dir: P
             todo.append(i)
     n = max(1, min(jobs or default_jobs(), len(todo) or 1))
     env = dict(os.environ)
+    if n > 1:
+        # kernels side by side share the cores: each gets its share of BLAS threads (unless
+        # the caller chose), since idle BLAS threads spinning for the CPU another kernel
+        # needs made two pages at once slower than one after the other
+        share = str(max(1, default_jobs() // n))
+        for var in BLAS_THREAD_VARS:
+            env.setdefault(var, share)
     tasks = (delayed(_run_in)(i, plan[i], build, rep, nb_dir, html, kernel, env)
              for i in reversed(todo))
     for i, run in Parallel(n_jobs=n, return_as="generator_unordered")(tasks):
