@@ -25,8 +25,9 @@ will read them), so a page reads the same floats whether it computed the entry, 
 did, or an earlier run did: outputs do not depend on the cache's state or on which page ran
 first.
 
-**Toolsel's own, never through a link.** The folder is a real folder of this user (opened
-without following a link, checked to be the folder judged: :func:`toolsel.io.open_folder`);
+**Toolsel's own, never through a link.** The folder is a real folder of this user (made by the
+first page that stores an entry, opened without following a link, checked to be the folder
+judged: :func:`toolsel.io.open_folder`; removed when a whole run leaves it empty);
 an entry is ``<key>.npz`` (the arrays, and the key itself as its mark) written atomically by
 :func:`toolsel.io.write_bytes`, plus ``<key>.json``, a record authenticated with this user's
 key (:func:`toolsel.io.sign_record`) holding the SHA-256 of the ``.npz`` bytes and the
@@ -39,6 +40,7 @@ wrote. :func:`prune` (the runner, after the pages) removes the entries the run d
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -199,7 +201,14 @@ class ScoreCache:
     def __repr__(self) -> str:
         return f"ScoreCache({str(self.folder)!r})"
 
-    def _open(self) -> int:
+    def _open(self, create: bool = True) -> int:
+        if create:
+            try:  # never through a link: mkdir does not follow one at its name
+                os.mkdir(self.folder, 0o777)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise OutputError(self.folder, f"cannot be made ({exc.strerror})") from None
         dfd = open_folder(self.folder, self.folder)
         if not owned_by_me(os.fstat(dfd)):
             os.close(dfd)
@@ -295,8 +304,10 @@ def prune(folder: str | os.PathLike, before: float) -> int:
     are removed (with their ``.npz``); nothing else in the folder is touched. Returns how many
     entries went."""
     cache = ScoreCache(folder)
+    if not cache.folder.is_dir():
+        return 0
     try:
-        dfd = cache._open()
+        dfd = cache._open(create=False)
     except OutputError:
         return 0
     gone = 0
@@ -316,6 +327,10 @@ def prune(folder: str | os.PathLike, before: float) -> int:
                 except FileNotFoundError:
                     pass
             gone += 1
+        empty = not os.listdir(dfd)
     finally:
         os.close(dfd)
+    if empty:  # a report that scored nothing leaves no folder behind
+        with contextlib.suppress(OSError):
+            os.rmdir(cache.folder)
     return gone

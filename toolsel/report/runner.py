@@ -336,19 +336,15 @@ def generate_reports(notebooks_dir: str | Path = "notebooks", out_dir: str | Pat
 
 
 def score_cache_dir(rep: Path) -> Path | None:
-    """The report's score cache folder ``rep/.toolsel-scores`` (created when missing), or
-    ``None`` (with one line saying why) when the name holds something else: a link, a file,
-    another user's folder. Judged after links are followed: ``rep`` is a real path."""
+    """The report's score cache folder ``rep/.toolsel-scores`` (made by the first page that
+    stores a matrix), or ``None`` (with one line saying why) when the name holds something
+    else: a link, a file, another user's folder. Judged after links are followed: ``rep`` is
+    a real path."""
     path = Path(os.path.realpath(rep)) / CACHE_DIR
     try:
-        os.mkdir(path, 0o777)
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        print(f"score cache {path}: cannot be made ({exc.strerror}); pages score alone",
-              flush=True)
-        return None
-    st = os.lstat(path)
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return path
     if not stat.S_ISDIR(st.st_mode) or not owned_by_me(st):
         print(f"score cache {path}: not a folder of yours (a link, a file or another "
               "user's); not used, pages score alone", flush=True)
