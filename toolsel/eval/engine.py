@@ -206,8 +206,28 @@ def score_matrix(scorer: Scorer, registry: Sequence[Tool], texts: Sequence[str],
     (:mod:`toolsel.eval.score_cache`: one scoring per scorer and query set for every page),
     else computed (and stored there during a report)."""
     texts = list(texts)
-    got = _cached_matrix(scorer, as_registry(registry), texts, matches)
-    return got if got is not None else _score(scorer, texts, matches)
+    reg = as_registry(registry)
+    got = _cached_matrix(scorer, reg, texts, matches)
+    if got is not None:
+        return got
+    out = _canonical(scorer, texts, matches, len(reg))
+    return out["scores"], out.get("matches")
+
+
+def _canonical(scorer: Scorer, texts: list[str], matches: bool, n_tools: int
+               ) -> dict[str, np.ndarray]:
+    """The matrix computed the one way every caller shares, cached or not: in blocks of
+    :func:`~toolsel.eval.score_cache.canonical_block` texts (a sweep's own batches), so its
+    floats do not depend on who asked or whether a report's cache held it."""
+    from .score_cache import canonical_block
+    step = canonical_block(n_tools)
+    parts = [_score(scorer, texts[i:i + step], matches) for i in range(0, len(texts), step)]
+    if not parts:
+        parts = [_score(scorer, [], matches)]
+    out = {"scores": np.vstack([p[0] for p in parts])}
+    if matches:
+        out["matches"] = np.vstack([p[1] for p in parts])
+    return out
 
 
 def _cached_matrix(scorer: Scorer, registry: Registry, texts: list[str], matches: bool):
@@ -216,17 +236,7 @@ def _cached_matrix(scorer: Scorer, registry: Registry, texts: list[str], matches
     cache, key = _cache_key(scorer, registry, texts, matches)
     if cache is None:
         return None
-    from .score_cache import canonical_block
-
-    def compute() -> dict[str, np.ndarray]:
-        step = canonical_block(len(registry))
-        parts = [_score(scorer, texts[i:i + step], matches) for i in range(0, len(texts), step)]
-        out = {"scores": np.vstack([p[0] for p in parts])}
-        if matches:
-            out["matches"] = np.vstack([p[1] for p in parts])
-        return out
-
-    got = cache.get_or_compute(key, compute)
+    got = cache.get_or_compute(key, lambda: _canonical(scorer, texts, matches, len(registry)))
     return got["scores"], got.get("matches")
 
 

@@ -73,6 +73,9 @@ BLOCK_CELLS = 64 * 4000
 #: Queries of one canonical block at most.
 BLOCK_ROWS = 64
 _KIND = "toolsel score cache entry"
+#: File times come from the kernel's coarse clock: an entry read just after ``before`` may
+#: carry a time a few milliseconds earlier, so :func:`prune` keeps anything this close to it.
+_SLACK_S = 1.0
 _KEY = re.compile(r"^[0-9a-f]{64}$")
 _PLAIN = (str, int, float, bool, type(None))
 
@@ -318,7 +321,7 @@ def prune(folder: str | os.PathLike, before: float) -> int:
                 continue
             st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
             record = read_record(cache.folder / name, _KIND)
-            if record is None or record.get("key") != key or st.st_mtime >= before:
+            if record is None or record.get("key") != key or st.st_mtime >= before - _SLACK_S:
                 continue
             for part in (f"{key}.npz", f"{key}.lock", name):
                 try:
