@@ -145,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             same = keep.set_index(["case", "jobs", "caches"]).index.isin(
                 table.set_index(["case", "jobs", "caches"]).index)
             table = pd.concat([keep[~same], table], ignore_index=True)
+        for col in ("n_tools", "n_requests"):  # whole numbers, empty for the bundled data
+            table[col] = table[col].astype("Int64")
         path = write_table(table, args.out / "report_time.csv", float_format=None)
         print(f"wrote {path}")
     return 0
