@@ -169,3 +169,19 @@ def test_page_13_degrades_with_a_clear_reason_on_too_few_labels(tmp_path, regist
     assert not (out / "comparison.csv").exists()
     from toolsel.report import claims
     assert claims.check_claims(out) == []
+
+
+def test_learning_curve_reuses_the_uncapped_cross_fit_exactly(registry, requests):
+    """The uncapped point, and a cap no tool reaches, are the cross-fit already run (page 13
+    fits it once): the same curve as fitting them again."""
+    from collections import Counter
+    qs = requests[:60]
+    p = prepare(registry, qs, "bm25")
+    knn = Setting("knn", 1.0)
+    most = max(Counter(t for q in qs for t in set(q.expected)).values())
+    caps = (0, 1, most, None)
+    fitted = learning_curve(p, caps=caps, setting=knn, k=3)
+    uncapped = cross_fit(registry, qs, prepared=p, k=3, setting=knn, ks=(5, 10))
+    reused = learning_curve(p, caps=caps, setting=knn, k=3, uncapped=uncapped)
+    assert reused.equals(fitted)
+    assert reused.iloc[2].drop("labels_per_tool").equals(reused.iloc[3].drop("labels_per_tool"))

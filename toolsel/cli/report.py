@@ -35,6 +35,9 @@ def _report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", type=csv_list, default=None, metavar="NN[,NN]",
                    help="run only these notebook numbers (the README still lists all)")
     p.add_argument("--no-html", action="store_true", help="skip the HTML export")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="notebooks run at once (default: one per available core); the "
+                        "outputs are the same bytes whatever N")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty folder that holds no earlier report (its files "
                         "are never deleted or overwritten: a name the report needs that is "
@@ -117,6 +120,8 @@ def _report(args: argparse.Namespace) -> int:
             add_to_manifest(out, [path.name, index.name], find_notebooks(notebooks))
         print(f"wrote {path} and {index}")
         return 0
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs: expected a whole number from 1, got {args.jobs}")
     find_notebooks(notebooks, args.only)  # a missing folder or number: before anything runs
     check_report_out(out, notebooks, force=args.force)  # before any work; again under the lock
     if data is not None:
@@ -137,7 +142,7 @@ def _report(args: argparse.Namespace) -> int:
     print("also written outside it: " + "; ".join(f"{what} {path}" for what, path
                                                    in other_writes()), flush=True)
     runs = generate_reports(notebooks, out, only=args.only, html=not args.no_html,
-                            on_done=done, data=data, force=args.force)
+                            on_done=done, data=data, force=args.force, jobs=args.jobs)
     ran = [r for r in runs if r.skipped is None]
     failed = [r for r in ran if r.error]
     skipped = len(runs) - len(ran)

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import Query, Registry, Tool
+from .engine import score_matrix
 from .metrics import evaluate
 from ..scorers.base import Scorer
 from ..learn.groups import group_folds, request_groups
@@ -76,7 +77,8 @@ def prepare(registry: Sequence[Tool], queries: Sequence[Query], base: str | Scor
     sc = LearnedScorer(base=base, always_include=always_include, bases=bases)
     sc.start(reg)
     texts = [q.query for q in queries]
-    blinds = {name: b.score_many(texts) for name, b in sc.bases_.items()}
+    # the blind scores, as every page reads them (from the report's score cache when it runs)
+    blinds = {name: score_matrix(b, reg, texts)[0] for name, b in sc.bases_.items()}
     return Prepared(reg, queries, sc, blinds[sc.base_name_], sc.request_vectors(texts),
                     request_groups(queries), blinds)
 
@@ -228,25 +230,43 @@ def cross_fit(registry: Sequence[Tool], queries: Sequence[Query],
     return CrossFit(name, qm, folds, p.groups, pd.DataFrame(rows), p.blind, learned, models)
 
 
+def _most_labels(queries: Sequence[Query]) -> int:
+    """The most labeled requests naming one tool."""
+    counts: dict[str, int] = {}
+    for q in queries:
+        for name in set(q.expected):
+            counts[name] = counts.get(name, 0) + 1
+    return max(counts.values(), default=0)
+
+
 def learning_curve(prepared: Prepared, *, caps: Sequence[int | None] = CURVE_CAPS,
                    k: int = MAX_FOLDS, setting="auto", label: str | None = None,
-                   ks: Sequence[int] = (5, 10)) -> pd.DataFrame:
+                   ks: Sequence[int] = (5, 10), uncapped: CrossFit | None = None
+                   ) -> pd.DataFrame:
     """Cross-fitted means with each tool learning from at most ``cap`` labeled requests.
 
     One row per cap: ``labels_per_tool`` (``"all"`` for ``None``), ``R@5`` with its 95%
     interval resampling request groups (``R@5_low``, ``R@5_high``), ``Complete@10``,
     ``n_queries``, ``n_labeled_tools`` (mean over folds of tools with a labeled request).
     Cap 0 is the blind scorer.
+
+    ``uncapped``: :func:`cross_fit` of ``prepared`` already run with the same ``k``,
+    ``setting``, ``label`` and ``ks`` and no cap; it is the row of cap ``None`` and of every cap
+    no tool has more labeled requests than (the same fit), instead of fitting it again.
     """
     from .inference import mean_interval
     rows = []
     from ..learn.signals import Setting
+    most = _most_labels(prepared.queries)
     for cap in caps:
-        # no label per tool is the blind scorer (tool2vec and ltr would still move tools by
-        # their descriptions alone)
-        cf = cross_fit(prepared.registry, prepared.queries, k=k,
-                       setting=Setting("blind") if cap == 0 else setting,
-                       max_per_tool=cap, prepared=prepared, label=label, ks=ks)
+        if uncapped is not None and cap != 0 and (cap is None or cap >= most):
+            cf = uncapped
+        else:
+            # no label per tool is the blind scorer (tool2vec and ltr would still move tools
+            # by their descriptions alone)
+            cf = cross_fit(prepared.registry, prepared.queries, k=k,
+                           setting=Setting("blind") if cap == 0 else setting,
+                           max_per_tool=cap, prepared=prepared, label=label, ks=ks)
         qm = cf.query_metrics[cf.query_metrics["scorer"] == learned_label(cf.base)]
         r5 = qm[qm["top_k"] == min(5, qm["top_k"].max())]
         c10 = qm[qm["top_k"] == min(10, qm["top_k"].max())]

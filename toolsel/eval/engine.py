@@ -20,11 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data import Query, Registry, Tool
-from ..scorers.base import Scorer, compared_scorers, get_scorer
+from ..scorers.base import Scorer, compared_scorers, get_scorer, registry_fingerprint
 from ..selection import fitted_scorer
 
 __all__ = ["Candidates", "RankedBatch", "scorer_items", "fit_scorers", "rank_batches",
-           "query_ranks", "as_registry", "DEFAULT_BATCH_SIZE"]
+           "query_ranks", "as_registry", "score_matrix", "OnDemand", "scorer_for",
+           "DEFAULT_BATCH_SIZE"]
 
 #: Queries scored per matrix operation: bounds memory at (batch x registry) floats.
 DEFAULT_BATCH_SIZE = 64
@@ -73,6 +74,46 @@ def fit_scorers(registry: Sequence[Tool], scorers) -> Iterator[tuple[str, Scorer
     reg = as_registry(registry)
     for label, spec in scorer_items(scorers):
         yield label, fitted_scorer(spec, reg)
+
+
+class OnDemand:
+    """A scorer fitted on ``registry`` only when something must be scored with it: during a
+    report the score cache may already hold every matrix asked for, and then nothing is
+    fitted (no model loaded, no index built). ``fitted`` fits it (once)."""
+
+    def __init__(self, spec, registry: Sequence[Tool]):
+        self.spec = spec
+        self.registry = as_registry(registry)
+        self.unfitted = get_scorer(spec)  # its class and parameters name the cache entries
+        self.name = self.unfitted.name
+        self._fitted: Scorer | None = None
+
+    @property
+    def fitted(self) -> Scorer:
+        if self._fitted is None:
+            self._fitted = fitted_scorer(self.spec, self.registry)
+        return self._fitted
+
+    @property
+    def was_fitted(self) -> bool:
+        """Whether anything had to be scored with it (so it was fitted)."""
+        return self._fitted is not None
+
+    def score_many(self, texts: Sequence[str]) -> np.ndarray:
+        return self.fitted.score_many(texts)
+
+    def score_and_match(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        return self.fitted.score_and_match(texts)
+
+
+def scorer_for(spec, registry: Sequence[Tool]) -> Scorer | OnDemand:
+    """What a table builder scores ``registry`` with: the fitted scorer
+    (:func:`toolsel.selection.fitted_scorer`), or during a report (its score cache active) an
+    :class:`OnDemand` one, fitted only if the cache lacks a matrix asked for."""
+    from .score_cache import active_cache
+    if active_cache() is None:
+        return fitted_scorer(spec, as_registry(registry))
+    return OnDemand(spec, registry)
 
 
 @dataclass(frozen=True)
@@ -139,13 +180,80 @@ class RankedBatch:
         return self.ranks[b, np.asarray(positions, dtype=np.int64)].astype(np.int64)
 
 
+def _cache_key(scorer: Scorer, registry: Registry, texts: Sequence[str], matches: bool):
+    """The report cache and this matrix's entry key, or ``(None, None)`` when it is not
+    cached (no report running, a scorer not described by its parameters, too large)."""
+    from .score_cache import MAX_CELLS, active_cache, entry_key, scorer_config
+    cache = active_cache()
+    if cache is None or not texts or len(texts) * len(registry) > MAX_CELLS:
+        return None, None
+    if isinstance(scorer, OnDemand):
+        config = scorer_config(scorer.unfitted)
+        fits = scorer.registry is registry or \
+            registry_fingerprint(scorer.registry) == registry_fingerprint(registry)
+    else:
+        config = scorer_config(scorer)
+        fits = config is not None and scorer.is_fitted_for(registry)
+    if config is None or not fits:
+        return None, None
+    return cache, entry_key(config, registry, texts, matches=matches)
+
+
+def score_matrix(scorer: Scorer, registry: Sequence[Tool], texts: Sequence[str], *,
+                 matches: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """``scorer``'s scores of ``texts`` (and its no-match rule when ``matches``), fitted on
+    ``registry``: from the running report's score cache when it holds them
+    (:mod:`toolsel.eval.score_cache`: one scoring per scorer and query set for every page),
+    else computed (and stored there during a report)."""
+    texts = list(texts)
+    reg = as_registry(registry)
+    got = _cached_matrix(scorer, reg, texts, matches)
+    if got is not None:
+        return got
+    out = _canonical(scorer, texts, matches, len(reg))
+    return out["scores"], out.get("matches")
+
+
+def _canonical(scorer: Scorer, texts: list[str], matches: bool, n_tools: int
+               ) -> dict[str, np.ndarray]:
+    """The matrix computed the one way every caller shares, cached or not: in blocks of
+    :func:`~toolsel.eval.score_cache.canonical_block` texts (a sweep's own batches), so its
+    floats do not depend on who asked or whether a report's cache held it."""
+    from .score_cache import canonical_block
+    step = canonical_block(n_tools)
+    parts = [_score(scorer, texts[i:i + step], matches) for i in range(0, len(texts), step)]
+    if not parts:
+        parts = [_score(scorer, [], matches)]
+    out = {"scores": np.vstack([p[0] for p in parts])}
+    if matches:
+        out["matches"] = np.vstack([p[1] for p in parts])
+    return out
+
+
+def _cached_matrix(scorer: Scorer, registry: Registry, texts: list[str], matches: bool):
+    """The matrix from the report's score cache (computed there the canonical way on a
+    miss), or ``None`` when it is not cached."""
+    cache, key = _cache_key(scorer, registry, texts, matches)
+    if cache is None:
+        return None
+    got = cache.get_or_compute(key, lambda: _canonical(scorer, texts, matches, len(registry)))
+    return got["scores"], got.get("matches")
+
+
+def _score(scorer: Scorer, texts: Sequence[str], matches: bool):
+    if matches:
+        return scorer.score_and_match(texts)
+    return scorer.score_many(texts), None
+
+
 def rank_batches(scorer: Scorer, texts: Sequence[str], candidates: Candidates, *,
                  batch_size: int = DEFAULT_BATCH_SIZE, matches: bool = False,
                  timer: dict | None = None) -> Iterator[RankedBatch]:
     """Score ``texts`` with a fitted ``scorer`` in batches and rank the candidates.
 
-    ``timer``, when given, accumulates scoring seconds under ``"score_s"`` (for benchmarks;
-    never written into tables).
+    During a report the whole matrix comes from the report's score cache
+    (:func:`score_matrix`), computed once for every page. ``timer``, when given, accumulates
+    scoring seconds under ``"score_s"`` (for benchmarks; never written into tables).
     """
     import time
     if batch_size < 1:
@@ -153,13 +261,20 @@ def rank_batches(scorer: Scorer, texts: Sequence[str], candidates: Candidates, *
     cand = candidates.index
     m = len(cand)
     n = len(candidates.registry)
+    texts = list(texts)
+    t0 = time.perf_counter()
+    whole = _cached_matrix(scorer, candidates.registry, texts, matches)
+    if whole is not None:
+        if timer is not None:
+            timer["score_s"] = timer.get("score_s", 0.0) + time.perf_counter() - t0
     for start in range(0, len(texts), batch_size):
         stop = min(start + batch_size, len(texts))
         t0 = time.perf_counter()
-        if matches:
-            scores, match = scorer.score_and_match(texts[start:stop])
+        if whole is not None:
+            scores = whole[0][start:stop]
+            match = None if whole[1] is None else whole[1][start:stop]
         else:
-            scores, match = scorer.score_many(texts[start:stop]), None
+            scores, match = _score(scorer, texts[start:stop], matches)
         if timer is not None:
             timer["score_s"] = timer.get("score_s", 0.0) + time.perf_counter() - t0
         if scores.shape != (stop - start, n):

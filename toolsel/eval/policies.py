@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..data import Query, Tool
 from ..policies import Policy, TopK, PrefixPolicy, default_grid, get_policy
-from .engine import DEFAULT_BATCH_SIZE, Candidates, fit_scorers, rank_batches
+from .engine import DEFAULT_BATCH_SIZE, Candidates, rank_batches, scorer_for, scorer_items
 from .metrics import evaluate_sent, group_means, tool_costs
 
 __all__ = ["evaluate_policies", "summarize_policies", "frontier", "dominates_top_k", "dev_choice",
@@ -81,7 +81,8 @@ def evaluate_policies(registry: Sequence[Tool], queries: Sequence[Query], scorer
     always_tokens = float(costs[cands.always].sum())
     candidates = ~cands.always
     pos = cands.position
-    _, sc = next(iter(fit_scorers(reg, {"scorer": scorer})))
+    scorer_items({"scorer": scorer})  # an unknown name fails here
+    sc = scorer_for(scorer, reg)  # during a report, fitted only if the cache lacks its scores
     required = [pos[cands.required(q)] for q in queries]
     cols: dict[str, list] = {c: [] for c in ("config_i", "query_i", "found", "n_sent",
                                              "tokens")}

@@ -52,8 +52,8 @@ from ..scorers.base import compared_scorers
 from ..data import Query, Tool
 from ..policies import Policy, as_policies
 from ..scorers.base import Scorer
-from ..selection import fitted_scorer
-from .engine import DEFAULT_BATCH_SIZE, Candidates, rank_batches, scorer_items
+from .engine import DEFAULT_BATCH_SIZE, Candidates, OnDemand, rank_batches, scorer_for, \
+    scorer_items
 from .metrics import METRICS, evaluate, group_means, payload_reduction, tool_costs
 from .policies import SUMMARY_COLUMNS as _POLICY_SUMMARY_COLUMNS
 from .policies import evaluate_policies, frontier, summarize_policies
@@ -249,7 +249,8 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
     try:
         for label, spec in items:
             t0 = time.perf_counter()
-            scorer = fitted_scorer(spec, reg)
+            # during a report, fitted only if its score matrix is not in the report's cache
+            scorer = scorer_for(spec, reg)
             timer = {"fit_s": time.perf_counter() - t0, "score_s": 0.0}
             for batch in rank_batches(scorer, texts, cands, batch_size=batch_size,
                                       timer=timer):
@@ -258,7 +259,8 @@ def sweep(registry: Sequence[Tool], queries: Sequence[Query],
             if policy_list:
                 # the fitted scorer is passed on: evaluate_policies reuses it (same registry)
                 t0 = time.perf_counter()
-                per_policy = evaluate_policies(reg, queries, scorer, policy_list,
+                fitted = scorer.fitted if isinstance(scorer, OnDemand) else scorer
+                per_policy = evaluate_policies(reg, queries, fitted, policy_list,
                                                always_include=always_names,
                                                batch_size=batch_size, encoding=encoding)
                 policy_parts.append(summarize_policies(per_policy).assign(scorer=label))

@@ -97,7 +97,8 @@ def label_tables(registry: Registry, queries: Sequence[Query],
                                           "diff", "diff_low", "diff_high", "won", "lost",
                                           "n_queries", "family", "verdict"])
     settings = pd.DataFrame(sets)
-    curve = learning_curve(prep_main, caps=caps).assign(scorer=cf_main.base)
+    # the curve's uncapped point is the comparison's own cross-fit: not fitted twice
+    curve = learning_curve(prep_main, caps=caps, uncapped=cf_main).assign(scorer=cf_main.base)
     curve = curve[["scorer", "labels_per_tool", "R@5", "R@5_low", "R@5_high", "Complete@10",
                    "n_queries", "n_labeled_tools"]]
     tools, nxt = tool_tables(prep_main, cf_main)

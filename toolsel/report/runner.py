@@ -61,12 +61,14 @@ import contextlib
 import os
 import secrets
 import shutil
+import stat
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from ..eval.score_cache import CACHE_DIR, CACHE_ENV, prune
 from ..io import (BUILD_PREFIX, OutputError, folder_lock, is_private_dir, link_tree,
-                  make_private_dir, recover_set, write_set, write_text)
+                  make_private_dir, owned_by_me, recover_set, write_set, write_text)
 from .execute import execute_notebook, export_html
 from .stable import keep_equal_files
 from .output import (MANIFEST, Ownership, check_out_dir, check_ownership, manifest_shared,
@@ -78,7 +80,7 @@ from .readme import write_readme, write_user_readme
 from .site import write_index
 
 __all__ = ["NotebookRun", "generate_reports", "check_report_out", "report_lock", "other_writes",
-           "add_to_manifest"]
+           "add_to_manifest", "run_pages", "default_jobs", "score_cache_dir"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -274,7 +276,7 @@ def _absolute_cache_env() -> None:
 def generate_reports(notebooks_dir: str | Path = "notebooks", out_dir: str | Path = "reports",
                      *, only: Iterable[str] | None = None, html: bool = True,
                      kernel: str = "python3", on_done=None, data: UserData | None = None,
-                     force: bool = False) -> list[NotebookRun]:
+                     force: bool = False, jobs: int | None = None) -> list[NotebookRun]:
     """Execute the notebooks into ``out_dir``, export HTML, and rewrite the README.
 
     ``data=None`` regenerates the project's own reports (every notebook on its defaults).
@@ -289,9 +291,14 @@ def generate_reports(notebooks_dir: str | Path = "notebooks", out_dir: str | Pat
     manifest) is then written by :func:`toolsel.io.write_set`, replacing the folder whole
     (or, for a folder the report does not own, moving its entries in under a journal).
 
+    ``jobs``: notebooks run at once (:func:`run_pages`; ``None``: one per available core).
+    Their score matrices are computed once for all of them in the report's score cache
+    (:mod:`toolsel.eval.score_cache`), so the outputs are the same bytes whatever ``jobs``
+    and whatever the cache held.
+
     A failing notebook does not stop the others; its error is in the returned
     :class:`NotebookRun` and its previous outputs stay. ``on_done(run)`` is called after
-    each notebook (for progress).
+    each notebook, in the order they finish (for progress).
     """
     nb_dir = Path(notebooks_dir)
     notebooks = find_notebooks(nb_dir, only)
@@ -313,26 +320,122 @@ def generate_reports(notebooks_dir: str | Path = "notebooks", out_dir: str | Pat
             not e.startswith(".toolsel-") for e in os.listdir(rep))) \
             or manifest_shared(rep) or os.stat(rep).st_uid != os.getuid()
         build = make_private_dir(rep / f"{BUILD_PREFIX}{secrets.token_hex(6)}")
+        started = time.time()
+        cache = score_cache_dir(rep)
         try:
-            runs = [_run_planned(p, build, rep, nb_dir, html=html, kernel=kernel,
-                                 on_done=on_done) for p in plan]
-            _write(rep, build, plan, runs, own, data, only, all_notebooks,
-                   in_place=in_place, nb_dir=nb_dir)
+            with _scores_in(cache):
+                runs = run_pages(plan, build, rep, nb_dir, html=html, kernel=kernel,
+                                 on_done=on_done, jobs=jobs)
+                _write(rep, build, plan, runs, own, data, only, all_notebooks,
+                       in_place=in_place, nb_dir=nb_dir)
         finally:
             shutil.rmtree(build, ignore_errors=True)
+        if cache is not None and only is None:  # a whole run: what it did not read goes
+            prune(cache, started)
     return runs
 
 
-def _run_planned(planned: PlannedNotebook, build: Path, rep: Path, nb_dir: Path, *, html: bool,
-                 kernel: str, on_done) -> NotebookRun:
-    src = planned.source
-    if planned.skip is not None:
-        run = NotebookRun(src, rep / src.name, None, 0.0, skipped=planned.skip)
+def score_cache_dir(rep: Path) -> Path | None:
+    """The report's score cache folder ``rep/.toolsel-scores`` (made by the first page that
+    stores a matrix), or ``None`` (with one line saying why) when the name holds something
+    else: a link, a file, another user's folder. Judged after links are followed: ``rep`` is
+    a real path."""
+    path = Path(os.path.realpath(rep)) / CACHE_DIR
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return path
+    if not stat.S_ISDIR(st.st_mode) or not owned_by_me(st):
+        print(f"score cache {path}: not a folder of yours (a link, a file or another "
+              "user's); not used, pages score alone", flush=True)
+        return None
+    return path
+
+
+@contextlib.contextmanager
+def _scores_in(cache: Path | None) -> Iterator[None]:
+    """Name the score cache to every kernel started meanwhile (:data:`CACHE_ENV`)."""
+    saved = os.environ.get(CACHE_ENV)
+    if cache is not None:
+        os.environ[CACHE_ENV] = str(cache)
     else:
-        run = _run_one(planned, build, rep, nb_dir, html=html, kernel=kernel)
-    if on_done is not None:
-        on_done(run)
-    return run
+        os.environ.pop(CACHE_ENV, None)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(CACHE_ENV, None)
+        else:
+            os.environ[CACHE_ENV] = saved
+
+
+#: The variables that set how many threads numpy's and scipy's BLAS (and OpenMP) use.
+BLAS_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def default_jobs() -> int:
+    """Notebooks run at once by default: the cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - no affinity on this platform
+        return max(1, os.cpu_count() or 1)
+
+
+def run_pages(plan: Sequence[PlannedNotebook], build: Path, rep: Path, nb_dir: Path, *,
+              html: bool, kernel: str, on_done=None, jobs: int | None = None
+              ) -> list[NotebookRun]:
+    """Run the planned notebooks, ``jobs`` at a time, through joblib (its default process
+    backend; ``joblib.parallel_config(backend=...)`` sends them to a Dask or Ray cluster
+    instead); one :class:`NotebookRun` per notebook, in plan order.
+
+    Pages are independent (each writes only its own entries of the build folder), so they
+    are dispatched later pages first: the learning and policy pages, the longest, start at
+    once instead of last. With several at once each kernel gets its share of the cores for
+    its BLAS threads (:data:`BLAS_THREAD_VARS`, unless already set). ``on_done(run)`` is
+    called in the calling process as each finishes.
+    """
+    from joblib import Parallel, delayed
+    runs: dict[int, NotebookRun] = {}
+    todo = []
+    for i, p in enumerate(plan):
+        if p.skip is not None:
+            runs[i] = NotebookRun(p.source, rep / p.source.name, None, 0.0, skipped=p.skip)
+            if on_done is not None:
+                on_done(runs[i])
+        else:
+            todo.append(i)
+    n = max(1, min(jobs or default_jobs(), len(todo) or 1))
+    env = dict(os.environ)
+    if n > 1:
+        # kernels side by side share the cores: each gets its share of BLAS threads (unless
+        # the caller chose), since idle BLAS threads spinning for the CPU another kernel
+        # needs made two pages at once slower than one after the other
+        share = str(max(1, default_jobs() // n))
+        for var in BLAS_THREAD_VARS:
+            env.setdefault(var, share)
+    tasks = (delayed(_run_in)(i, plan[i], build, rep, nb_dir, html, kernel, env)
+             for i in reversed(todo))
+    for i, run in Parallel(n_jobs=n, return_as="generator_unordered")(tasks):
+        runs[i] = run
+        if on_done is not None:
+            on_done(run)
+    return [runs[i] for i in range(len(plan))]
+
+
+def _run_in(i: int, planned: PlannedNotebook, build: Path, out: Path, nb_dir: Path,
+            html: bool, kernel: str, env: dict[str, str]) -> tuple[int, NotebookRun]:
+    """One notebook in a worker, with the environment of the report that sent it (a worker
+    may have been started before, or on another machine): its kernel inherits it."""
+    saved = dict(os.environ)
+    if saved != env:
+        os.environ.clear()
+        os.environ.update(env)
+    try:
+        return i, _run_one(planned, build, out, nb_dir, html=html, kernel=kernel)
+    finally:
+        if saved != env:
+            os.environ.clear()
+            os.environ.update(saved)
 
 
 #: Entries of the report itself (not of one notebook): never dropped as another data's output.

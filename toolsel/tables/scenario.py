@@ -30,7 +30,8 @@ import pandas as pd
 
 from ..data import Query, Registry, Tool
 from ..eval.metrics import evaluate, evaluate_sent, mean_metrics, payload_chars, payload_reduction
-from ..ranking import best_matches, ranks_of
+from ..eval.engine import score_matrix, scorer_for
+from ..ranking import best_matches, ranks_of, top_k_indices
 from ..scorers.base import Scorer
 from ..selection import DISCOVER_TOOL, Selector
 
@@ -174,11 +175,10 @@ class EscapeHatch:
 DISCOVER_VARIANTS = ("literal", "literal_unseen", "search_term")
 
 
-def _best(selector: Selector, text: str, allowed: np.ndarray) -> int | None:
-    """Index of the best allowed tool that matches ``text`` (the scorer's no-match rule, as
+def _best(scores: np.ndarray, matches: np.ndarray, allowed: np.ndarray) -> int | None:
+    """Index of the best allowed tool that matches (the scorer's no-match rule, as
     :meth:`~toolsel.selection.Selector.discover` uses it; ties: earlier), or ``None``."""
-    scores, matches = selector.scorer.score_and_match([text])
-    hits = best_matches(scores[0], matches[0] & allowed, 1)
+    hits = best_matches(scores, matches & allowed, 1)
     return int(hits[0]) if len(hits) else None
 
 
@@ -190,6 +190,14 @@ def _mean_valid(values: np.ndarray) -> float:
 
 def _per_variant(make):
     return {v: make() for v in DISCOVER_VARIANTS}
+
+
+@dataclass
+class _Scored:
+    """One text's scores of every tool and the scorer's no-match rule (registry order)."""
+
+    scores: np.ndarray
+    matches: np.ndarray
 
 
 @dataclass
@@ -207,13 +215,14 @@ class _HatchTally:
     calls: dict[str, int] = field(default_factory=lambda: _per_variant(int))
 
 
-def _discover_hits(selector: Selector, q: Query, sent_mask: np.ndarray,
-                   everything: np.ndarray) -> dict[str, int | None]:
-    """The tool each way of calling ``discover`` finds for ``q`` (``None``: nothing)."""
-    return {"literal": _best(selector, q.query, everything),
-            "literal_unseen": _best(selector, q.query, ~sent_mask),
-            "search_term": (_best(selector, q.search_term, everything)
-                            if q.search_term else None)}
+def _discover_hits(row: _Scored, term: _Scored | None,
+                   sent_mask: np.ndarray) -> dict[str, int | None]:
+    """The tool each way of calling ``discover`` finds for a query (``None``: nothing)."""
+    everything = np.ones(len(sent_mask), dtype=bool)
+    return {"literal": _best(row.scores, row.matches, everything),
+            "literal_unseen": _best(row.scores, row.matches, ~sent_mask),
+            "search_term": (_best(term.scores, term.matches, everything)
+                            if term is not None else None)}
 
 
 def _count_discover_calls(tally: _HatchTally, reg: Registry, q: Query, required: list[int],
@@ -248,20 +257,29 @@ def _miss_rows(tally: _HatchTally, reg: Registry, label: str, top_k: int, q: Que
     return rows
 
 
-def _hatch_query(tally: _HatchTally, selector: Selector, label: str, top_k: int, q: Query,
-                 always_mask: np.ndarray, d_chars: int) -> list[dict]:
-    """Select for ``q``, count its payload and ranks, and call ``discover`` on a miss."""
-    reg = selector.registry
-    sent = selector.select(q.query)
-    sent_mask = np.zeros(len(reg), dtype=bool)
-    sent_mask[[reg.index(x) for x in sent]] = True
+def _sent_mask(scores: np.ndarray, always_mask: np.ndarray, top_k: int) -> np.ndarray:
+    """What :meth:`~toolsel.selection.Selector.select` sends for these scores: every
+    always-include tool and the ``top_k`` best of the rest (all tools when the registry has
+    no more than ``top_k``)."""
+    if len(scores) <= top_k:
+        return np.ones(len(scores), dtype=bool)
+    mask = always_mask.copy()
+    mask[top_k_indices(scores, top_k, ~always_mask)] = True
+    return mask
+
+
+def _hatch_query(tally: _HatchTally, reg: Registry, label: str, top_k: int, q: Query,
+                 row: _Scored, term: _Scored | None, always_mask: np.ndarray,
+                 d_chars: int) -> list[dict]:
+    """Select for ``q`` (from its scores ``row``), count its payload and ranks, and call
+    ``discover`` on a miss (its ``search_term``'s scores: ``term``)."""
+    sent_mask = _sent_mask(row.scores, always_mask, top_k)
     sent_chars = payload_chars(reg[i] for i in np.flatnonzero(sent_mask))
     tally.base += sent_chars
     for v in DISCOVER_VARIANTS:
         tally.payload[v] += sent_chars + d_chars
     required = [reg.index(t) for t in q.expected if not always_mask[reg.index(t)]]
-    scores = selector.scores(q.query)
-    ranks = ranks_of(scores, required, ~always_mask)
+    ranks = ranks_of(row.scores, required, ~always_mask)
     tally.rank_lists.append(ranks)
     tally.n_required.append(len(required))
     missed = [t for t in q.expected if not sent_mask[reg.index(t)]]
@@ -270,11 +288,42 @@ def _hatch_query(tally: _HatchTally, selector: Selector, label: str, top_k: int,
             tally.found_after[v].append(len(required))
         return []
     tally.n_miss_q += 1
-    hits = _discover_hits(selector, q, sent_mask, np.ones(len(reg), dtype=bool))
+    hits = _discover_hits(row, term, sent_mask)
     names = {v: ("" if i is None else reg[i].name) for v, i in hits.items()}
     _count_discover_calls(tally, reg, q, required, hits, names, sent_mask,
                           sent_chars + d_chars)
     return _miss_rows(tally, reg, label, top_k, q, missed, dict(zip(required, ranks)), names)
+
+
+def _scored_rows(scorer, reg: Registry, texts: list[str]) -> list[_Scored]:
+    """Every text's scores and matches: one matrix (the report's score cache reads or keeps
+    it), or blocks of rows when it would be too large to hold at once."""
+    from ..eval.score_cache import MAX_CELLS, canonical_block
+    step = len(texts) if len(texts) * len(reg) <= MAX_CELLS else canonical_block(len(reg))
+    out: list[_Scored] = []
+    for start in range(0, len(texts), max(step, 1)):
+        scores, matches = score_matrix(scorer, reg, texts[start:start + step], matches=True)
+        out.extend(_Scored(s, m) for s, m in zip(scores, matches))
+    return out
+
+
+def _hatch_pass(reg: Registry, queries: list[Query], sc, top_k: int,
+                always_mask: np.ndarray, d_chars: int) -> tuple[str, _HatchTally, list[dict]]:
+    """One scorer over every query: its label, tally and miss rows. Every query and search
+    term is scored once, as one matrix (:func:`toolsel.eval.engine.score_matrix`), and what
+    :class:`~toolsel.selection.Selector` would send and ``discover`` would find is read off
+    those scores."""
+    scorer = scorer_for(sc, reg)
+    label = sc if isinstance(sc, str) else scorer.name
+    rows = _scored_rows(scorer, reg, [q.query for q in queries])
+    with_term = [i for i, q in enumerate(queries) if q.search_term]
+    terms = dict(zip(with_term, _scored_rows(scorer, reg, [queries[i].search_term
+                                                            for i in with_term])))
+    tally, misses = _HatchTally(), []
+    for i, q in enumerate(queries):
+        misses.extend(_hatch_query(tally, reg, label, top_k, q, rows[i], terms.get(i),
+                                   always_mask, d_chars))
+    return label, tally, misses
 
 
 def _hatch_summary(tally: _HatchTally, label: str, top_k: int, n: int, d_chars: int,
@@ -325,6 +374,8 @@ def escape_hatch(registry: Sequence[Tool], queries: Sequence[Query],
     queries = list(queries)
     if not queries:
         raise ValueError("escape_hatch: no queries to evaluate")
+    if not isinstance(top_k, (int, np.integer)) or top_k < 0:
+        raise ValueError(f"top_k must be a non-negative integer, got {top_k!r}")
     always = sorted(reg.check_names(always_include, what="always_include"), key=reg.index)
     unfiltered = payload_chars(reg)
     d_chars = payload_chars([discover_tool])
@@ -334,12 +385,8 @@ def escape_hatch(registry: Sequence[Tool], queries: Sequence[Query],
         scorers = [scorers]
     miss_rows, summary_rows = [], []
     for sc in scorers:
-        selector = Selector(reg, sc, top_k=top_k, always_include=always)
-        label = sc if isinstance(sc, str) else selector.scorer.name
-        tally = _HatchTally()
-        for q in queries:
-            miss_rows.extend(_hatch_query(tally, selector, label, top_k, q, always_mask,
-                                          d_chars))
+        label, tally, misses = _hatch_pass(reg, queries, sc, top_k, always_mask, d_chars)
+        miss_rows.extend(misses)
         summary_rows.append(_hatch_summary(tally, label, top_k, len(queries), d_chars,
                                            unfiltered))
     miss_cols = ["scorer", "top_k", "query_id", "query", "expected", "rank", "search_term"]
