@@ -182,7 +182,8 @@ display(Markdown("Mean [95% interval], in %:\n\n"
 paired_r = tables.paired_recall
 shown = paired_r[paired_r.top_k.isin([5, 10] if {5, 10} & set(ks) else ks[-2:])]
 ci_head = interval_heading(shown["family"])
-display(Markdown(f"R@k, paired over queries (a − b in points, {ci_head}):\n\n"
+display(Markdown(log.add(claims.literal("R@k, paired over queries (a − b in points, {h}):",
+                                        h=ci_head)) + "\n\n"
                  + md.table(pd.DataFrame({
                      "K": shown["top_k"], "a": shown["a"], "b": shown["b"],
                      "R@k a": shown["mean_a"], "R@k b": shown["mean_b"],

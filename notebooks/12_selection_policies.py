@@ -104,18 +104,22 @@ else:
     name, (given_reg, given_queries), has_split = given_style(registry, queries)
     styles = [name]
     data = {name: (given_reg, given_queries)}
-    display(Markdown(
-        f"Evaluating the given registry ({md.code(name)}, sizes below) "
-        + ("on its **test** requests, settings chosen on its **dev** requests." if has_split
-           else "on a **seeded split** of its requests: the file has no `split`, so the page "
-                "deals whole request groups (near-duplicates, one conversation's turns) to "
-                "dev and test with a fixed seed; settings are chosen on that dev part and "
-                "reported on that test part.")))
 tables = policy_tables(data, has_split=has_split, scorer=policy_scorer,
                        comparable_k=comparable_k, n_boot=n_boot, seed=seed)
+if not bundled:
+    display(Markdown(
+        f"Evaluating the given registry ({md.code(name)}, sizes below) " + {
+            "file": "on its **test** requests, settings chosen on its **dev** requests.",
+            "seeded": "on a **seeded split** of its requests: the file has no `split`, so the "
+                      "page deals whole request groups (near-duplicates, one conversation's "
+                      "turns) to dev and test with a fixed seed; settings are chosen on that "
+                      "dev part and reported on that test part.",
+            "in-sample": "**in-sample**: the file has no `split` and its requests form a single "
+                         "group, so nothing can be held out; settings are chosen and reported "
+                         "on the same requests."}[tables.split_kind]))
 for name_, table in tables.items():
     write_table(table, out / FILES[name_])
-words = claims.in_sample_words(True)  # a file without a split got a seeded one
+words = claims.in_sample_words(tables.split_kind != "in-sample")
 sizes = tables.sizes
 display(Markdown(md.table(sizes, link=f"{out.name}/{FILES['sizes']}")))
 display(Markdown("**This run:** " + log.summary(claims.count_rows(
@@ -259,7 +263,8 @@ display(Markdown(md.table(style_verdict.rename(columns={
 
 # %%
 display(Markdown(f"**Verdict ({words['heading']}).** " + log.add(verdict_sentence(
-    style_verdict, verdict, in_sample=False, seeded=tables.split_kind == "seeded",
+    style_verdict, verdict, in_sample=tables.split_kind == "in-sample",
+    seeded=tables.split_kind == "seeded",
     unit=("style", "styles") if bundled else ("registry", "registries")))))
 if bundled and len(style_verdict) >= 5:
     # the target: an adaptive policy dominates fixed top-K on two styles or more

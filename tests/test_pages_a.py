@@ -263,11 +263,14 @@ def test_default_scorer_tables_on_a_given_registry(tmp_path):
     assert not _checked(tmp_path, t, default_scorer.FILES, said)
     assert "(test requests)" in said["run"].text
     # the verdict follows the paired interval
-    vs = t.versus.copy()
+    vs = t.versus.copy().drop(columns="verdict")  # read back from the intervals
     vs.loc[:, ["diff", "diff_low", "diff_high"]] = [0.2, 0.1, 0.3]
-    assert "The paired 95% interval shows a gain on" in default_scorer.versus_best(vs, "v.csv").text
-    assert default_scorer.verdict_label(0.2, 0.1, 0.3) == "better (interval above zero)"
-    assert default_scorer.verdict_label(0.1, -0.1, 0.3).startswith("ahead on the mean")
+    said = default_scorer.versus_best(vs, "v.csv").text
+    assert "it is ahead on" in said and "behind nowhere" in said
+    vs.loc[:, ["diff", "diff_low", "diff_high"]] = [0.1, -0.1, 0.3]
+    assert "it is ahead on" not in default_scorer.versus_best(vs, "v.csv").text
+    assert default_scorer.verdict_label("ahead") == "ahead (interval above zero)"
+    assert default_scorer.verdict_label("tie") == "tie (interval includes zero)"
     nosplit = tmp_path / "nosplit.jsonl"
     nosplit.write_text("\n".join(json.dumps({k: v for k, v in json.loads(ln).items()
                                              if k != "split"}) for ln in dev) + "\n")

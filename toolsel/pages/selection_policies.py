@@ -67,11 +67,13 @@ class PolicyTables:
 
 #: What ``sizes.csv`` says of a split the file did not carry.
 SEEDED = f"seeded (seed {SPLIT_SEED}, whole request groups)"
+#: ... of requests that form one group: chosen and reported on the same requests.
+IN_SAMPLE = "none possible (one request group): in-sample, chosen and reported on the same requests"
 
 
 def _sizes(data, splits, split_kind) -> pd.DataFrame:
     return pd.DataFrame([{"style": s, "tools": len(reg), "servers": count_servers(reg),
-                          "split": "from the file" if split_kind == "file" else SEEDED,
+                          "split": {"file": "from the file", "seeded": SEEDED}.get(split_kind, IN_SAMPLE),
                           "dev requests": len(splits[s][0]), "test requests": len(splits[s][1]),
                           "multi-tool (test)": sum(len(q.expected) > 1 for q in splits[s][1])}
                          for s, (reg, _) in data.items()])
@@ -155,20 +157,31 @@ def _style_verdict(verdict, comparable, styles, ks) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _with_split(data, has_split):
-    """``data`` with every request carrying a split: the file's, or a seeded one by request
-    group (:func:`~toolsel.learn.groups.seeded_split`) when the file has none."""
+def _with_split(data, has_split) -> tuple[dict, str]:
+    """``data`` with every request carrying a split, and how it was made: the file's
+    (``"file"``), or a seeded one by request group (:func:`~toolsel.learn.groups.seeded_split`,
+    ``"seeded"``) when the file has none. Requests that form a single group cannot be split:
+    they serve as dev and as test both (``"in-sample"``, said on the page)."""
     if has_split:
-        return data
-    return {s: (reg, [replace(q, split=sp) for q, sp in zip(qs, seeded_split(qs))])
-            for s, (reg, qs) in data.items()}
+        return data, "file"
+    out, kind = {}, "seeded"
+    for s, (reg, qs) in data.items():
+        split = seeded_split(qs)
+        if len(set(split)) < 2:  # one request group: nothing to hold out
+            kind = "in-sample"
+            out[s] = (reg, [replace(q, split="dev") for q in qs]
+                      + [replace(q, split="test") for q in qs])
+        else:
+            out[s] = (reg, [replace(q, split=sp) for q, sp in zip(qs, split)])
+    return out, kind
 
 
 def _group_column(data) -> pd.DataFrame:
     """``style, query_id, group`` for every request (:func:`~toolsel.learn.groups.request_groups`)."""
     return pd.DataFrame([{"style": s, "query_id": q.id, "group": int(g)}
                          for s, (_, qs) in data.items()
-                         for q, g in zip(qs, request_groups(list(qs)))])
+                         for q, g in zip(qs, request_groups(list(qs)))]).drop_duplicates(
+        ["style", "query_id"])
 
 
 def policy_tables(data: Mapping[str, tuple[Registry, Sequence[Query]]], *, has_split: bool,
@@ -176,8 +189,7 @@ def policy_tables(data: Mapping[str, tuple[Registry, Sequence[Query]]], *, has_s
                   n_boot: int = 2000, seed: int = 0) -> PolicyTables:
     """Every table of the page for the registries of ``data`` (name → registry, requests);
     without a split in the file, a seeded split by request group is made first."""
-    split_kind = "file" if has_split else "seeded"
-    data = _with_split(data, has_split)
+    data, split_kind = _with_split(data, has_split)
     splits = {s: (filter_split(qs, "dev"), filter_split(qs, "test"))
               for s, (_, qs) in data.items()}
     grid = default_grid()
