@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from .common import add_n_queries, add_queries, add_registry, add_scorers, add_top_k, command
+from ..visible import visible
 
 
 def _synthetic_args(p: argparse.ArgumentParser) -> None:
@@ -38,11 +39,11 @@ def _synthetic(args: argparse.Namespace) -> int:
         files.append((args.queries_out, queries_text(qs), q_judged))
     # both as one step: a killed run leaves the old pair or the new one (toolsel.io.write_pair)
     for line in write_pair(files, **rules):
-        print(f"  {line}")
+        print(f"  {visible(line)}")
     servers = len({t.domain for t in reg})
-    print(f"{args.registry_out}: {len(reg)} tools from {servers} servers (seed {args.seed})")
+    print(f"{visible(args.registry_out)}: {len(reg)} tools from {servers} servers (seed {args.seed})")
     if qs is not None:
-        print(f"{args.queries_out}: {len(qs)} labeled queries")
+        print(f"{visible(args.queries_out)}: {len(qs)} labeled queries")
     return 0
 
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..data import load_queries, load_registry
+from ..visible import visible
 from .common import command
 
 
@@ -27,18 +28,18 @@ def _validate(args: argparse.Namespace) -> int:
     reg = load_registry(args.registry, strict=args.strict)
     marked = sorted(reg.always_include, key=reg.index)
     domains = {t.domain for t in reg if t.domain}
-    print(f"{args.registry}: {len(reg)} tools, {len(domains)} domains, "
+    print(f"{visible(args.registry)}: {len(reg)} tools, {len(domains)} domains, "
           f"{payload_chars(reg):,} chars of name+description"
-          + (f", always-include: {', '.join(marked)}" if marked else ""))
+          + (f", always-include: {visible(', '.join(marked))}" if marked else ""))
     for path in args.queries:
         qs = load_queries(path, reg)
         multi = sum(len(q.expected) > 1 for q in qs)
-        print(f"{path}: {len(qs)} queries ({multi} need several tools), all expected tools "
+        print(f"{visible(path)}: {len(qs)} queries ({multi} need several tools), all expected tools "
               "exist")
     if args.conversations:
         from ..datasets import load_conversations
     for path in args.conversations:
         convs = load_conversations(path, reg)
         turns = sum(len(c.turns) for c in convs)
-        print(f"{path}: {len(convs)} conversations, {turns} turns, all expected tools exist")
+        print(f"{visible(path)}: {len(convs)} conversations, {turns} turns, all expected tools exist")
     return 0
