@@ -100,7 +100,7 @@ __all__ = ["OutputError", "write_bytes", "write_text", "write_table", "write_jso
            "check_output_file", "folder_lock", "recover_set", "link_tree", "BUILD_PREFIX",
            "jsonl_line", "jsonl_text", "jsonl_lines", "write_target", "refuse_never_write",
            "maintained_file", "refuse_inputs", "has_mark", "jsonl_mark", "state_dir",
-           "make_private_dir", "is_private_dir", "write_pair", "recover_pair",
+           "make_private_dir", "is_private_dir", "write_pair", "recover_pair", "read_regular",
            "LOCK_TIMEOUT", "FLOAT_FORMAT"]
 
 #: Floats in every CSV table: 6 decimals, so tables regenerate byte-identically.
@@ -195,6 +195,7 @@ def maintained_file(path: str | os.PathLike) -> Path:
     (a dangling link, or one to a missing ``~/.profile``, is refused), nor replace a file it
     could not read as its kind (``~/.bashrc`` is not a labeled file), nor another user's."""
     shown = Path(path)
+    refuse_shared_folder_links(shown)
     if not shown.is_symlink():
         return shown
     real = Path(os.path.realpath(shown))
@@ -280,6 +281,21 @@ def _read_at(dfd: int, name: str) -> bytes | None:
     return None if len(data) > _MAX_MARK_READ else data
 
 
+def read_regular(path: str | os.PathLike) -> bytes | None:
+    """The content of the regular file at ``path`` (no link followed at its name, never a
+    pipe or a device, which could block or never end), or ``None`` (missing, not a regular
+    file, unreadable, or larger than 64 MB)."""
+    path = Path(path)
+    try:
+        dfd = os.open(os.path.dirname(os.fspath(path)) or ".", os.O_RDONLY | _DIRECTORY)
+    except OSError:
+        return None
+    try:
+        return _read_at(dfd, path.name)
+    finally:
+        os.close(dfd)
+
+
 def _judge_existing(shown: Path, dfd: int, name: str, *, force: bool,
                     owned: Callable[[bytes], bool] | None,
                     expect: tuple[int, int] | None = None) -> os.stat_result | None:
@@ -322,6 +338,21 @@ def _judge_existing(shown: Path, dfd: int, name: str, *, force: bool,
     return st
 
 
+@contextlib.contextmanager
+def naming(shown: str | os.PathLike) -> Iterator[None]:
+    """Turn an OS error that names no file (a full disk, a quota, an I/O error while
+    writing) into an :class:`OutputError` naming ``shown``."""
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as exc:
+        if exc.filename is not None or not exc.strerror:
+            raise
+        raise OutputError(shown, f"cannot be written: {exc.strerror}; nothing replaced") \
+            from None
+
+
 def _atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *,
                   text: bool, keep_mode: bool = False, force: bool = False,
                   owned: Callable[[bytes], bool] | None = None,
@@ -329,6 +360,16 @@ def _atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *,
                   expect: tuple[int, int] | None = None) -> Path:
     """Write a file through its folder's descriptor: a temporary file created there (no link
     followed), renamed over the name (a link there is replaced, not followed)."""
+    with naming(path):
+        return _atomic_write_named(path, write, text=text, keep_mode=keep_mode, force=force,
+                                   owned=owned, judged=judged, expect=expect)
+
+
+def _atomic_write_named(path: str | os.PathLike, write: Callable[[Any], None], *,
+                        text: bool, keep_mode: bool = False, force: bool = False,
+                        owned: Callable[[bytes], bool] | None = None,
+                        judged: str | os.PathLike | None = None,
+                        expect: tuple[int, int] | None = None) -> Path:
     shown = Path(path)
     name = os.path.basename(os.fspath(shown))
     if name in ("", ".", ".."):
@@ -533,12 +574,14 @@ def refuse_never_write(path: str | os.PathLike, *, file: bool = False,
     label`` and ``make check CHECK_ARGS=--update-baseline`` maintain the project's own).
     """
     shown = Path(path)
+    refuse_shared_folder_links(shown)
     # a file: its folder with links followed, its own name never followed (a link there is
     # replaced or refused, never written through); a folder: every link followed
     real = write_target(shown) if file else _real(shown)
     folder = real.parent if file else real
     home = _real(Path(os.path.expanduser("~")))
     what = "file" if file else "folder"
+    _refuse_system_and_state(shown, folder, what)
     if folder == Path(folder.anchor) or folder in home.parents or (not file and folder == home):
         place = "the root folder" if folder == Path(folder.anchor) else (
             "the home folder" if folder == home else f"{folder}, which holds the home folder")
@@ -560,6 +603,86 @@ def refuse_never_write(path: str | os.PathLike, *, file: bool = False,
     return real
 
 
+#: Folders of the system's devices and kernel files (Linux): never an output's folder.
+SYSTEM_FOLDERS = ("/dev", "/proc", "/sys")
+
+
+def _refuse_system_and_state(shown: Path, folder: Path, what: str) -> None:
+    """Refuse an output in ``/dev`` itself, under ``/proc`` or ``/sys`` (``--summary
+    /dev/stdout --force`` would replace the link ``/dev/stdout``), or in toolsel's state
+    folder (its record key)."""
+    if sys.platform.startswith("linux"):
+        dev, *kernel = (Path(p) for p in SYSTEM_FOLDERS)
+        if folder == dev or any(folder == k or k in folder.parents for k in kernel):
+            raise OutputError(shown, f"is in {folder}, a folder of the system's devices or "
+                                     "kernel files; toolsel never writes there (--force or "
+                                     f"not): give a {what} of its own")
+    state = _real(state_dir())
+    if folder == state or state in folder.parents:
+        raise OutputError(shown, f"is in toolsel's state folder {state} (its record key); "
+                                 f"toolsel never writes there (--force or not): give a {what} "
+                                 "of its own")
+
+
+def _shared_folder(st: os.stat_result) -> bool:
+    return bool(st.st_mode & stat.S_ISVTX and st.st_mode & stat.S_IWOTH)
+
+
+def shared_folder_link(path: str | os.PathLike) -> tuple[Path, int] | None:
+    """The first symbolic link on the way to ``path`` (followed as the kernel follows them,
+    ``..`` after the link) that sits in a shared folder (sticky and writable by everyone, such
+    as ``/tmp``) and belongs neither to the running user nor to that folder's owner, with its
+    owner's uid; ``None`` when there is none (or no user ids here).
+
+    Such a link is what the kernel refuses to follow with ``fs.protected_symlinks``: another
+    user may have put it there (``/tmp/report -> /etc/cron.d``) to steer a write. toolsel
+    resolves paths itself before judging them, so it makes the same refusal itself."""
+    if not hasattr(os, "geteuid"):  # pragma: no cover
+        return None
+    todo = list(reversed(Path(os.path.join(os.getcwd(), os.fspath(path))).parts))
+    current, hops = Path("/"), 0
+    while todo:
+        part = todo.pop()
+        if part in ("/", "", "."):
+            continue
+        if part == "..":
+            current = current.parent
+            continue
+        nxt = current / part
+        try:
+            st = os.lstat(nxt)
+        except OSError:  # the rest does not exist: nothing more to follow
+            return None
+        if not stat.S_ISLNK(st.st_mode):
+            current = nxt
+            continue
+        hops += 1
+        try:
+            folder = os.stat(current)
+            target = os.readlink(nxt)
+        except OSError:
+            return None
+        if _shared_folder(folder) and st.st_uid not in (os.geteuid(), folder.st_uid):
+            return nxt, st.st_uid
+        if hops > 40:  # a loop: the kernel stops there too
+            return None
+        if os.path.isabs(target):
+            current = Path("/")
+        todo.extend(reversed(Path(target).parts))
+    return None
+
+
+def refuse_shared_folder_links(path: Path) -> None:
+    """Refuse (:class:`OutputError`) a path leading through :func:`shared_folder_link`."""
+    found = shared_folder_link(path)
+    if found is not None:
+        link, uid = found
+        raise OutputError(path, f"leads through {link}, a symbolic link of another user (uid "
+                                f"{uid}) in a shared folder (sticky, writable by everyone); "
+                                "toolsel never writes through it (the kernel's "
+                                "protected_symlinks refuses it too): give the real path")
+
+
 def _first_existing(path: Path) -> Path:
     p = path
     while not p.exists() and not p.is_symlink() and p != p.parent:
@@ -571,8 +694,8 @@ def _check_creatable(path: Path, what: str) -> None:
     """``path`` does not exist: its first existing ancestor must be a writable folder."""
     base = _first_existing(path.parent)
     if base.is_symlink() and not base.exists():
-        raise OutputError(path, f"cannot create the {what}: {base} is a symbolic link to "
-                                f"nothing ({os.readlink(base)})")
+        raise OutputError(path, f"cannot create the {what}: {base} is a symbolic link that "
+                                f"leads nowhere (to {os.readlink(base)}: missing, or a loop)")
     if not base.is_dir():
         raise OutputError(path, f"cannot create the {what}: {base} is a file, not a folder")
     if not os.access(base, os.W_OK | os.X_OK):
@@ -980,11 +1103,12 @@ def make_private_dir(path: str | os.PathLike, *, dir_fd: int | None = None,
     :func:`private_dir_record` recognizes it later; a copy, a clone, a link, another user's
     folder or a folder merely named like it is not recognized."""
     path = Path(path)
+    # private (0o700) whatever the umask: no one else can add to what it holds
     if dir_fd is None:
-        os.mkdir(path, 0o777)
+        os.mkdir(path, 0o700)
         made = os.lstat(path)
     else:
-        os.mkdir(path.name, 0o777, dir_fd=dir_fd)
+        os.mkdir(path.name, 0o700, dir_fd=dir_fd)
         made = os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
     data = sign_record({"kind": _MARKER_KIND, "dir": file_identity(made),
                   "in": str(_real(path.parent)), **record})
@@ -1178,7 +1302,7 @@ def write_set(out_dir: str | os.PathLike, files: Mapping[str, Any], *,
         check_output_dir(out)
     out = Path(os.path.realpath(out))  # a symlinked folder: write into its target
     out.parent.mkdir(parents=True, exist_ok=True)
-    with folder_lock(out.parent, timeout=timeout, what=out):
+    with naming(out), folder_lock(out.parent, timeout=timeout, what=out):
         _recover(out)
         if not in_place and _swappable(out, carry_folders):
             _swap_in(out, files, remove, finish)
@@ -1216,12 +1340,12 @@ def _swap_in(out: Path, files: Mapping[str, Any], remove: Iterable[str] = (),
         token = _token()
         journal = _write_journal(out, token)
         name = f".{out.name}.staging-{token}"
-        os.mkdir(name, 0o777, dir_fd=dfd)
+        os.mkdir(name, 0o700, dir_fd=dfd)  # no one else can add to it while it is filled
         staging = out.parent / name
         try:
             _stage(staging, files)
-            if _is_folder(out):
-                shutil.copymode(out, staging)
+            at = _existing(dfd, out.name)
+            if at is not None and stat.S_ISDIR(at.st_mode):
                 skip = set(files) | set(remove)
                 with os.scandir(out) as it:
                     for entry in it:
@@ -1230,6 +1354,9 @@ def _swap_in(out: Path, files: Mapping[str, Any], remove: Iterable[str] = (),
                             link_tree(Path(entry.path), staging / entry.name)
             if finish is not None:
                 finish(staging)
+            # the folder's mode: the old folder's, else a new folder's (0o777 minus umask)
+            _chmod_at(dfd, name, stat.S_IMODE(at.st_mode) if at is not None and
+                      stat.S_ISDIR(at.st_mode) else 0o777 & ~_umask())
             name = _swap_at(dfd, out, name, token)  # from here ``name`` is the old set
         except BaseException:
             _rmtree_at(dfd, name)
@@ -1240,6 +1367,21 @@ def _swap_in(out: Path, files: Mapping[str, Any], remove: Iterable[str] = (),
         os.unlink(journal.name, dir_fd=dfd)
     finally:
         os.close(dfd)
+
+
+def _umask() -> int:
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+def _chmod_at(dfd: int, name: str, mode: int) -> None:
+    """Set the mode of the folder ``name`` of the folder ``dfd`` (no link followed)."""
+    fd = os.open(name, os.O_RDONLY | _DIRECTORY | NOFOLLOW, dir_fd=dfd)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def _swap_at(dfd: int, out: Path, staging: str, token: str) -> str:
@@ -1519,6 +1661,7 @@ def write_pair(files: Iterable[tuple[str | os.PathLike, str | bytes, str | os.Pa
     journal = first.parent / f".{first.name}{_PAIR_WRITING}{token}"
     committed = first.parent / f".{first.name}{_PAIR_COMMIT}{token}"
     with contextlib.ExitStack() as stack:
+        stack.enter_context(naming(files[0][0]))
         for folder in folders:
             stack.enter_context(folder_lock(folder, timeout=timeout, what=folder))
         notes = recover_pair(first)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import add_n_queries, add_queries, add_registry, add_scorers, add_top_k, command
+from .common import (add_n_queries, add_queries, add_registry, add_scorers, add_top_k, command,
+                     file_path)
 from ..visible import visible
 
 
@@ -13,8 +14,8 @@ def _synthetic_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tools", type=int, required=True, help="registry size")
     add_n_queries(p)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--registry-out", type=Path, required=True, help="registry JSONL to write")
-    p.add_argument("--queries-out", type=Path, help="queries JSONL to write (with --n-queries)")
+    p.add_argument("--registry-out", type=file_path, required=True, help="registry JSONL to write")
+    p.add_argument("--queries-out", type=file_path, help="queries JSONL to write (with --n-queries)")
     p.add_argument("--force", action="store_true",
                    help="replace the outputs even when the files there were not written by "
                         "toolsel, or are symbolic links (the links themselves are replaced)")

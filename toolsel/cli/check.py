@@ -17,7 +17,7 @@ from pathlib import Path
 from ..data import DataError, load_queries, load_registry
 from ..policies import prefix_policies
 from ..visible import visible
-from .common import always_include_names, command, csv_list, int_list
+from .common import always_include_names, command, csv_list, file_path, int_list
 from .fit import add_model_arg, with_model
 
 
@@ -37,7 +37,7 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--always-include", type=csv_list, metavar="NAMES",
                    help="tools sent every turn, outside the filter; 'marked' takes the "
                         "registry's always_include tools (default: the baseline's, else none)")
-    p.add_argument("--baseline", type=Path, metavar="FILE",
+    p.add_argument("--baseline", type=file_path, metavar="FILE",
                    help="the recorded results to compare with (JSON written by "
                         "--update-baseline; commit it)")
     p.add_argument("--min", action="append", default=[], metavar="METRIC@K=V,...",
@@ -46,10 +46,10 @@ def _args(p: argparse.ArgumentParser) -> None:
                         "metric@K of toolsel.eval.metrics.evaluate)")
     p.add_argument("--update-baseline", action="store_true",
                    help="write this run's results to --baseline (after showing what changed)")
-    p.add_argument("--summary", type=Path, metavar="FILE",
+    p.add_argument("--summary", type=file_path, metavar="FILE",
                    help="write a Markdown summary here (it is also appended to "
                         "$GITHUB_STEP_SUMMARY when that is set)")
-    p.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML file here")
+    p.add_argument("--junit", type=file_path, metavar="FILE", help="write a JUnit XML file here")
     p.add_argument("--force", action="store_true",
                    help="replace --summary/--junit even when the file there was not written by "
                         "toolsel check, and replace a symbolic link at --summary, --junit or "

@@ -129,9 +129,11 @@ def _write_page(notebook, args) -> Path | None:
     registry and labeled queries, the model as one more panel. A file of that name that is not
     an explorer page toolsel wrote is left alone (``None``)."""
     from ..report.explorer_page import write_explorer
+    from ..io import read_regular
     page = notebook.with_suffix(".html")
-    if page.exists() and 'id="explorer-data"' not in page.read_text(encoding="utf-8",
-                                                                    errors="replace"):
+    content = read_regular(page)  # never a pipe or a device: those are not read, nor replaced
+    if (page.exists() or page.is_symlink()) and \
+            (content is None or b'id="explorer-data"' not in content):
         print(f"note: {visible(page)} exists and is not an explorer page toolsel wrote: left alone",
               flush=True)
         return None

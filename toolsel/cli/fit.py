@@ -13,14 +13,14 @@ from pathlib import Path
 
 from ..visible import visible
 from .common import (add_always_include, add_queries, add_registry, add_split,
-                     always_include_names, command)
+                     always_include_names, command, file_path)
 
 
 def _args(p: argparse.ArgumentParser) -> None:
     from ..learn.signals import METHODS
     add_registry(p)
     add_queries(p, help="labeled requests to learn from (JSONL)")
-    p.add_argument("--out", required=True, type=Path, help="the model file to write (JSON)")
+    p.add_argument("--out", required=True, type=file_path, help="the model file to write (JSON)")
     p.add_argument("--base", default="default", metavar="SCORER",
                    help="the blind scorer the labels are measured against, and the first "
                         "the rule may learn on top of (default: default)")

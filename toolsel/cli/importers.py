@@ -6,7 +6,7 @@ import argparse
 import shlex
 from pathlib import Path
 
-from .common import command
+from .common import command, file_path
 from ..io import check_output_file
 from ..visible import visible
 
@@ -23,8 +23,8 @@ def _import_args(p: argparse.ArgumentParser) -> None:
                    help="input files (a BEIR input is a folder; BFCL's may be its data folder, "
                         "every file in it read or skipped with one line); all go into one "
                         "registry")
-    p.add_argument("--out", required=True, type=Path, help="registry JSON to write")
-    p.add_argument("--queries-out", type=Path, metavar="FILE",
+    p.add_argument("--out", required=True, type=file_path, help="registry JSON to write")
+    p.add_argument("--queries-out", type=file_path, metavar="FILE",
                    help="labeled query JSONL to write from the benchmarks' labels")
     p.add_argument("--server", action="append", default=[], metavar="NAME",
                    help="server name of each INPUT, in order (repeat once per input); MCP "

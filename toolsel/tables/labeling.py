@@ -77,7 +77,7 @@ def _fitted(registry: Registry, scorer: str | Scorer, cache: dict | None) -> Sco
 def file_ids(path: str | Path) -> list[str | int]:
     """The ids of a labeled file as written (integers stay integers), in file order."""
     path = Path(path)
-    if not path.exists() or not path.read_text(encoding="utf-8").strip():
+    if not path.exists() or not read_text(path).strip():
         return []
     return [rec.get("id") for _, rec in read_records(path) if isinstance(rec, Mapping)]
 
