@@ -34,7 +34,11 @@ The one place where toolsel writes data outputs (tables, registries, JSON). The 
   (``~/.bashrc``) or that belongs to another user.
 - **Whole sets** (:func:`write_set`): a run's files (``summary.csv``, ``query_metrics.csv``,
   ...) are written into a staging folder beside ``out_dir`` and swapped in with one atomic
-  ``rename`` (Linux ``renameat2(RENAME_EXCHANGE)`` when the folder exists). A reader, or a
+  ``rename`` (Linux ``renameat2(RENAME_EXCHANGE)`` when the folder exists), through the
+  descriptor of the output's folder, checked again just before the rename
+  (:func:`still_at`): a folder moved or a link put on its way meanwhile fails the run and
+  nothing is written where the path now leads. Staging folders are private (0o700) while
+  they are filled. A reader, or a
   run killed at any point, sees the old complete set or the new complete set, never a mix.
   Other files already in ``out_dir`` are carried over (hard links). Leftovers of a killed
   run are removed by the next run, recognized only by what that run recorded: a journal
@@ -64,7 +68,10 @@ The one place where toolsel writes data outputs (tables, registries, JSON). The 
 - **Files read back**: one JSONL writer (:func:`jsonl_line`; U+2028, U+2029, U+0085 escaped)
   and reader (:func:`jsonl_lines`, newline the only separator) for every JSONL file.
 - **Places never written** (:func:`refuse_never_write`): ``/``, the home folder and its
-  ancestors, any toolsel checkout and its source folders, judged on real paths.
+  ancestors, toolsel's state folder, ``/dev``, ``/proc``, ``/sys``, any toolsel checkout and
+  its source folders, judged on real paths; and no output through a link another user put
+  in a shared sticky folder (:func:`shared_folder_link`, the kernel's protected_symlinks
+  rule, which resolving paths in Python would otherwise bypass).
 - **One writer per folder**: :func:`write_set` holds an exclusive lock on the folder's parent
   (``flock``, released by the kernel even when the process is killed) while it stages and
   swaps. A second writer waits up to ``timeout`` seconds (default :data:`LOCK_TIMEOUT`), then
