@@ -95,7 +95,7 @@ def pytest_terminal_summary(terminalreporter):
 
 def snapshot(root: Path, skip: Path | None = None) -> dict[str, str]:
     """Every entry under ``root`` (but ``skip``): files by sha256 and mode, links by target,
-    folders by mode: a sentinel tree hashed before and after a command."""
+    folders, pipes and sockets by mode: a sentinel tree hashed before and after a command."""
     import hashlib
     import os
     out = {}
@@ -113,6 +113,12 @@ def snapshot(root: Path, skip: Path | None = None) -> dict[str, str]:
                 out[rel] = "link:" + os.readlink(p)
             elif p.is_dir():
                 out[rel] = f"dir:{p.stat().st_mode:o}"
+            elif not p.is_file():  # a named pipe, a socket: never opened (it could block)
+                out[rel] = f"special:{p.stat().st_mode:o}"
             else:
-                out[rel] = f"{hashlib.sha256(p.read_bytes()).hexdigest()}:{p.stat().st_mode:o}"
+                digest = hashlib.sha256()
+                with open(p, "rb") as fh:
+                    for block in iter(lambda: fh.read(1 << 20), b""):
+                        digest.update(block)
+                out[rel] = f"{digest.hexdigest()}:{p.stat().st_mode:o}"
     return out

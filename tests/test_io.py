@@ -106,7 +106,7 @@ def test_a_failed_writer_leaves_the_old_set(tmp_path):
 
 
 def test_fallback_swap_without_renameat2(tmp_path, monkeypatch):
-    monkeypatch.setattr(io, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(io, "_exchange_at", lambda dfd, a, b: False)
     out = tmp_path / "out"
     write_set(out, _set("old"))
     write_set(out, _set("new"))
@@ -138,11 +138,11 @@ def test_leftovers_of_a_killed_run_are_cleaned_or_undone(tmp_path, monkeypatch):
     assert sorted(os.listdir(tmp_path)) == [".out.old-mine", ".out.staging-dead", "out"]
     assert _tags(out) == {"new"}
     # killed between the two renames of the fallback swap: the old set is put back first
-    monkeypatch.setattr(io, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(io, "_exchange_at", lambda dfd, a, b: False)
     real_rename = os.rename
 
-    def rename(a, b):
-        real_rename(a, b)
+    def rename(a, b, **kw):
+        real_rename(a, b, **kw)
         if ".out.old-" in str(b):
             os._exit(9)
     monkeypatch.setattr(io.os, "rename", rename)
@@ -167,12 +167,12 @@ def test_folder_with_subfolders_is_updated_in_place_and_rolled_forward(tmp_path,
     # a run killed after its set was complete but before every file was moved in
     real_replace, moved = os.replace, []
 
-    def replace(a, b):
-        if ".toolsel-commit-" in str(a):
+    def replace(a, b, **kw):
+        if "src_dir_fd" in kw and not str(a).startswith("."):  # an entry of the commit folder
             moved.append(a)
             if len(moved) == 2:
                 os._exit(9)
-        return real_replace(a, b)
+        return real_replace(a, b, **kw)
     monkeypatch.setattr(io.os, "replace", replace)
     _die_in_child(lambda: write_set(out, _set("new")))
     monkeypatch.setattr(io.os, "replace", real_replace)

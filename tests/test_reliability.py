@@ -121,7 +121,7 @@ def test_kill_at_every_step_of_a_set_write(tmp_path):
                 if step == "stage":
                     io.write_set(out, {"a.txt": "new", "b.txt": lambda p: os._exit(9)})
                 elif step == "exchange":
-                    io._exchange = lambda a, b: os._exit(9)
+                    io._exchange_at = lambda dfd, a, b: os._exit(9)
                     io.write_set(out, {"a.txt": "new", "b.txt": "new"})
                 else:
                     io.shutil.rmtree = lambda *a, **k: os._exit(9)

@@ -303,15 +303,15 @@ _KILLER = textwrap.dedent("""
     import os, signal, sys
     from toolsel import io
     from toolsel.report.runner import generate_reports
-    real = io._exchange
+    real = io._exchange_at
     when = sys.argv[3]
-    def exchange(a, b):
+    def exchange(dfd, a, b):
         if when == "before":
             os.kill(os.getpid(), signal.SIGKILL)
-        done = real(a, b)
+        done = real(dfd, a, b)
         os.kill(os.getpid(), signal.SIGKILL)  # after: the old set is still beside it
         return done
-    io._exchange = exchange
+    io._exchange_at = exchange
     generate_reports(sys.argv[1], sys.argv[2], html=False)
 """)
 
@@ -402,12 +402,12 @@ _KILL_IN_PLACE = textwrap.dedent("""
     from pathlib import Path
     from toolsel import io
     real, calls = os.replace, []
-    def replace(a, b):
-        if ".toolsel-commit-" in str(a):
+    def replace(a, b, **kw):
+        if "src_dir_fd" in kw and not str(a).startswith("."):  # a commit folder's entry
             calls.append(a)
             if len(calls) == 2:  # one entry moved in, the next not yet
                 os.kill(os.getpid(), signal.SIGKILL)
-        return real(a, b)
+        return real(a, b, **kw)
     io.os.replace = replace
     def folder(path):
         path.mkdir()

@@ -272,18 +272,25 @@ _NAME_OR_ID = ("name", "id")
 def read_text(path: str | Path, *, limit: int | None = None) -> str:
     """The UTF-8 text of ``path`` (a leading BOM dropped), or :class:`DataError` saying why not.
 
-    Refuses a folder, a file it cannot read (permissions, I/O errors: the OS reason), text that
-    is not UTF-8, and more than ``limit`` bytes (default :data:`MAX_INPUT_BYTES`).
+    Refuses a folder, a device, a file it cannot read (permissions, I/O errors: the OS
+    reason), text that is not UTF-8, and more than ``limit`` bytes (default
+    :data:`MAX_INPUT_BYTES`). A pipe (``<(cmd)``, a named pipe) is read until its writer
+    closes it; a named pipe no one writes reads as empty, never blocks.
     """
     path = Path(path)
     limit = MAX_INPUT_BYTES if limit is None else limit
     try:
         if path.is_dir():
             raise DataError("is a folder; expected a file", path=path)
-        with open(path, "rb") as fh:
-            mode = os.fstat(fh.fileno()).st_mode
+        # a named pipe nobody writes would block open() for ever: opened without waiting,
+        # then read as any pipe (what a writer sends until it closes; nothing if none)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as fh:
+            mode = os.fstat(fd).st_mode
             if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero never ends
                 raise DataError("is a device, not a file", path=path)
+            if stat.S_ISFIFO(mode):
+                os.set_blocking(fd, True)
             data = fh.read(limit + 1)
     except FileNotFoundError:
         raise DataError("file not found", path=path) from None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .data import (DataError, Query, Registry, Tool, check_tool_names, id_field, load_queries,
-                   load_registry, load_unique, suggest_names, text_field)
+                   load_registry, load_unique, read_text, suggest_names, text_field)
 
 __all__ = ["assign_splits", "filter_split", "Turn", "Conversation", "conversation_from_record",
            "load_conversations", "STYLES", "NEW_STYLES", "style_dir", "load_style", "load_styles",
@@ -256,7 +256,7 @@ def load_repairs(path: str | Path, registry: Registry | None = None) -> dict[str
     if not path.exists():
         raise DataError("file not found", path=path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise DataError(f"invalid JSON: {exc.msg}", path=path,
                         location=f"line {exc.lineno}, column {exc.colno}") from None
@@ -283,6 +283,6 @@ def read_labeled(path: str | Path, registry: Sequence[Tool]) -> list[Query]:
     """The queries of ``path`` validated against ``registry``; ``[]`` for a missing or empty
     file (a labeled set may start from nothing)."""
     path = Path(path)
-    if not path.exists() or not path.read_text(encoding="utf-8").strip():
+    if not path.exists() or not read_text(path).strip():
         return []
     return load_queries(path, registry if isinstance(registry, Registry) else Registry(registry))

@@ -34,7 +34,11 @@ The one place where toolsel writes data outputs (tables, registries, JSON). The 
   (``~/.bashrc``) or that belongs to another user.
 - **Whole sets** (:func:`write_set`): a run's files (``summary.csv``, ``query_metrics.csv``,
   ...) are written into a staging folder beside ``out_dir`` and swapped in with one atomic
-  ``rename`` (Linux ``renameat2(RENAME_EXCHANGE)`` when the folder exists). A reader, or a
+  ``rename`` (Linux ``renameat2(RENAME_EXCHANGE)`` when the folder exists), through the
+  descriptor of the output's folder, checked again just before the rename
+  (:func:`still_at`): a folder moved or a link put on its way meanwhile fails the run and
+  nothing is written where the path now leads. Staging folders are private (0o700) while
+  they are filled. A reader, or a
   run killed at any point, sees the old complete set or the new complete set, never a mix.
   Other files already in ``out_dir`` are carried over (hard links). Leftovers of a killed
   run are removed by the next run, recognized only by what that run recorded: a journal
@@ -64,7 +68,10 @@ The one place where toolsel writes data outputs (tables, registries, JSON). The 
 - **Files read back**: one JSONL writer (:func:`jsonl_line`; U+2028, U+2029, U+0085 escaped)
   and reader (:func:`jsonl_lines`, newline the only separator) for every JSONL file.
 - **Places never written** (:func:`refuse_never_write`): ``/``, the home folder and its
-  ancestors, any toolsel checkout and its source folders, judged on real paths.
+  ancestors, toolsel's state folder, ``/dev``, ``/proc``, ``/sys``, any toolsel checkout and
+  its source folders, judged on real paths; and no output through a link another user put
+  in a shared sticky folder (:func:`shared_folder_link`, the kernel's protected_symlinks
+  rule, which resolving paths in Python would otherwise bypass).
 - **One writer per folder**: :func:`write_set` holds an exclusive lock on the folder's parent
   (``flock``, released by the kernel even when the process is killed) while it stages and
   swaps. A second writer waits up to ``timeout`` seconds (default :data:`LOCK_TIMEOUT`), then
@@ -100,7 +107,7 @@ __all__ = ["OutputError", "write_bytes", "write_text", "write_table", "write_jso
            "check_output_file", "folder_lock", "recover_set", "link_tree", "BUILD_PREFIX",
            "jsonl_line", "jsonl_text", "jsonl_lines", "write_target", "refuse_never_write",
            "maintained_file", "refuse_inputs", "has_mark", "jsonl_mark", "state_dir",
-           "make_private_dir", "is_private_dir", "write_pair", "recover_pair",
+           "make_private_dir", "is_private_dir", "write_pair", "recover_pair", "read_regular",
            "LOCK_TIMEOUT", "FLOAT_FORMAT"]
 
 #: Floats in every CSV table: 6 decimals, so tables regenerate byte-identically.
@@ -195,6 +202,7 @@ def maintained_file(path: str | os.PathLike) -> Path:
     (a dangling link, or one to a missing ``~/.profile``, is refused), nor replace a file it
     could not read as its kind (``~/.bashrc`` is not a labeled file), nor another user's."""
     shown = Path(path)
+    refuse_shared_folder_links(shown)
     if not shown.is_symlink():
         return shown
     real = Path(os.path.realpath(shown))
@@ -227,19 +235,32 @@ def open_folder(shown: Path, real: Path) -> int:
     except OSError as exc:
         raise OutputError(shown, f"cannot open its folder {real}: {exc.strerror or exc}") from None
     try:
-        proc = f"/proc/self/fd/{dfd}"
-        if os.path.exists(proc):
-            opened = os.readlink(proc)
-            ok = opened == str(real)
-        else:  # pragma: no cover - no /proc: the same folder by identity
-            ok = file_identity(os.fstat(dfd)) == file_identity(os.stat(real))
-        if not ok or not stat.S_ISDIR(os.fstat(dfd).st_mode):
-            raise OutputError(shown, f"its folder {real} was replaced while it was written "
-                                     "(another program is changing it); nothing written")
+        still_at(dfd, shown, real)
     except BaseException:
         os.close(dfd)
         raise
     return dfd
+
+
+def still_at(dfd: int, shown: Path, real: Path) -> None:
+    """Refuse (:class:`OutputError`) unless the folder open as ``dfd`` is still the folder at
+    the real path ``real`` (``/proc/self/fd``, else device and inode): checked when it is
+    opened and again just before a rename through it, so a folder moved, or a link put on its
+    way, after the check leaves nothing written where the path now leads."""
+    proc = f"/proc/self/fd/{dfd}"
+    try:
+        if os.path.exists(proc):
+            ok = os.readlink(proc) == str(real)
+        else:  # pragma: no cover - no /proc: the same folder by identity
+            ok = file_identity(os.fstat(dfd)) == file_identity(os.stat(real,
+                                                                        follow_symlinks=False))
+        ok = ok and stat.S_ISDIR(os.fstat(dfd).st_mode)
+    except OSError:
+        ok = False
+    if not ok:
+        raise OutputError(shown, f"its folder {real} was replaced while it was written "
+                                 "(moved, or a link put on its way: another program is "
+                                 "changing it); nothing written there")
 
 
 #: How much of an existing output is read to find toolsel's mark in it.
@@ -265,6 +286,21 @@ def _read_at(dfd: int, name: str) -> bytes | None:
             return None
         data = fh.read(_MAX_MARK_READ + 1)
     return None if len(data) > _MAX_MARK_READ else data
+
+
+def read_regular(path: str | os.PathLike) -> bytes | None:
+    """The content of the regular file at ``path`` (no link followed at its name, never a
+    pipe or a device, which could block or never end), or ``None`` (missing, not a regular
+    file, unreadable, or larger than 64 MB)."""
+    path = Path(path)
+    try:
+        dfd = os.open(os.path.dirname(os.fspath(path)) or ".", os.O_RDONLY | _DIRECTORY)
+    except OSError:
+        return None
+    try:
+        return _read_at(dfd, path.name)
+    finally:
+        os.close(dfd)
 
 
 def _judge_existing(shown: Path, dfd: int, name: str, *, force: bool,
@@ -309,6 +345,21 @@ def _judge_existing(shown: Path, dfd: int, name: str, *, force: bool,
     return st
 
 
+@contextlib.contextmanager
+def naming(shown: str | os.PathLike) -> Iterator[None]:
+    """Turn an OS error that names no file (a full disk, a quota, an I/O error while
+    writing) into an :class:`OutputError` naming ``shown``."""
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as exc:
+        if exc.filename is not None or not exc.strerror:
+            raise
+        raise OutputError(shown, f"cannot be written: {exc.strerror}; nothing replaced") \
+            from None
+
+
 def _atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *,
                   text: bool, keep_mode: bool = False, force: bool = False,
                   owned: Callable[[bytes], bool] | None = None,
@@ -316,6 +367,16 @@ def _atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *,
                   expect: tuple[int, int] | None = None) -> Path:
     """Write a file through its folder's descriptor: a temporary file created there (no link
     followed), renamed over the name (a link there is replaced, not followed)."""
+    with naming(path):
+        return _atomic_write_named(path, write, text=text, keep_mode=keep_mode, force=force,
+                                   owned=owned, judged=judged, expect=expect)
+
+
+def _atomic_write_named(path: str | os.PathLike, write: Callable[[Any], None], *,
+                        text: bool, keep_mode: bool = False, force: bool = False,
+                        owned: Callable[[bytes], bool] | None = None,
+                        judged: str | os.PathLike | None = None,
+                        expect: tuple[int, int] | None = None) -> Path:
     shown = Path(path)
     name = os.path.basename(os.fspath(shown))
     if name in ("", ".", ".."):
@@ -520,12 +581,14 @@ def refuse_never_write(path: str | os.PathLike, *, file: bool = False,
     label`` and ``make check CHECK_ARGS=--update-baseline`` maintain the project's own).
     """
     shown = Path(path)
+    refuse_shared_folder_links(shown)
     # a file: its folder with links followed, its own name never followed (a link there is
     # replaced or refused, never written through); a folder: every link followed
     real = write_target(shown) if file else _real(shown)
     folder = real.parent if file else real
     home = _real(Path(os.path.expanduser("~")))
     what = "file" if file else "folder"
+    _refuse_system_and_state(shown, folder, what)
     if folder == Path(folder.anchor) or folder in home.parents or (not file and folder == home):
         place = "the root folder" if folder == Path(folder.anchor) else (
             "the home folder" if folder == home else f"{folder}, which holds the home folder")
@@ -547,6 +610,86 @@ def refuse_never_write(path: str | os.PathLike, *, file: bool = False,
     return real
 
 
+#: Folders of the system's devices and kernel files (Linux): never an output's folder.
+SYSTEM_FOLDERS = ("/dev", "/proc", "/sys")
+
+
+def _refuse_system_and_state(shown: Path, folder: Path, what: str) -> None:
+    """Refuse an output in ``/dev`` itself, under ``/proc`` or ``/sys`` (``--summary
+    /dev/stdout --force`` would replace the link ``/dev/stdout``), or in toolsel's state
+    folder (its record key)."""
+    if sys.platform.startswith("linux"):
+        dev, *kernel = (Path(p) for p in SYSTEM_FOLDERS)
+        if folder == dev or any(folder == k or k in folder.parents for k in kernel):
+            raise OutputError(shown, f"is in {folder}, a folder of the system's devices or "
+                                     "kernel files; toolsel never writes there (--force or "
+                                     f"not): give a {what} of its own")
+    state = _real(state_dir())
+    if folder == state or state in folder.parents:
+        raise OutputError(shown, f"is in toolsel's state folder {state} (its record key); "
+                                 f"toolsel never writes there (--force or not): give a {what} "
+                                 "of its own")
+
+
+def _shared_folder(st: os.stat_result) -> bool:
+    return bool(st.st_mode & stat.S_ISVTX and st.st_mode & stat.S_IWOTH)
+
+
+def shared_folder_link(path: str | os.PathLike) -> tuple[Path, int] | None:
+    """The first symbolic link on the way to ``path`` (followed as the kernel follows them,
+    ``..`` after the link) that sits in a shared folder (sticky and writable by everyone, such
+    as ``/tmp``) and belongs neither to the running user nor to that folder's owner, with its
+    owner's uid; ``None`` when there is none (or no user ids here).
+
+    Such a link is what the kernel refuses to follow with ``fs.protected_symlinks``: another
+    user may have put it there (``/tmp/report -> /etc/cron.d``) to steer a write. toolsel
+    resolves paths itself before judging them, so it makes the same refusal itself."""
+    if not hasattr(os, "geteuid"):  # pragma: no cover
+        return None
+    todo = list(reversed(Path(os.path.join(os.getcwd(), os.fspath(path))).parts))
+    current, hops = Path("/"), 0
+    while todo:
+        part = todo.pop()
+        if part in ("/", "", "."):
+            continue
+        if part == "..":
+            current = current.parent
+            continue
+        nxt = current / part
+        try:
+            st = os.lstat(nxt)
+        except OSError:  # the rest does not exist: nothing more to follow
+            return None
+        if not stat.S_ISLNK(st.st_mode):
+            current = nxt
+            continue
+        hops += 1
+        try:
+            folder = os.stat(current)
+            target = os.readlink(nxt)
+        except OSError:
+            return None
+        if _shared_folder(folder) and st.st_uid not in (os.geteuid(), folder.st_uid):
+            return nxt, st.st_uid
+        if hops > 40:  # a loop: the kernel stops there too
+            return None
+        if os.path.isabs(target):
+            current = Path("/")
+        todo.extend(reversed(Path(target).parts))
+    return None
+
+
+def refuse_shared_folder_links(path: Path) -> None:
+    """Refuse (:class:`OutputError`) a path leading through :func:`shared_folder_link`."""
+    found = shared_folder_link(path)
+    if found is not None:
+        link, uid = found
+        raise OutputError(path, f"leads through {link}, a symbolic link of another user (uid "
+                                f"{uid}) in a shared folder (sticky, writable by everyone); "
+                                "toolsel never writes through it (the kernel's "
+                                "protected_symlinks refuses it too): give the real path")
+
+
 def _first_existing(path: Path) -> Path:
     p = path
     while not p.exists() and not p.is_symlink() and p != p.parent:
@@ -558,8 +701,8 @@ def _check_creatable(path: Path, what: str) -> None:
     """``path`` does not exist: its first existing ancestor must be a writable folder."""
     base = _first_existing(path.parent)
     if base.is_symlink() and not base.exists():
-        raise OutputError(path, f"cannot create the {what}: {base} is a symbolic link to "
-                                f"nothing ({os.readlink(base)})")
+        raise OutputError(path, f"cannot create the {what}: {base} is a symbolic link that "
+                                f"leads nowhere (to {os.readlink(base)}: missing, or a loop)")
     if not base.is_dir():
         raise OutputError(path, f"cannot create the {what}: {base} is a file, not a folder")
     if not os.access(base, os.W_OK | os.X_OK):
@@ -750,18 +893,22 @@ def _as_writer(value: Any) -> Writer:
     return lambda p: _plain_write(p, lambda fh: fh.write(text))
 
 
-def _plain_write(path: Path, write: Callable[[Any], Any], *, text: bool = True) -> None:
-    """Write a new file (inside a private staging folder: no temporary name needed)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0),
-                 0o666)
+def _plain_write(path: Path, write: Callable[[Any], Any], *, text: bool = True,
+                 dir_fd: int | None = None) -> None:
+    """Write a new file (inside a private staging folder: no temporary name needed). It must
+    not exist (``O_EXCL``, no link followed): whatever is found there was not staged by this
+    run, and nothing is ever written through it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW |
+                 getattr(os, "O_BINARY", 0), 0o666, dir_fd=dir_fd)
     with (os.fdopen(fd, "w", encoding="utf-8", newline="") if text else os.fdopen(fd, "wb")) as fh:
         write(fh)
         fh.flush()
         os.fsync(fh.fileno())
 
 
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False if unsupported."""
+def _exchange_at(dfd: int, a: str, b: str) -> bool:
+    """Swap the entries ``a`` and ``b`` of the folder ``dfd`` atomically (Linux
+    ``renameat2(RENAME_EXCHANGE)``, through the descriptor); False if unsupported."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -770,15 +917,23 @@ def _exchange(a: Path, b: Path) -> bool:
         renameat2 = libc.renameat2
     except (OSError, AttributeError):
         return False
-    at_fdcwd, rename_exchange = -100, 2
+    rename_exchange = 2
     renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
                           ctypes.c_uint]
-    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+    if renameat2(dfd, os.fsencode(a), dfd, os.fsencode(b), rename_exchange) == 0:
         return True
     err = ctypes.get_errno()
     if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
         return False
-    raise OSError(err, os.strerror(err), str(a), None, str(b))
+    raise OSError(err, os.strerror(err), a, None, b)
+
+
+def _rmtree_at(dfd: int, name: str) -> None:
+    """Remove the folder ``name`` of the folder ``dfd`` and all it holds, never following a
+    link (a link or file there is left alone)."""
+    st = _existing(dfd, name)
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(name, dir_fd=dfd, ignore_errors=True)
 
 
 def _swappable(out: Path, carry_folders: bool = False) -> bool:
@@ -946,17 +1101,34 @@ def read_record(path: Path, kind: str) -> dict | None:
     return data
 
 
-def make_private_dir(path: str | os.PathLike, **record: Any) -> Path:
+def make_private_dir(path: str | os.PathLike, *, dir_fd: int | None = None,
+                     **record: Any) -> Path:
     """Create the folder ``path`` marked as this run's: a record inside it names the real path
     of the folder holding it, its device and inode (and ``record``), authenticated with this
-    user's key.
+    user's key. With ``dir_fd`` (a descriptor of ``path``'s folder, already checked) the
+    folder and its record are made through it, no path looked up again.
     :func:`private_dir_record` recognizes it later; a copy, a clone, a link, another user's
     folder or a folder merely named like it is not recognized."""
     path = Path(path)
-    os.mkdir(path, 0o777)
-    data = sign_record({"kind": _MARKER_KIND, "dir": file_identity(os.lstat(path)),
+    # private (0o700) whatever the umask: no one else can add to what it holds
+    if dir_fd is None:
+        os.mkdir(path, 0o700)
+        made = os.lstat(path)
+    else:
+        os.mkdir(path.name, 0o700, dir_fd=dir_fd)
+        made = os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
+    data = sign_record({"kind": _MARKER_KIND, "dir": file_identity(made),
                   "in": str(_real(path.parent)), **record})
-    _plain_write(path / _MARKER, lambda fh: fh.write(_dumps(data) + "\n"))
+    if dir_fd is None:
+        _plain_write(path / _MARKER, lambda fh: fh.write(_dumps(data) + "\n"))
+        return path
+    sfd = os.open(path.name, os.O_RDONLY | _DIRECTORY | NOFOLLOW, dir_fd=dir_fd)
+    try:
+        if file_identity(os.fstat(sfd)) != data["dir"]:
+            raise OutputError(path, "was replaced as it was made; nothing written")
+        _plain_write(Path(_MARKER), lambda fh: fh.write(_dumps(data) + "\n"), dir_fd=sfd)
+    finally:
+        os.close(sfd)
     return path
 
 
@@ -1000,7 +1172,7 @@ def _write_journal(out: Path, token: str) -> Path:
                   "parent": file_identity(os.stat(out.parent)), "parent_path": str(_real(out.parent)),
                   "old": old})
     path = _journal_path(out, token)
-    _atomic_write(path, lambda fh: fh.write(_dumps(data) + "\n"), text=True)
+    _atomic_write(path, lambda fh: fh.write(_dumps(data) + "\n"), text=True, judged=path)
     return path
 
 
@@ -1033,35 +1205,20 @@ def _is_folder(path: Path) -> bool:
         return False
 
 
-def _real_dir(path: Path) -> bool:
-    """A real folder (not a link) of this user."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and owned_by_me(st)
-
-
 def _recover(out: Path) -> None:
     """Clean up (or finish) what a killed :func:`write_set` left for ``out``; lock held.
 
     Only what a journal of this folder names (beside it, :func:`_write_journal`) or a private
     folder of this run's making (inside it, :func:`make_private_dir`) is touched; a folder
     merely named like ours, or a link, is left alone."""
-    parent = out.parent
-    for journal, data in _journals(out):
-        token = data["id"]
-        staging = parent / f".{out.name}.staging-{token}"
-        old = parent / f".{out.name}.old-{token}"
-        if not out.exists() and not out.is_symlink() and _real_dir(old) and \
-                data.get("old") == file_identity(os.lstat(old)):
-            # killed between the two renames of the fallback swap: put the old set back
-            os.rename(old, out)
-        for leftover in (staging, old):
-            if _real_dir(leftover):
-                shutil.rmtree(leftover, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            journal.unlink()
+    journals = _journals(out)
+    if journals:
+        dfd = open_folder(out, out.parent)
+        try:
+            for journal, data in journals:
+                _recover_swap(dfd, out.name, journal.name, data)
+        finally:
+            os.close(dfd)
     if _is_folder(out):  # (another user's folder too: a report updates it in place)
         for name in sorted(os.listdir(out)):
             d = out / name
@@ -1073,6 +1230,24 @@ def _recover(out: Path) -> None:
                 record = private_dir_record(d)
                 if record is not None and record.get("id") == name[len(_IN_PLACE_STAGING):]:
                     shutil.rmtree(d, ignore_errors=True)
+
+
+def _recover_swap(dfd: int, out: str, journal: str, data: Mapping[str, Any]) -> None:
+    """What one journal of the folder ``dfd`` names, through that descriptor: the old set put
+    back when the run was killed between the two renames of the fallback swap, then its
+    staging and old folders (real folders of this user) removed, then the journal."""
+    token = data["id"]
+    staging, old = f".{out}.staging-{token}", f".{out}.old-{token}"
+    ost = _existing(dfd, old)
+    if _existing(dfd, out) is None and ost is not None and stat.S_ISDIR(ost.st_mode) and \
+            owned_by_me(ost) and data.get("old") == file_identity(ost):
+        os.rename(old, out, src_dir_fd=dfd, dst_dir_fd=dfd)
+    for leftover in (staging, old):
+        st = _existing(dfd, leftover)
+        if st is not None and owned_by_me(st):
+            _rmtree_at(dfd, leftover)
+    with contextlib.suppress(OSError):
+        os.unlink(journal, dir_fd=dfd)
 
 
 def recover_set(out_dir: str | os.PathLike, *, timeout: float | None = None) -> None:
@@ -1134,7 +1309,7 @@ def write_set(out_dir: str | os.PathLike, files: Mapping[str, Any], *,
         check_output_dir(out)
     out = Path(os.path.realpath(out))  # a symlinked folder: write into its target
     out.parent.mkdir(parents=True, exist_ok=True)
-    with folder_lock(out.parent, timeout=timeout, what=out):
+    with naming(out), folder_lock(out.parent, timeout=timeout, what=out):
         _recover(out)
         if not in_place and _swappable(out, carry_folders):
             _swap_in(out, files, remove, finish)
@@ -1163,38 +1338,85 @@ def link_tree(src: Path, dst: Path) -> None:
 
 def _swap_in(out: Path, files: Mapping[str, Any], remove: Iterable[str] = (),
              finish: Callable[[Path], Any] | None = None) -> None:
-    token = _token()
-    journal = _write_journal(out, token)
-    staging = out.parent / f".{out.name}.staging-{token}"
-    os.mkdir(staging, 0o777)
+    """Stage the set beside ``out`` and swap it in, every rename through the descriptor of
+    ``out``'s folder (opened and checked once, re-checked just before the swap): a folder
+    moved, or a link put on its way, meanwhile fails the run and leaves nothing written where
+    the path now leads."""
+    dfd = open_folder(out, out.parent)
     try:
-        _stage(staging, files)
-        if out.exists():
-            shutil.copymode(out, staging)
-            skip = set(files) | set(remove)
-            with os.scandir(out) as it:
-                for entry in it:
-                    # every entry is carried over but this run's private folders (a build)
-                    if entry.name not in skip and not is_private_dir(entry.path):
-                        link_tree(Path(entry.path), staging / entry.name)
-        if finish is not None:
-            finish(staging)
-        if not out.exists():
-            os.rename(staging, out)
-            journal.unlink()
-            return
-        if not _exchange(staging, out):
-            old = out.parent / f".{out.name}.old-{token}"
-            os.rename(out, old)  # a kill here is undone by the next run (_recover)
-            os.rename(staging, out)
-            staging = old
+        token = _token()
+        journal = _write_journal(out, token)
+        name = f".{out.name}.staging-{token}"
+        os.mkdir(name, 0o700, dir_fd=dfd)  # no one else can add to it while it is filled
+        staging = out.parent / name
+        try:
+            _stage(staging, files)
+            at = _existing(dfd, out.name)
+            if at is not None and stat.S_ISDIR(at.st_mode):
+                skip = set(files) | set(remove)
+                with os.scandir(out) as it:
+                    for entry in it:
+                        # every entry is carried over but this run's private folders (a build)
+                        if entry.name not in skip and not is_private_dir(entry.path):
+                            link_tree(Path(entry.path), staging / entry.name)
+            if finish is not None:
+                finish(staging)
+            # the folder's mode: the old folder's, else a new folder's (0o777 minus umask)
+            _chmod_at(dfd, name, stat.S_IMODE(at.st_mode) if at is not None and
+                      stat.S_ISDIR(at.st_mode) else 0o777 & ~_umask())
+            name = _swap_at(dfd, out, name, token)  # from here ``name`` is the old set
+        except BaseException:
+            _rmtree_at(dfd, name)
+            with contextlib.suppress(OSError):
+                os.unlink(journal.name, dir_fd=dfd)
+            raise
+        _rmtree_at(dfd, name)
+        os.unlink(journal.name, dir_fd=dfd)
+    finally:
+        os.close(dfd)
+
+
+def _umask() -> int:
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+def _chmod_at(dfd: int, name: str, mode: int) -> None:
+    """Set the mode of the folder ``name`` of the folder ``dfd`` (no link followed)."""
+    fd = os.open(name, os.O_RDONLY | _DIRECTORY | NOFOLLOW, dir_fd=dfd)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+def _swap_at(dfd: int, out: Path, staging: str, token: str) -> str:
+    """Put the folder ``staging`` of the folder ``dfd`` at ``out``'s name, once ``dfd`` is
+    checked to still be ``out``'s folder and ``staging`` and ``out`` real folders; return the
+    name the old set now has (to be removed)."""
+    still_at(dfd, out, out.parent)
+    st = _existing(dfd, staging)
+    if st is None or not stat.S_ISDIR(st.st_mode):
+        raise OutputError(out, f"its staging folder {staging} was replaced while the set was "
+                               "written; nothing written")
+    at = _existing(dfd, out.name)
+    if at is None:
+        os.rename(staging, out.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        return staging
+    if not stat.S_ISDIR(at.st_mode):
+        raise OutputError(out, "is no longer a folder (something replaced it while the set "
+                               "was written); nothing written")
+    if _exchange_at(dfd, staging, out.name):
+        return staging
+    old = f".{out.name}.old-{token}"
+    os.rename(out.name, old, src_dir_fd=dfd, dst_dir_fd=dfd)  # a kill here: undone (_recover)
+    try:
+        os.rename(staging, out.name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            journal.unlink()
+        os.rename(old, out.name, src_dir_fd=dfd, dst_dir_fd=dfd)
         raise
-    shutil.rmtree(staging, ignore_errors=True)  # now the old set
-    journal.unlink()
+    return old
 
 
 #: In an in-place commit folder: entries replaced, deleted once every entry is in place.
@@ -1203,53 +1425,95 @@ _TRASH = ".replaced"
 
 def _move_in(out: Path, files: Mapping[str, Any], remove: Iterable[str] = (),
              finish: Callable[[Path], Any] | None = None) -> None:
+    """Stage the set in ``out/.toolsel-staging-ID`` and move it in entry by entry, every
+    rename through ``out``'s descriptor (opened and checked once, re-checked just before the
+    commit): ``out`` moved, or a link put on its way, meanwhile fails the run and leaves
+    nothing written where the path now leads."""
     out.mkdir(parents=True, exist_ok=True)
-    token = _token()
-    staging = out / f"{_IN_PLACE_STAGING}{token}"
-    # the names the set removes are in the folder's own record: nothing else is read back
-    make_private_dir(staging, id=token, remove=sorted(remove))
+    ofd = open_folder(out, out)
     try:
-        _stage(staging, files)
-        if finish is not None:
-            finish(staging)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    commit = out / f"{_IN_PLACE_COMMIT}{token}"
-    os.rename(staging, commit)  # the set is complete: from here a killed run is rolled forward
-    _roll_forward(commit, out, private_dir_record(commit) or {})
+        token = _token()
+        name = f"{_IN_PLACE_STAGING}{token}"
+        staging = out / name
+        # the names the set removes are in the folder's own record: nothing else is read back
+        make_private_dir(staging, id=token, remove=sorted(remove), dir_fd=ofd)
+        record = {"remove": sorted(remove),
+                  "dir": file_identity(os.stat(name, dir_fd=ofd, follow_symlinks=False))}
+        commit = f"{_IN_PLACE_COMMIT}{token}"
+        try:
+            _stage(staging, files)
+            if finish is not None:
+                finish(staging)
+            still_at(ofd, out, out)
+            # the set is complete: from here a killed run is rolled forward
+            os.rename(name, commit, src_dir_fd=ofd, dst_dir_fd=ofd)
+        except BaseException:
+            _rmtree_at(ofd, name)
+            raise
+        _roll_forward_at(ofd, commit, record)
+    finally:
+        os.close(ofd)
 
 
 def _roll_forward(commit: Path, out: Path, record: Mapping[str, Any]) -> None:
-    """Move a complete in-place set into ``out`` (idempotent: a killed move is finished by
-    calling it again): each entry replaces its namesake (a replaced folder goes to the
-    commit folder's trash first), then the record's removals go: plain names of entries of
-    ``out`` (anything else is ignored), never one the set itself brought."""
-    trash = commit / _TRASH
-    if not _real_dir(trash):
-        trash.mkdir()
-    removals = record.get("remove")
-    removals = [r for r in removals if plain_name(r)] if isinstance(removals, list) else []
-    brought = set()
-    for entry in sorted(commit.iterdir()):
-        if entry.name in (_TRASH, _MARKER):
-            continue
-        brought.add(entry.name)
-        dest = out / entry.name
-        if dest.is_dir() and not dest.is_symlink():
-            os.replace(dest, trash / entry.name)
-        os.replace(entry, dest)
-    for name in removals:
-        if name in brought or name.startswith((_IN_PLACE_COMMIT, _IN_PLACE_STAGING)):
-            continue
-        dest = out / name
-        if dest.is_dir() and not dest.is_symlink():
-            if (trash / name).exists():
-                shutil.rmtree(trash / name, ignore_errors=True)
-            os.replace(dest, trash / name)
-        elif dest.exists() or dest.is_symlink():
-            dest.unlink()
-    shutil.rmtree(commit, ignore_errors=True)
+    """:func:`_roll_forward_at` on the folder ``out`` (opened and checked)."""
+    ofd = open_folder(out, out)
+    try:
+        _roll_forward_at(ofd, commit.name, record)
+    finally:
+        os.close(ofd)
+
+
+def _roll_forward_at(ofd: int, commit: str, record: Mapping[str, Any]) -> None:
+    """Move the complete in-place set ``commit`` (an entry of the folder ``ofd``) into that
+    folder (idempotent: a killed move is finished by calling it again), every step through
+    descriptors (no path looked up twice, no link followed): each entry replaces its
+    namesake (a replaced folder goes to the commit folder's trash first), then the record's
+    removals go: plain names of the folder's entries (anything else is ignored), never one
+    the set itself brought. A commit folder that is not the one recorded (device and inode)
+    is left alone."""
+    try:
+        cfd = os.open(commit, os.O_RDONLY | _DIRECTORY | NOFOLLOW, dir_fd=ofd)
+    except OSError:
+        return
+    try:
+        if "dir" in record and file_identity(os.fstat(cfd)) != record["dir"]:
+            return
+        if _existing(cfd, _TRASH) is None:
+            os.mkdir(_TRASH, dir_fd=cfd)
+        tfd = os.open(_TRASH, os.O_RDONLY | _DIRECTORY | NOFOLLOW, dir_fd=cfd)
+        try:
+            brought = set()
+            for name in sorted(os.listdir(cfd)):
+                if name in (_TRASH, _MARKER):
+                    continue
+                brought.add(name)
+                _to_trash(ofd, tfd, name, folders_only=True)
+                os.replace(name, name, src_dir_fd=cfd, dst_dir_fd=ofd)
+            removals = record.get("remove")
+            for name in removals if isinstance(removals, list) else []:
+                if plain_name(name) and name not in brought and \
+                        not name.startswith((_IN_PLACE_COMMIT, _IN_PLACE_STAGING)):
+                    _to_trash(ofd, tfd, name, folders_only=False)
+        finally:
+            os.close(tfd)
+    finally:
+        os.close(cfd)
+    _rmtree_at(ofd, commit)
+
+
+def _to_trash(ofd: int, tfd: int, name: str, *, folders_only: bool) -> None:
+    """The entry ``name`` of the folder ``ofd`` out of the way: a folder moved into the trash
+    ``tfd`` (replacing a namesake left there by a killed run), anything else removed unless
+    ``folders_only``."""
+    st = _existing(ofd, name)
+    if st is None:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        _rmtree_at(tfd, name)
+        os.rename(name, name, src_dir_fd=ofd, dst_dir_fd=tfd)
+    elif not folders_only:
+        os.unlink(name, dir_fd=ofd)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1404,6 +1668,7 @@ def write_pair(files: Iterable[tuple[str | os.PathLike, str | bytes, str | os.Pa
     journal = first.parent / f".{first.name}{_PAIR_WRITING}{token}"
     committed = first.parent / f".{first.name}{_PAIR_COMMIT}{token}"
     with contextlib.ExitStack() as stack:
+        stack.enter_context(naming(files[0][0]))
         for folder in folders:
             stack.enter_context(folder_lock(folder, timeout=timeout, what=folder))
         notes = recover_pair(first)

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             with warnings.catch_warnings():
                 # a data warning reads as a line of the command's output, not a source location
                 warnings.showwarning = lambda message, *a, **k: print(
-                    f"toolsel {args.command}: warning: {message}", file=sys.stderr)
+                    f"toolsel {args.command}: warning: {visible(message)}", file=sys.stderr)
                 return run(args)
         except KeyboardInterrupt:
             print(file=sys.stderr)  # end the line the interrupt left (e.g. a prompt)

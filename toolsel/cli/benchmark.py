@@ -5,15 +5,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import add_n_queries, add_queries, add_registry, add_scorers, add_top_k, command
+from .common import (add_n_queries, add_queries, add_registry, add_scorers, add_top_k, command,
+                     file_path)
+from ..visible import visible
 
 
 def _synthetic_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tools", type=int, required=True, help="registry size")
     add_n_queries(p)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--registry-out", type=Path, required=True, help="registry JSONL to write")
-    p.add_argument("--queries-out", type=Path, help="queries JSONL to write (with --n-queries)")
+    p.add_argument("--registry-out", type=file_path, required=True, help="registry JSONL to write")
+    p.add_argument("--queries-out", type=file_path, help="queries JSONL to write (with --n-queries)")
     p.add_argument("--force", action="store_true",
                    help="replace the outputs even when the files there were not written by "
                         "toolsel, or are symbolic links (the links themselves are replaced)")
@@ -38,11 +40,11 @@ def _synthetic(args: argparse.Namespace) -> int:
         files.append((args.queries_out, queries_text(qs), q_judged))
     # both as one step: a killed run leaves the old pair or the new one (toolsel.io.write_pair)
     for line in write_pair(files, **rules):
-        print(f"  {line}")
+        print(f"  {visible(line)}")
     servers = len({t.domain for t in reg})
-    print(f"{args.registry_out}: {len(reg)} tools from {servers} servers (seed {args.seed})")
+    print(f"{visible(args.registry_out)}: {len(reg)} tools from {servers} servers (seed {args.seed})")
     if qs is not None:
-        print(f"{args.queries_out}: {len(qs)} labeled queries")
+        print(f"{visible(args.queries_out)}: {len(qs)} labeled queries")
     return 0
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..data import DataError, load_queries, load_registry
 from ..policies import prefix_policies
-from .common import always_include_names, command, csv_list, int_list
+from ..visible import visible
+from .common import always_include_names, command, csv_list, file_path, int_list
 from .fit import add_model_arg, with_model
 
 
@@ -36,7 +37,7 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--always-include", type=csv_list, metavar="NAMES",
                    help="tools sent every turn, outside the filter; 'marked' takes the "
                         "registry's always_include tools (default: the baseline's, else none)")
-    p.add_argument("--baseline", type=Path, metavar="FILE",
+    p.add_argument("--baseline", type=file_path, metavar="FILE",
                    help="the recorded results to compare with (JSON written by "
                         "--update-baseline; commit it)")
     p.add_argument("--min", action="append", default=[], metavar="METRIC@K=V,...",
@@ -45,10 +46,10 @@ def _args(p: argparse.ArgumentParser) -> None:
                         "metric@K of toolsel.eval.metrics.evaluate)")
     p.add_argument("--update-baseline", action="store_true",
                    help="write this run's results to --baseline (after showing what changed)")
-    p.add_argument("--summary", type=Path, metavar="FILE",
+    p.add_argument("--summary", type=file_path, metavar="FILE",
                    help="write a Markdown summary here (it is also appended to "
                         "$GITHUB_STEP_SUMMARY when that is set)")
-    p.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML file here")
+    p.add_argument("--junit", type=file_path, metavar="FILE", help="write a JUnit XML file here")
     p.add_argument("--force", action="store_true",
                    help="replace --summary/--junit even when the file there was not written by "
                         "toolsel check, and replace a symbolic link at --summary, --junit or "
@@ -127,9 +128,9 @@ def _run(args: argparse.Namespace) -> int:
         status = 1 if result.missed_thresholds else 0
     elif result.improvements:
         print(f"\nthe baseline is out of date ({len(result.improvements)} improvement(s)); "
-              f"accept them with: {cmd}")
+              f"accept them with: {visible(cmd)}")
     if written:
-        print("wrote " + ", ".join(str(p) for p in written))
+        print("wrote " + ", ".join(visible(p) for p in written))
     print(_closing_line(result, args.update_baseline))
     sys.stdout.flush()
     return status
@@ -244,10 +245,10 @@ def _print_header(args: argparse.Namespace, n_tools: int, n_queries: int, qnames
                   selection, always) -> None:
     """The first line: what is checked, with which selection, against which baseline."""
     from ..policies import policy_spec
-    print(f"toolsel check: {n_tools:,} tools ({args.registry}), {n_queries:,} requests "
-          f"({qnames}); selection {policy_spec(selection)}; always-include "
-          f"{', '.join(always) or 'none'}"
-          + (f"; baseline {args.baseline}" if args.baseline else ""))
+    print(f"toolsel check: {n_tools:,} tools ({visible(args.registry)}), {n_queries:,} "
+          f"requests ({visible(qnames)}); selection {visible(policy_spec(selection))}; "
+          f"always-include {visible(', '.join(always)) or 'none'}"
+          + (f"; baseline {visible(args.baseline)}" if args.baseline else ""))
 
 
 def _print_summaries(run, base) -> None:
@@ -255,7 +256,7 @@ def _print_summaries(run, base) -> None:
     for label, sr in run.runs.items():
         b = base.runs.get(label) if base is not None else None
         cells = _summary_cells(sr.summary, b.summary if b is not None else None)
-        print(f"{label}: " + ", ".join(cells) + f"; {sr.summary['n_queries']} requests; fit "
+        print(f"{visible(label)}: " + ", ".join(cells) + f"; {sr.summary['n_queries']} requests; fit "
               f"{sr.fit_s:.2f} s, scoring {sr.score_s:.2f} s")
 
 
@@ -278,7 +279,7 @@ def _print_changes(run, result) -> None:
             _print_change_list(result.of_kind(kind, label), title, label)
         moves = result.of_kind("moved", label)
         if moves:
-            print(f"\nrank moves inside the selection under {label} (tolerated, "
+            print(f"\nrank moves inside the selection under {visible(label)} (tolerated, "
                   f"{len(moves)}):")
             for c in moves[:20]:
                 print("  " + c.line())
@@ -288,13 +289,13 @@ def _print_changes(run, result) -> None:
 
 def _print_change_list(changes, title: str, label: str) -> None:
     if not changes:
-        print(f"{title} under {label}: none")
+        print(f"{title} under {visible(label)}: none")
         return
-    print(f"\n{title} under {label} ({len(changes)}):")
+    print(f"\n{title} under {visible(label)} ({len(changes)}):")
     for c in changes:
         print(c.line())
         if c.explanation is not None:
-            print("    " + c.explain_line())
+            print("    " + visible(c.explain_line()))
 
 
 def _print_thresholds_and_notes(result) -> None:
@@ -306,7 +307,7 @@ def _print_thresholds_and_notes(result) -> None:
     if result.notes:
         print(f"\nnotes ({len(result.notes)}):")
         for n in result.notes[:20]:
-            print("  " + n)
+            print("  " + visible(n))
         if len(result.notes) > 20:
             print(f"  ... and {len(result.notes) - 20} more (all in --summary)")
 
@@ -354,14 +355,14 @@ def _record_baseline(baseline: Path, run, *, force: bool = False,
     from ..tables.check import baseline_text
     text = baseline_text(run)
     if baseline.exists() and baseline.read_text(encoding="utf-8") == text:
-        print(f"\nbaseline {baseline} is unchanged")
+        print(f"\nbaseline {visible(baseline)} is unchanged")
         return []
     existed = baseline.exists()
     written = [write_text(text, baseline, force=force, owned=_is_baseline, judged=judged)]
     if existed:
-        print(f"\nbaseline {baseline} re-recorded: review its diff and commit it")
+        print(f"\nbaseline {visible(baseline)} re-recorded: review its diff and commit it")
     else:
-        print(f"\nbaseline {baseline} recorded (a new file): commit it")
+        print(f"\nbaseline {visible(baseline)} recorded (a new file): commit it")
     return written
 
 

@@ -13,6 +13,7 @@ argument builders that give one concept one flag across commands.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -20,7 +21,7 @@ __all__ = ["command", "COMMANDS", "csv_list", "int_list", "always_include_names"
            "DEFAULT_SCORER", "DEFAULT_SPLIT", "SPLIT_CHOICES", "add_registry", "add_queries",
            "add_scorers", "add_top_k", "add_split", "add_always_include", "add_out",
            "add_n_queries",
-           "MAX_TOP_K"]
+           "MAX_TOP_K", "file_path"]
 
 #: name -> (help, add_arguments(parser), run(args) -> exit code)
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
@@ -60,6 +61,14 @@ def int_list(value: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected integers from 1 to {MAX_TOP_K:,}, got "
                                          f"{value!r}")
     return out
+
+
+def file_path(value: str) -> Path:
+    """An output *file* argument: refused when it ends with a separator (``reg.json/`` names
+    a folder, which ``Path`` would silently turn into the file ``reg.json``)."""
+    if not value or value.endswith(("/", os.sep)) or os.path.basename(value) in (".", ".."):
+        raise argparse.ArgumentTypeError(f"{value!r} names a folder; give a file name")
+    return Path(value)
 
 
 def always_include_names(value: list[str] | None, registry) -> list[str]:

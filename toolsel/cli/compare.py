@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .common import add_out, add_queries, add_scorers, add_split, add_top_k, command
 from ..data import load_queries, load_registry
+from ..visible import visible
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -41,20 +42,20 @@ def _run(args: argparse.Namespace) -> int:
         reg_b = load_registry(args.registry_b)
         label_b = args.registry_b.name
     queries = filter_split(load_queries(args.queries, reg_a), args.split)
-    print(f"a = {args.registry_a.name}, b = {label_b}; split={args.split}, "
+    print(f"a = {visible(args.registry_a.name)}, b = {visible(label_b)}; split={args.split}, "
           f"{len(queries)} queries")
     tables: dict[str, list] = {"summary": [], "per_tool": [], "per_query": []}
     for scorer in args.scorers:
         for k in args.top_k:
             cmp = compare_registries(reg_a, reg_b, queries, scorer, k, labels=("a", "b"))
-            print(f"\nscorer {scorer}, top_k={k}:")
+            print(f"\nscorer {visible(scorer)}, top_k={k}:")
             print(cmp.summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
             changed = cmp.changed()
             if len(changed):
                 print("changed (rank among candidates, a -> b):")
                 for _, r in changed.iterrows():
-                    print(f"  {r['change']:5}  {r['query_id']}  {r['tool']}: {r['rank_a']} -> "
-                          f"{r['rank_b']}  ({r['query']})")
+                    print(f"  {r['change']:5}  {visible(r['query_id'])}  {visible(r['tool'])}: "
+                          f"{r['rank_a']} -> {r['rank_b']}  ({visible(r['query'])})")
             else:
                 print("no required tool changed hit/miss")
             for name in tables:
@@ -67,5 +68,5 @@ def _run(args: argparse.Namespace) -> int:
             frames[f"compare_{name}.csv"] = df
         write_set(args.out, frames)
         print(f"\nwrote compare_summary.csv, compare_per_tool.csv, compare_per_query.csv to "
-              f"{args.out}")
+              f"{visible(args.out)}")
     return 0

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .common import add_out, add_registry, add_scorers, add_split, add_top_k, command, csv_list
 from ..data import load_registry
+from ..visible import visible
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -68,7 +69,7 @@ def _run(args: argparse.Namespace) -> int:
                                                       cache_read=args.cache_read),
                                min_cacheable=args.min_cacheable)
             totals = cost_totals(costs)
-            print(f"\nscorer {scorer}, top_k={k}:")
+            print(f"\nscorer {visible(scorer)}, top_k={k}:")
             print(summary.to_string(**fmt))
             print(f"input tokens and cost (cache write x{args.cache_write}, read "
                   f"x{args.cache_read}, min cacheable {args.min_cacheable} tokens):")
@@ -83,5 +84,5 @@ def _run(args: argparse.Namespace) -> int:
     if args.out:
         write_set(args.out, {f"{name}.csv": df for name, df in
                              zip(files, (turns, summary, costs, totals))})
-        print(f"\nwrote 4 tables to {args.out}")
+        print(f"\nwrote 4 tables to {visible(args.out)}")
     return 0

@@ -7,6 +7,7 @@ import argparse
 from .common import (add_out, add_queries, add_registry, add_scorers, add_split, add_top_k,
                      command, int_list)
 from ..data import load_queries, load_registry
+from ..visible import visible
 
 
 _FILES = ("per_request.csv", "by_category.csv", "by_n_required.csv", "noise_per_request.csv",
@@ -58,5 +59,5 @@ def _run(args: argparse.Namespace) -> int:
     if args.out:
         tables = (per_request, by_cat, by_n, curve, noise)
         write_set(args.out, dict(zip(_FILES, tables)))
-        print(f"\nwrote {len(tables)} tables to {args.out}")
+        print(f"\nwrote {len(tables)} tables to {visible(args.out)}")
     return 0

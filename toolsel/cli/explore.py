@@ -36,6 +36,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..visible import visible
 from .common import command, csv_list, int_list
 
 
@@ -128,10 +129,12 @@ def _write_page(notebook, args) -> Path | None:
     registry and labeled queries, the model as one more panel. A file of that name that is not
     an explorer page toolsel wrote is left alone (``None``)."""
     from ..report.explorer_page import write_explorer
+    from ..io import read_regular
     page = notebook.with_suffix(".html")
-    if page.exists() and 'id="explorer-data"' not in page.read_text(encoding="utf-8",
-                                                                    errors="replace"):
-        print(f"note: {page} exists and is not an explorer page toolsel wrote: left alone",
+    content = read_regular(page)  # never a pipe or a device: those are not read, nor replaced
+    if (page.exists() or page.is_symlink()) and \
+            (content is None or b'id="explorer-data"' not in content):
+        print(f"note: {visible(page)} exists and is not an explorer page toolsel wrote: left alone",
               flush=True)
         return None
     return write_explorer(page, args.registry, args.queries, args.scorers, model=args.model)
@@ -269,20 +272,20 @@ def _explore(args: argparse.Namespace) -> int:
     notebooks = args.notebooks if args.notebooks is not None else default_notebooks()
     path = write_explore_notebook(notebooks, args.registry, args.out, queries=args.queries,
                                   scorers=args.scorers, top_k=args.top_k, model=args.model)
-    print(f"wrote {path} (tables go to {path.with_suffix('')}/)", flush=True)
+    print(f"wrote {visible(path)} (tables go to {visible(path.with_suffix(''))}/)", flush=True)
     if args.queries is not None:
         page = _write_page(path, args)
         if page is not None:
-            print(f"wrote {page}: the explorer page, offline, every scorer"
+            print(f"wrote {visible(page)}: the explorer page, offline, every scorer"
                   + (" and the model" if args.model is not None else ""), flush=True)
     if args.no_lab:
         return 0
     cmd, notes = lab_command(path.name, no_browser=args.no_browser, browser=args.browser)
     for note in notes:
-        print(note, flush=True)
+        print(visible(note), flush=True)
     env, written = child_env()
     _make_places(env)
-    print("also written outside it: " + "; ".join(f"{what} {where}" for what, where in written),
-          flush=True)
+    print("also written outside it: " + "; ".join(f"{what} {visible(where)}"
+                                                   for what, where in written), flush=True)
     print("opening it in JupyterLab (Ctrl-C to stop)", flush=True)
     return run_child(cmd, cwd=path.parent, env=env)

@@ -11,15 +11,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..visible import visible
 from .common import (add_always_include, add_queries, add_registry, add_split,
-                     always_include_names, command)
+                     always_include_names, command, file_path)
 
 
 def _args(p: argparse.ArgumentParser) -> None:
     from ..learn.signals import METHODS
     add_registry(p)
     add_queries(p, help="labeled requests to learn from (JSONL)")
-    p.add_argument("--out", required=True, type=Path, help="the model file to write (JSON)")
+    p.add_argument("--out", required=True, type=file_path, help="the model file to write (JSON)")
     p.add_argument("--base", default="default", metavar="SCORER",
                    help="the blind scorer the labels are measured against, and the first "
                         "the rule may learn on top of (default: default)")
@@ -82,9 +83,9 @@ def _fit(args: argparse.Namespace) -> int:
     print(f"dev rule: {model.rule_}")
     _print_selection(model, args.base)
     _print_estimate(est)
-    print(f"decision: {est.sentence}")
+    print(f"decision: {visible(est.sentence)}")
     path = save_model(model, reg, args.out, overwrite=args.force)
-    print(f"wrote {path} ({model.base_name_}, {model.setting_.label})")
+    print(f"wrote {visible(path)} ({model.base_name_}, {model.setting_.label})")
     return 0
 
 
@@ -157,6 +158,6 @@ def with_model(scorers, model_path, registry, queries=()) -> dict:
     inside = sum(q.id in seen or normalized_text(q.query) in texts for q in queries)
     if inside:
         print(f"note: {inside} of the {len(queries)} requests evaluated were used to fit "
-              f"{model_path}: {label}'s numbers on them are in-sample (optimistic); "
+              f"{visible(model_path)}: {label}'s numbers on them are in-sample (optimistic); "
               "`toolsel fit --cross-fit` gives the cross-fitted estimate")
     return out

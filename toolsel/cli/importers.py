@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
-from .common import command
+from .common import command, file_path
 from ..io import check_output_file
+from ..visible import visible
 
 
 def _import_args(p: argparse.ArgumentParser) -> None:
@@ -22,8 +24,8 @@ def _import_args(p: argparse.ArgumentParser) -> None:
                         "every file in it read or skipped with one line); with --from "
                         "mcp-server: a server's command line (one argument, quoted), URL or "
                         "client config file; all go into one registry")
-    p.add_argument("--out", required=True, type=Path, help="registry JSON to write")
-    p.add_argument("--queries-out", type=Path, metavar="FILE",
+    p.add_argument("--out", required=True, type=file_path, help="registry JSON to write")
+    p.add_argument("--queries-out", type=file_path, metavar="FILE",
                    help="labeled query JSONL to write from the benchmarks' labels")
     p.add_argument("--server", action="append", default=[], metavar="NAME",
                    help="server name of each INPUT, in order (repeat once per input); MCP "
@@ -54,11 +56,17 @@ def _write_pair(out: Path, reg_text: str, queries_out: Path | None, q_text: str,
     if queries_out is not None:
         files.append((queries_out, q_text, judged["--queries-out"]))
     for line in write_pair(files, force=force, owned=has_mark):
-        print(f"  {line}")
+        print(f"  {visible(line)}")
+
+
+def _arg(path: Path) -> str:
+    """``path`` as a shell argument in a suggested command line (quoted, then shown)."""
+    return visible(shlex.quote(str(path)))
 
 
 def _short(names: list[str], n: int = 10) -> str:
-    return ", ".join(names[:n]) + (f" ... ({len(names) - n} more)" if len(names) > n else "")
+    return visible(", ".join(names[:n])) + (f" ... ({len(names) - n} more)" if len(names) > n
+                                            else "")
 
 
 @command("import", "convert MCP/OpenAI/Anthropic tool definitions and public benchmarks (BFCL, "
@@ -77,7 +85,7 @@ def _import(args: argparse.Namespace) -> int:
                             strict=args.strict, timeout=args.timeout)
     registry, queries = result.registry, result.queries
     for path, line in result.read:
-        print(f"  {path}: {line}")
+        print(f"  {visible(path)}: {visible(line)}")
     if not len(registry):  # e.g. only BFCL multi-turn files: each skipped, said above
         raise ValueError(f"no tools in the {len(args.files)} input(s): each was skipped (see "
                          "above); nothing written")
@@ -93,15 +101,15 @@ def _import(args: argparse.Namespace) -> int:
     servers = sorted({t.metadata["server"] for t in registry if "server" in t.metadata})
     _write_pair(args.out, reg_text, args.queries_out if queries else None, q_text,
                 judged=judged, force=args.force)
-    print(f"{args.out}: {len(registry)} tools from {len(args.files)} input(s)"
+    print(f"{visible(args.out)}: {len(registry)} tools from {len(args.files)} input(s)"
           + _servers_note(servers))
     _report_queries(queries, args.queries_out)
     _report_normalized(result)
     if queries and args.queries_out is not None:
-        print(f"next: toolsel report --registry {args.out} --queries {args.queries_out} "
-              "--out REPORT_DIR")
+        print(f"next: toolsel report --registry {_arg(args.out)} --queries "
+              f"{_arg(args.queries_out)} --out REPORT_DIR")
     else:
-        print(f"next: toolsel validate --registry {args.out} --queries QUERIES.jsonl")
+        print(f"next: toolsel validate --registry {_arg(args.out)} --queries QUERIES.jsonl")
     return 0
 
 
@@ -135,14 +143,14 @@ def _report_queries(queries: list, queries_out: Path | None) -> None:
         what = (f"{len(queries)} labeled queries ({n_multi} needing several tools"
                 + (f", {n_graded} with graded labels" if n_graded else "") + ")")
         if queries_out is not None:
-            print(f"{queries_out}: {what}")
+            print(f"{visible(queries_out)}: {what}")
         else:
             print(f"  {what} not written: add --queries-out FILE to write them")
     elif queries_out is not None and (queries_out.exists() or queries_out.is_symlink()):
-        print(f"  {queries_out}: these inputs hold no labeled queries; the file there (an "
+        print(f"  {visible(queries_out)}: these inputs hold no labeled queries; the file there (an "
               "earlier import's or yours) is left as it is and may not match this registry")
     elif queries_out is not None:
-        print(f"  {queries_out}: these inputs hold no labeled queries; nothing written")
+        print(f"  {visible(queries_out)}: these inputs hold no labeled queries; nothing written")
 
 
 def _report_normalized(result) -> None:
@@ -159,4 +167,4 @@ def _report_normalized(result) -> None:
         print(f"  {len(result.renamed)} clashing names qualified by server: "
               f"{_short(result.renamed)}")
     for note in result.notes:
-        print(f"  note: {note}")
+        print(f"  note: {visible(note)}")

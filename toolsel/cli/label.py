@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .common import DEFAULT_SCORER, add_scorers, add_top_k, command, csv_list
 from ..data import SPLITS, DataError, load_registry
+from ..visible import visible
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -84,7 +85,8 @@ def _print_ranking(ranking) -> None:
         print(f"  {r.n:>3}. {one_line(r.tool):<{width}}  {r.score:6.3f}  {desc}{always}")
     for prefix in shared:
         text = prefix if len(prefix) <= 90 else prefix[:87] + "..."
-        print(f"  (… stands for the start several of these descriptions share: {text!r})")
+        print("  (… stands for the start several of these descriptions share: "
+              f"{visible(repr(text))})")
 
 
 def _print_impact(impact, ks) -> None:
@@ -94,14 +96,14 @@ def _print_impact(impact, ks) -> None:
         cells = []
         for r in g.itertuples():
             if r.rank == 0:
-                cells.append(f"{r.tool} always sent")
+                cells.append(f"{visible(r.tool)} always sent")
             else:
                 at = "not in top " + str(max(ks)) if r.found_at != r.found_at else \
                     f"found at K={int(r.found_at)}"
-                cells.append(f"{r.tool} rank {r.rank} ({at})")
+                cells.append(f"{visible(r.tool)} rank {r.rank} ({at})")
         complete = [k for k in ks if g[f"complete@{k}"].iloc[0]]
         verdict = f"complete at K={complete[0]}" if complete else f"incomplete at K={max(ks)}"
-        print(f"  {scorer:<10} {'; '.join(cells)} -> {verdict}")
+        print(f"  {visible(scorer):<10} {'; '.join(cells)} -> {verdict}")
 
 
 _END = object()  # the input ended: the session stops
@@ -140,7 +142,7 @@ def _label_one(session, args, text: str, expected=None, *, category=None, split=
             return _END
     else:
         ranking = session.rank(text)
-        print(f"\nthe registry ranked by {args.rank_by} for: {text}")
+        print(f"\nthe registry ranked by {visible(args.rank_by)} for: {visible(text)}")
         _print_ranking(ranking)
         while True:
             picks = _ask("expected tools (numbers or names, comma-separated): ")
@@ -151,16 +153,17 @@ def _label_one(session, args, text: str, expected=None, *, category=None, split=
                 expected = session.picks(picks, text, ranking)
                 break
             except DataError as exc:
-                print(f"  {exc}", file=sys.stderr)
+                print(f"  {visible(exc)}", file=sys.stderr)
     record, dups = session.prepare(text, expected, id=id, split=split, category=category,
                                    **(fields or {}))
     for d in dups.itertuples():
         cos = "" if d.cosine != d.cosine else f", embedding cosine {d.cosine:.3f}"
-        print(f"warning: near-duplicate of {d.id} ({d.flagged_by}: token Jaccard "
-              f"{d.token_jaccard:.2f}{cos}): {d.query!r} -> {', '.join(d.expected)}")
+        print(f"warning: near-duplicate of {visible(d.id)} ({d.flagged_by}: token Jaccard "
+              f"{d.token_jaccard:.2f}{cos}): {visible(repr(d.query))} -> "
+              f"{visible(', '.join(d.expected))}")
     split_note = ("" if "split" in record or not session.existing() else
                   " (the file has no splits: none assigned)")
-    print(f"new line for {args.queries}{split_note}:\n  {record_line(record)}")
+    print(f"new line for {visible(args.queries)}{split_note}:\n  {visible(record_line(record))}")
     if not args.yes:
         answer = _ask("append? [y/N] ")
         if answer is None:
@@ -171,8 +174,8 @@ def _label_one(session, args, text: str, expected=None, *, category=None, split=
             return False
     added = session.append(record, assign_id=id is None, assign_split=split is None)
     written = {**record, "id": added.id, **({"split": added.split} if added.split else {})}
-    print(f"appended {added.id!r} to {args.queries} ({len(session.existing())} "
-          f"requests):\n  {record_line(written)}")
+    print(f"appended {visible(repr(added.id))} to {visible(args.queries)} "
+          f"({len(session.existing())} requests):\n  {visible(record_line(written))}")
     _print_impact(session.impact(text, expected), session.ks)
     return True
 
@@ -220,19 +223,19 @@ def _suggest(reg, args) -> int:
     from ..eval.crossfit import can_cross_fit, cross_fit, prepare
     from ..pages.labels import tool_tables
     if not args.queries.is_file():
-        print(f"toolsel label: error: {args.queries}: no such file; --suggest reads the "
+        print(f"toolsel label: error: {visible(args.queries)}: no such file; --suggest reads the "
               "labeled requests there", file=sys.stderr)
         return 2
     queries = load_queries(args.queries, reg)
     reason = can_cross_fit(queries)
     if reason:
-        print(f"toolsel label: nothing to suggest from {args.queries}: {reason}",
+        print(f"toolsel label: nothing to suggest from {visible(args.queries)}: {visible(reason)}",
               file=sys.stderr)
         return 1
     prep = prepare(reg, queries, args.rank_by)
     nxt = tool_tables(prep, cross_fit(reg, queries, prepared=prep))[1]
-    print(f"{len(queries)} labeled requests in {args.queries}, cross-fitted with "
-          f"{args.rank_by} learning from them (each request scored by a model fit without it)")
+    print(f"{len(queries)} labeled requests in {visible(args.queries)}, cross-fitted with "
+          f"{visible(args.rank_by)} learning from them (each request scored by a model fit without it)")
     if not len(nxt):
         print("no tool to suggest: every required tool the learned selector missed at 5 had "
               "a labeled request in its fold's training data")
@@ -244,7 +247,7 @@ def _suggest(reg, args) -> int:
     print(f"{'rank':>4}  {'tool':<40} {'missed':>6} {'labeled':>7}   (missed: of the labeled "
           "requests naming the tool, those missed unlearned)")
     for r in nxt.head(args.top).itertuples(index=False):
-        print(f"{r.rank:>4}  {r.tool:<40} {r.missed_cold:>6} {r.n_requests:>7}")
+        print(f"{r.rank:>4}  {visible(r.tool):<40} {r.missed_cold:>6} {r.n_requests:>7}")
     if len(nxt) > args.top:
         print(f"(+{len(nxt) - args.top} more; --top N shows more)")
     _note_just_labeled(queries[-1], nxt.head(args.top))
@@ -257,8 +260,8 @@ def _note_just_labeled(last, shown) -> None:
     just = [t for t in shown["tool"] if t in last.expected]
     if just:
         one = len(just) == 1
-        print(f"note: {', '.join(just)} {'is' if one else 'are'} named by the last labeled "
-              f"request ({last.id}); {'its' if one else 'their'} own label is held out when "
+        print(f"note: {visible(', '.join(just))} {'is' if one else 'are'} named by the last "
+              f"labeled request ({visible(last.id)}); {'its' if one else 'their'} own label is held out when "
               f"{'it is' if one else 'they are'} scored, so a second request worded "
               "differently is what makes the label count")
 
@@ -266,10 +269,11 @@ def _note_just_labeled(last, shown) -> None:
 def _label_file(session, args, requests) -> int:
     """``--from``: each request of the file (already checked) in turn."""
     print(f"{len(requests)} request{'s' if len(requests) != 1 else ''} from "
-          f"{args.from_file}", flush=True)
+          f"{visible(args.from_file)}", flush=True)
     results = []
     for n, req in enumerate(requests, start=1):
-        print(f"\n[{n}/{len(requests)}] {args.from_file}, {req.location}: {req.query}")
+        print(f"\n[{n}/{len(requests)}] {visible(args.from_file)}, {visible(req.location)}: "
+              f"{visible(req.query)}")
         fields = dict(req.fields)
         if req.failed:
             print(f"  called after it with an error result (not proposed): "
@@ -287,14 +291,15 @@ def _label_file(session, args, requests) -> int:
                               id=fields.pop("id", None), fields=fields,
                               proposed=req.proposed)
         except DataError as exc:  # e.g. an id the file took meanwhile: the rest go on
-            print(f"toolsel label: {args.from_file}, {req.location}: not appended: {exc}",
+            print(f"toolsel label: {visible(args.from_file)}, {visible(req.location)}: not "
+                  f"appended: {visible(exc)}",
                   file=sys.stderr)
             done = False
         if done is _END:
             break
         results.append(done)
     skipped = len(requests) - len(results)
-    print(f"\n{sum(results)} of {len(requests)} requests appended to {args.queries}"
+    print(f"\n{sum(results)} of {len(requests)} requests appended to {visible(args.queries)}"
           + (f"; input ended: the last {skipped} not labeled" if skipped else ""))
     return 0 if any(results) else 1
 
@@ -309,7 +314,7 @@ def _label_asked(session, args) -> int:
         try:
             done = _label_one(session, args, text, category=args.category, split=args.split)
         except DataError as exc:
-            print(f"toolsel label: not appended: {exc}", file=sys.stderr)
+            print(f"toolsel label: not appended: {visible(exc)}", file=sys.stderr)
             done = False
         if done is _END:
             break
@@ -319,6 +324,6 @@ def _label_asked(session, args) -> int:
               file=sys.stderr)
         return 1
     print(f"\n{len(session.appended)} request{'s' if len(session.appended) != 1 else ''} "
-          f"appended to {args.queries} this session: "
-          f"{', '.join(str(q.id) for q in session.appended)}")
+          f"appended to {visible(args.queries)} this session: "
+          f"{visible(', '.join(str(q.id) for q in session.appended))}")
     return 0

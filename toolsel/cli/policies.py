@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..data import load_queries, load_registry
+from ..visible import visible
 from .common import (add_always_include, add_out, add_queries, add_registry, add_scorers,
                      add_split, always_include_names, command)
 
@@ -46,7 +47,7 @@ def _run(args: argparse.Namespace) -> int:
     cols = ["scorer", "policy", "setting", "R@sent", "Complete@sent", "n_sent", "payload_tokens",
             "payload_reduction", "n_settings"]
     print(f"{len(reg)} tools, {len(queries)} queries ({args.split}), scorers "
-          f"{', '.join(args.scorers)}: {len(summary)} settings, "
+          f"{visible(', '.join(args.scorers))}: {len(summary)} settings, "
           f"{int(summary['pareto'].sum())} on the frontier")
     print(best[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print()
@@ -57,5 +58,5 @@ def _run(args: argparse.Namespace) -> int:
           .to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if args.out:
         write_set(args.out, dict(zip(_FILES, (per_query, summary, beats))))
-        print(f"\nwrote {len(_FILES)} tables to {args.out}")
+        print(f"\nwrote {len(_FILES)} tables to {visible(args.out)}")
     return 0

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..visible import visible
 from .common import command, csv_list, int_list
 
 
@@ -95,7 +96,7 @@ def _update_which_scorer(out: Path) -> None:
     if not all(m in readme.read_text(encoding="utf-8") for m in README_MARKERS):
         return
     if update_readme_which_scorer(readme, root):
-        print(f"updated the 'Which scorer?' block of {readme}")
+        print(f"updated the 'Which scorer?' block of {visible(readme)}")
 
 
 @command("report", "execute the notebooks with papermill (the project's reports/, or a "
@@ -118,7 +119,7 @@ def _report(args: argparse.Namespace) -> int:
             path = write_readme(out, find_notebooks(notebooks))
             index = write_index(out, find_notebooks(notebooks))
             add_to_manifest(out, [path.name, index.name], find_notebooks(notebooks))
-        print(f"wrote {path} and {index}")
+        print(f"wrote {visible(path)} and {visible(index)}")
         return 0
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs: expected a whole number from 1, got {args.jobs}")
@@ -128,18 +129,19 @@ def _report(args: argparse.Namespace) -> int:
         loaded = check_user_data(data)
         counts = ", ".join(f"{len(v)} {k}" if k != "registry" else f"{len(v)} tools"
                            for k, v in loaded.items())
-        print(f"your data: {counts}", flush=True)
+        print(f"your data: {visible(counts)}", flush=True)
 
     def done(run) -> None:
         if run.skipped:
-            print(f"  {run.source.stem}: skipped, {run.skipped}", flush=True)
+            print(f"  {visible(run.source.stem)}: skipped, {visible(run.skipped)}", flush=True)
             return
         status = "FAILED " + run.error if run.error else "ok"
-        print(f"  {run.source.name}: {status} ({run.seconds:.1f} s)", flush=True)
+        print(f"  {visible(run.source.name)}: {visible(status)} ({run.seconds:.1f} s)",
+              flush=True)
 
     t0 = time.perf_counter()
-    print(f"executing notebooks from {notebooks} into {out}/", flush=True)
-    print("also written outside it: " + "; ".join(f"{what} {path}" for what, path
+    print(f"executing notebooks from {visible(notebooks)} into {visible(out)}/", flush=True)
+    print("also written outside it: " + "; ".join(f"{what} {visible(path)}" for what, path
                                                    in other_writes()), flush=True)
     runs = generate_reports(notebooks, out, only=args.only, html=not args.no_html,
                             on_done=done, data=data, force=args.force, jobs=args.jobs)
@@ -148,12 +150,12 @@ def _report(args: argparse.Namespace) -> int:
     skipped = len(runs) - len(ran)
     print(f"{len(ran) - len(failed)}/{len(ran)} notebooks ok"
           + (f", {skipped} skipped" if skipped else "")
-          + f" in {time.perf_counter() - t0:.1f} s; wrote {out / 'README.md'} and "
-          f"{out / 'index.html'}")
+          + f" in {time.perf_counter() - t0:.1f} s; wrote {visible(out / 'README.md')} and "
+          f"{visible(out / 'index.html')}")
     if data is None and not failed:
         _update_which_scorer(out)
     if failed:
-        print("failed: " + ", ".join(r.source.name for r in failed)
+        print("failed: " + visible(", ".join(r.source.name for r in failed))
               + " (previous outputs kept; see NN_slug.failed.ipynb)", file=sys.stderr)
         return 1
     return 0

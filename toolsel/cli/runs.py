@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .common import command
 from ..data import load_registry
+from ..visible import visible
 
 
 def _runs_args(p: argparse.ArgumentParser) -> None:
@@ -34,11 +35,12 @@ def _runs(args: argparse.Namespace) -> int:
     print(report.table())
     print()
     for _, row in report.tasks.iterrows():
-        print(f"{row['task_id']:<8} {row['run']:<14} {row['diagnosis']:<15} {row['evidence']}")
+        print(f"{visible(row['task_id']):<8} {visible(row['run']):<14} {row['diagnosis']:<15} "
+              f"{visible(row['evidence'])}")
     n_tasks = report.tasks["task_id"].nunique()
     print(f"\n{len(runset)} runs of {n_tasks} tasks, "
           f"{sum(len(r.exchanges) for r in runset.runs)} requests")
     if args.out is not None:
         paths = report.write(args.out)
-        print("wrote " + ", ".join(str(p) for p in paths))
+        print("wrote " + ", ".join(visible(p) for p in paths))
     return 0

@@ -8,6 +8,7 @@ import time
 
 from ..data import load_queries, load_registry
 from ..policies import available_policies
+from ..visible import visible
 from .fit import add_model_arg, with_model
 from .common import (add_always_include, add_out, add_queries, add_registry, add_scorers,
                      add_split, add_top_k, always_include_names, command)
@@ -104,15 +105,15 @@ def _sweep(args: argparse.Namespace) -> int:
                 "pareto", "n_settings"]
         print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     for line in _single_scorer_warnings(result, args.scorers):
-        print(line)
+        print(visible(line))
     for note in result.notes:
-        print(f"note: {note}")
+        print(f"note: {visible(note)}")
     print(f"\n{len(reg)} tools, {len(queries)} queries, unfiltered payload "
           f"{result.unfiltered['chars']:,} chars / {result.unfiltered['tokens']:,} tokens"
           + ("" if args.no_timings else f"; swept in {elapsed:.1f} s"))
     if not args.no_timings:
         for label, t in result.timings.items():
-            print(f"  {label}: fit {t['fit_s']:.2f} s, scoring {t['score_s']:.2f} s"
+            print(f"  {visible(label)}: fit {t['fit_s']:.2f} s, scoring {t['score_s']:.2f} s"
                   + (f", policies {t['policies_s']:.2f} s" if "policies_s" in t else ""))
-    print("wrote " + ", ".join(str(p) for p in paths))
+    print("wrote " + ", ".join(visible(p) for p in paths))
     return 0

@@ -2,11 +2,17 @@
 
 A tool description, a query or a file name can hold escape sequences (``\\x1b[2J`` clears
 the screen, ``\\x1b]52;...`` writes the clipboard), a carriage return that lets the rest of
-a line overwrite it, or a bidirectional override that reverses it. Every line a command
-prints goes through :class:`SafeStream`, which shows them as visible escapes
-(:func:`toolsel.visible.visible`: control, bidi and line-separator characters, lone
-surrogates), except tab and newline, and a carriage return that starts what is written
-(how a progress bar redraws its line).
+a line overwrite it, or a bidirectional override that reverses it. Two layers, one escaping
+function (:func:`toolsel.visible.visible`):
+
+- every path, id, tool name, note or error a command puts into a line is passed through
+  ``visible`` where it is interpolated, so a newline or tab in data shows as ``\\n``/``\\t``
+  and cannot start a line of its own;
+- every write then goes through :class:`SafeStream`, which shows the same characters as
+  escapes (control, bidi and line-separator characters, lone surrogates) except the tabs
+  and newlines of the command's own lines, and a carriage return that starts what is
+  written (how a progress bar redraws its line): what a missed interpolation lets through
+  can still not act on the terminal.
 """
 
 from __future__ import annotations

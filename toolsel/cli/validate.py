@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..data import count_servers, load_queries, load_registry, servers_text
+from ..visible import visible
 from .common import command
 
 
@@ -26,18 +27,18 @@ def _validate(args: argparse.Namespace) -> int:
     from ..eval.metrics import payload_chars
     reg = load_registry(args.registry, strict=args.strict)
     marked = sorted(reg.always_include, key=reg.index)
-    print(f"{args.registry}: {len(reg)} tools, {servers_text(count_servers(reg))}, "
+    print(f"{visible(args.registry)}: {len(reg)} tools, {servers_text(count_servers(reg))}, "
           f"{payload_chars(reg):,} chars of name+description"
-          + (f", always-include: {', '.join(marked)}" if marked else ""))
+          + (f", always-include: {visible(', '.join(marked))}" if marked else ""))
     for path in args.queries:
         qs = load_queries(path, reg)
         multi = sum(len(q.expected) > 1 for q in qs)
-        print(f"{path}: {len(qs)} queries ({multi} need several tools), all expected tools "
+        print(f"{visible(path)}: {len(qs)} queries ({multi} need several tools), all expected tools "
               "exist")
     if args.conversations:
         from ..datasets import load_conversations
     for path in args.conversations:
         convs = load_conversations(path, reg)
         turns = sum(len(c.turns) for c in convs)
-        print(f"{path}: {len(convs)} conversations, {turns} turns, all expected tools exist")
+        print(f"{visible(path)}: {len(convs)} conversations, {turns} turns, all expected tools exist")
     return 0

@@ -50,9 +50,11 @@ def escape(text: object) -> str:
 
 
 def code(text: object) -> str:
-    """``text`` as inline code: a ``<code>`` element, HTML-escaped, ``|`` as an entity (a
-    Markdown code span would still split a table cell at ``|``)."""
-    s = html.escape(re.sub(r"\s*\n+\s*", " ", visible(text, keep="\t\n")), quote=True)
+    """``text`` as inline code (an id, a tool name, a path): a ``<code>`` element,
+    HTML-escaped, ``|`` as an entity (a Markdown code span would still split a table cell at
+    ``|``), every control character, newlines and tabs included, as a visible escape
+    (:func:`toolsel.visible.visible`: ``q01\\nfake`` shows as written)."""
+    s = html.escape(visible(text), quote=True)
     return "<code>" + s.replace("|", "&#124;") + "</code>"
 
 

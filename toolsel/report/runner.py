@@ -69,6 +69,7 @@ from pathlib import Path
 from ..eval.score_cache import CACHE_DIR, CACHE_ENV, prune
 from ..io import (BUILD_PREFIX, OutputError, folder_lock, is_private_dir, link_tree,
                   make_private_dir, owned_by_me, recover_set, write_set, write_text)
+from ..visible import visible
 from .execute import execute_notebook, export_html
 from .stable import keep_equal_files
 from .output import (MANIFEST, Ownership, check_out_dir, check_ownership, manifest_shared,
@@ -595,11 +596,11 @@ def _print_kept(own: Ownership, user_kept: set[str], built_all: set[str]) -> Non
     folder owned by name only) the user's files not recorded as the report's."""
     noticed = sorted((own.changed | (user_kept & built_all)) - {MANIFEST})
     if noticed:
-        print("changed since the last report: kept: " + ", ".join(noticed), flush=True)
+        print("changed since the last report: kept: " + visible(", ".join(noticed)), flush=True)
     unrecorded = sorted(user_kept - set(noticed)) if own.legacy else []
     if unrecorded:
         print("not recorded as the report's (a folder without a manifest of content hashes): "
-              "kept: " + ", ".join(unrecorded), flush=True)
+              "kept: " + visible(", ".join(unrecorded)), flush=True)
 
 
 def _built_files(build: Path, name: str) -> list[str]:

@@ -725,11 +725,10 @@ class CheckResult:
 
 
 def one_line(text: str, limit: int | None = None) -> str:
-    """``text`` on one line: whitespace runs as one space, control characters as ``\\xNN``
-    escapes (nothing a terminal would act on), cut to ``limit`` characters with ``…``."""
-    s = re.sub(r"\s+", " ", str(text)).strip()
-    s = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256
-                else f"\\u{ord(c):04x}" for c in s)
+    """``text`` on one line: whitespace runs as one space, then what
+    :func:`~toolsel.visible.visible` escapes as escapes (nothing a terminal would act on),
+    cut to ``limit`` characters with ``…``."""
+    s = visible(re.sub(r"\s+", " ", str(text)).strip())
     if limit is not None and len(s) > limit:
         s = s[:limit - 1] + "…"
     return s

@@ -45,6 +45,7 @@ from ..io import (OutputError, folder_lock, jsonl_line, jsonl_lines, maintained_
 from ..ranking import rank_order, ranks_of
 from ..scorers.base import Scorer, get_scorer
 from ..text import tokenize
+from ..visible import visible
 
 __all__ = ["LABEL_SCORERS", "LABEL_KS", "file_ids", "rank_for_labeling", "next_id",
            "resolve_picks", "new_record", "near_duplicates", "append_query", "label_impact",
@@ -76,7 +77,7 @@ def _fitted(registry: Registry, scorer: str | Scorer, cache: dict | None) -> Sco
 def file_ids(path: str | Path) -> list[str | int]:
     """The ids of a labeled file as written (integers stay integers), in file order."""
     path = Path(path)
-    if not path.exists() or not path.read_text(encoding="utf-8").strip():
+    if not path.exists() or not read_text(path).strip():
         return []
     return [rec.get("id") for _, rec in read_records(path) if isinstance(rec, Mapping)]
 
@@ -339,8 +340,9 @@ def record_line(record: Mapping[str, Any]) -> str:
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line: newlines, tabs and runs of spaces become one space."""
-    return " ".join(text.split())
+    """``text`` on one line: newlines, tabs and runs of spaces become one space; what
+    :func:`~toolsel.visible.visible` escapes is shown escaped."""
+    return visible(" ".join(text.split()))
 
 
 def telling_parts(descriptions: Sequence[str], *, min_shared: int = 24

@@ -38,6 +38,7 @@ from typing import Any
 import pandas as pd
 
 from ..data import Query
+from ..visible import visible
 from ..integrations.anthropic_runs import (LABELS_FILE, Call, Exchange, Run, RunSet, Search,
                                            load_runs)
 
@@ -351,7 +352,7 @@ def format_stage_table(stages: pd.DataFrame) -> str:
     body = []
     for _, r in stages.iterrows():
         body.append([
-            str(r["run"]), str(r["tasks"]),
+            visible(r["run"]), str(r["tasks"]),
             pct(r["discovery_recall"]),
             f"{r['discovered_required']}/{r['deferred_required']}" if r["deferred_required"]
             else "-",
