@@ -109,13 +109,17 @@ def _print_impact(impact, ks) -> None:
 _END = object()  # the input ended: the session stops
 
 
+def _requests(n: int) -> str:
+    return f"{n} request" if n == 1 else f"{n} requests"
+
+
 def _pick_proposed(session, args, text: str, proposed):
     """The expected tools of a request with a proposal: the ranking shown, the proposal
     accepted with Enter (or ``--yes``) or replaced by picks; ``_END`` when the input ended."""
     ranking = session.rank(text)
-    print(f"\nthe registry ranked by {args.rank_by} for: {text}")
+    print(f"\nthe registry ranked by {visible(args.rank_by)} for: {visible(text)}")
     _print_ranking(ranking)
-    print(f"proposed (the tools called after this search): {', '.join(proposed)}")
+    print(f"proposed (the tools called after this search): {visible(', '.join(proposed))}")
     if args.yes:
         return session.picks(list(proposed), text)
     while True:
@@ -126,7 +130,7 @@ def _pick_proposed(session, args, text: str, proposed):
         try:
             return session.picks(picks or list(proposed), text, ranking)
         except DataError as exc:
-            print(f"  {exc}", file=sys.stderr)
+            print(f"  {visible(exc)}", file=sys.stderr)
 
 
 def _label_one(session, args, text: str, expected=None, *, category=None, split=None, id=None,
@@ -175,7 +179,7 @@ def _label_one(session, args, text: str, expected=None, *, category=None, split=
     added = session.append(record, assign_id=id is None, assign_split=split is None)
     written = {**record, "id": added.id, **({"split": added.split} if added.split else {})}
     print(f"appended {visible(repr(added.id))} to {visible(args.queries)} "
-          f"({len(session.existing())} requests):\n  {visible(record_line(written))}")
+          f"({_requests(len(session.existing()))}):\n  {visible(record_line(written))}")
     _print_impact(session.impact(text, expected), session.ks)
     return True
 

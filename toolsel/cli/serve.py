@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..visible import visible
 from .common import add_always_include, add_scorers, add_top_k, command
 from .fit import add_model_arg
 
@@ -54,7 +55,7 @@ def _args(p: argparse.ArgumentParser) -> None:
 
 
 def _say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    print(visible(text), file=sys.stderr, flush=True)
 
 
 def _selection(args) -> tuple[str, int, object]:
