@@ -3,7 +3,9 @@ inner cross-validation.
 
 Stated once, used by every fit:
 
-1. The labeled requests a fit learns from are split into ``cv`` folds (at most 5, at least 2),
+1. The labeled requests a fit learns from (beyond :data:`MAX_CHOICE_REQUESTS`, a seeded sample
+   of whole request groups holding that many: :func:`choice_sample`) are split into ``cv``
+   folds (at most 5, at least 2),
    near-duplicates and the turns of one conversation kept in one fold
    (:func:`~toolsel.learn.groups.group_folds`).
 2. Every candidate, a blind scorer (``default`` unless the caller offers several) times a
@@ -47,13 +49,18 @@ from .signals import SETTINGS, Evidence, Setting, candidate_ranks, combine, desc
 
 __all__ = ["choose_setting", "choose", "objective", "required_ranks", "gain_low", "RULE",
            "MAX_FOLDS", "Z", "setting_scores", "FoldSignals", "fit_setting", "TOOL_HOLDOUT",
-           "FLOOR_UNCOVERED"]
+           "FLOOR_UNCOVERED", "MAX_CHOICE_REQUESTS", "choice_sample"]
 
 MAX_FOLDS = 5
+#: Labeled requests the choice is made on at most: beyond, a seeded sample of whole request
+#: groups holding this many (the choice's cost grows with the requests; the chosen setting
+#: then learns from every request).
+MAX_CHOICE_REQUESTS = 600
 #: Standard errors of the paired 95% interval (normal approximation, :func:`gain_low`).
 Z = 1.96
 #: One line saying the rule (written into model files and reports).
-RULE = ("inner group k-fold CV (k = min(5, groups)) on the labeled requests; every blind "
+RULE = ("inner group k-fold CV (k = min(5, groups)) on the labeled requests (beyond 600, on a "
+        "seeded sample of whole groups holding 600); every blind "
         "scorer offered x setting (blind, knn and tool2vec lifts at weights 0.5/1/2, ltr) "
         "scores the held-out requests, each fit once as labeled and once with 30% of the "
         "tools unlabeled; eligible if its R@5 on uncovered held-out requests is within .01 of "
@@ -243,6 +250,12 @@ def choose(blinds: dict[str, np.ndarray], texts: Sequence[str], vectors: np.ndar
         return bases[0], pick, [{"base": bases[0], "setting": pick.label,
                                  "method": pick.method, "dev_score": float("nan"),
                                  "n_requests": len(texts), "chosen": True}]
+    keep = choice_sample(groups)
+    if keep is not None:  # many labels: the choice is made on a sample of whole groups
+        blinds = {b: np.asarray(v)[keep] for b, v in blinds.items()}
+        texts, tools_of, required = ([xs[i] for i in keep] for xs in (texts, tools_of, required))
+        vectors, groups = np.asarray(vectors)[keep], np.asarray(groups)[keep]
+        n_groups = len(set(int(g) for g in groups))
     folds = group_folds(groups, min(max_folds, n_groups))
     per, uncovered = _held_out(blinds, texts, vectors, tools_of, required, candidates,
                                np.asarray(groups), folds, description_vectors, settings,
@@ -259,6 +272,25 @@ def choose(blinds: dict[str, np.ndarray], texts: Sequence[str], vectors: np.ndar
              "n_uncovered": int(unc.sum()), "eligible": bool(ok[j]), "chosen": j == best}
             for j, (base, s) in enumerate((b, s) for b in bases for s in settings)]
     return bases[best // len(settings)], settings[best % len(settings)], rows
+
+
+def choice_sample(groups: Sequence[int], cap: int = MAX_CHOICE_REQUESTS) -> np.ndarray | None:
+    """The requests the choice is made on when there are more than ``cap``: whole groups in a
+    seeded order (seed 0) until ``cap`` requests are held, as sorted row indices; ``None``
+    when every request is used."""
+    groups = np.asarray(groups)
+    if len(groups) <= cap:
+        return None
+    labels = list(dict.fromkeys(int(g) for g in groups))
+    order = np.random.default_rng(0).permutation(len(labels))
+    chosen, held = set(), 0
+    sizes = {g: int(n) for g, n in zip(*np.unique(groups, return_counts=True))}
+    for i in order:
+        if held >= cap:
+            break
+        chosen.add(labels[i])
+        held += sizes[labels[i]]
+    return np.flatnonzero(np.isin(groups, list(chosen)))
 
 
 def _eligible(unc_means: np.ndarray, settings: list[Setting], any_uncovered: bool) -> np.ndarray:
