@@ -66,3 +66,19 @@ def test_a_shared_cache_gives_each_blind_scorer_its_own_coefficients(prep):
     assert shared == alone
     assert alone["default"] != alone["bm25"]  # the cache holds label work, not the answer
     assert cache  # and it was used
+
+
+def test_the_choice_runs_on_a_seeded_sample_of_whole_groups_beyond_the_cap():
+    from toolsel.learn.rule import MAX_CHOICE_REQUESTS, choice_sample
+    rng = np.random.default_rng(4)
+    groups = np.repeat(np.arange(400), rng.integers(1, 4, size=400))  # 1-3 requests a group
+    assert choice_sample(groups[:MAX_CHOICE_REQUESTS]) is None  # at the cap: every request
+    keep = choice_sample(groups)
+    assert keep is not None and np.array_equal(keep, np.sort(keep))
+    held = groups[keep]
+    # whole groups only, at least the cap and less than the cap plus one group
+    for g in np.unique(held):
+        assert (held == g).sum() == (groups == g).sum()
+    assert MAX_CHOICE_REQUESTS <= len(keep) < MAX_CHOICE_REQUESTS + 3
+    assert np.array_equal(keep, choice_sample(groups))  # seeded: the same every time
+    assert choice_sample(groups, cap=50) is not None and len(choice_sample(groups, cap=50)) < 53
