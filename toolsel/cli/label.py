@@ -113,22 +113,26 @@ def _requests(n: int) -> str:
     return f"{n} request" if n == 1 else f"{n} requests"
 
 
-def _pick_proposed(session, args, text: str, proposed):
-    """The expected tools of a request with a proposal: the ranking shown, the proposal
-    accepted with Enter (or ``--yes``) or replaced by picks; ``_END`` when the input ended."""
+def _ask_picks(session, args, text: str, proposed=()):
+    """The expected tools of a request, asked against its ranking: picks typed by the user,
+    or with ``proposed`` tools, those accepted with Enter (or ``--yes``); ``_END`` when the
+    input ended."""
     ranking = session.rank(text)
     print(f"\nthe registry ranked by {visible(args.rank_by)} for: {visible(text)}")
     _print_ranking(ranking)
-    print(f"proposed (the tools called after this search): {visible(', '.join(proposed))}")
-    if args.yes:
-        return session.picks(list(proposed), text)
+    if proposed:
+        print(f"proposed (the tools called after this search): {visible(', '.join(proposed))}")
+        if args.yes:
+            return session.picks(list(proposed), text)
+    prompt = "expected tools (numbers or names, comma-separated" + (
+        "; Enter: the proposed): " if proposed else "): ")
     while True:
-        picks = _ask("expected tools (numbers or names, comma-separated; Enter: the proposed): ")
+        picks = _ask(prompt)
         if picks is None:
             print("\ntoolsel label: nothing appended", file=sys.stderr)
             return _END
         try:
-            return session.picks(picks or list(proposed), text, ranking)
+            return session.picks(picks if picks or not proposed else list(proposed), text, ranking)
         except DataError as exc:
             print(f"  {visible(exc)}", file=sys.stderr)
 
@@ -140,24 +144,10 @@ def _label_one(session, args, text: str, expected=None, *, category=None, split=
     from ..tables.labeling import record_line
     if expected:
         expected = session.picks(expected, text)
-    elif proposed:
-        expected = _pick_proposed(session, args, text, proposed)
+    else:
+        expected = _ask_picks(session, args, text, proposed)
         if expected is _END:
             return _END
-    else:
-        ranking = session.rank(text)
-        print(f"\nthe registry ranked by {visible(args.rank_by)} for: {visible(text)}")
-        _print_ranking(ranking)
-        while True:
-            picks = _ask("expected tools (numbers or names, comma-separated): ")
-            if picks is None:
-                print("\ntoolsel label: nothing appended", file=sys.stderr)
-                return _END
-            try:
-                expected = session.picks(picks, text, ranking)
-                break
-            except DataError as exc:
-                print(f"  {visible(exc)}", file=sys.stderr)
     record, dups = session.prepare(text, expected, id=id, split=split, category=category,
                                    **(fields or {}))
     for d in dups.itertuples():
