@@ -48,6 +48,34 @@ def test_groups_join_near_duplicates_and_conversations():
         group_folds(g, 5)
 
 
+def _all_pairs_groups(qs, threshold):
+    """The grouping rule by brute force: every pair of requests compared."""
+    from toolsel.text import tokenize
+    toks = [frozenset(tokenize(q.query)) for q in qs]
+    comp = list(range(len(qs)))
+    for i in range(len(qs)):
+        for j in range(i + 1, len(qs)):
+            a, b = toks[i], toks[j]
+            near = a and b and (a & b) and len(a & b) / len(a | b) >= threshold
+            if near or " ".join(tokenize(qs[i].query)) == " ".join(tokenize(qs[j].query)):
+                old, new = comp[j], comp[i]
+                comp = [new if c == old else c for c in comp]
+    number = {}
+    return np.asarray([number.setdefault(c, len(number)) for c in comp])
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.5, 0.7, 0.8, 1.0])
+def test_near_duplicate_groups_are_the_all_pairs_groups(threshold):
+    # the prefix filter compares few pairs; it must find every pair all-pairs finds
+    rng = np.random.default_rng(7)
+    vocab = [f"w{i}" for i in range(25)]
+    for trial in range(60):
+        qs = [_q(i, " ".join(rng.choice(vocab[:rng.integers(1, 26)], rng.integers(0, 8))))
+              for i in range(int(rng.integers(0, 40)))]
+        assert request_groups(qs, near_duplicate=threshold).tolist() == \
+            _all_pairs_groups(qs, threshold).tolist(), (trial, threshold)
+
+
 def test_unfitted_and_bad_input_errors(registry, requests):
     sc = LearnedScorer(base="bm25")
     with pytest.raises(NotFittedError, match="fit\\(tools, queries\\)"):

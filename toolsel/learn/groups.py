@@ -18,6 +18,7 @@ which is scikit-learn's ``GroupKFold`` rule, written here so the order is fixed 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,6 +48,50 @@ def _group_key(q: Query) -> str | None:
         if value is not None and str(value).strip():
             return f"{key}={value}"
     return None
+
+
+def _prefix_length(size: int, threshold: float) -> int:
+    """How many of a set's rarest tokens must hold one that a set at Jaccard ``threshold`` or
+    more shares (|A| - ceil(t |A|) + 1); rounded towards a longer prefix, never a shorter."""
+    return size - math.ceil(threshold * size - 1e-9) + 1
+
+
+def _near_pairs(tokens: list[frozenset], threshold: float):
+    """Every pair ``i < j`` whose token sets overlap with Jaccard index >= ``threshold``.
+
+    Exact, by the prefix filter of similarity joins: with each set's tokens ordered rarest
+    first (over these requests; ties by the token), two sets at Jaccard ``t`` or more share a
+    token among their first |A| - ceil(t |A|) + 1, so only sets sharing a prefix token are
+    compared, and only when their sizes allow ``t`` at all. Every candidate is then checked
+    with the exact index. Rare tokens have short posting lists: the cost follows the near
+    pairs, not the square of the requests.
+    """
+    df: dict[str, int] = {}
+    for ts in tokens:
+        for t in ts:
+            df[t] = df.get(t, 0) + 1
+    index: dict[str, list[int]] = {}
+    order = sorted(range(len(tokens)), key=lambda i: (len(tokens[i]), i))
+    for i in order:  # shortest first: every indexed set is no longer than the probe
+        ts = tokens[i]
+        if not ts:
+            continue
+        size = len(ts)
+        prefix = sorted(ts, key=lambda t: (df[t], t))[:_prefix_length(size, threshold)]
+        seen: set[int] = set()
+        for t in prefix:
+            for j in index.get(t, ()):
+                if j in seen:
+                    continue
+                seen.add(j)
+                other = tokens[j]
+                if len(other) < threshold * size:  # |B|/|A| bounds the index from above
+                    continue
+                inter = len(ts & other)
+                if inter / (size + len(other) - inter) >= threshold:
+                    yield (j, i) if j < i else (i, j)
+        for t in prefix:
+            index.setdefault(t, []).append(i)
 
 
 def request_groups(queries: Sequence[Query], *,
@@ -82,27 +127,8 @@ def request_groups(queries: Sequence[Query], *,
                 first[key] = i
         tokens.append(frozenset(tokenize(q.query)))
     if near_duplicate <= 1:
-        # inverted index: only pairs sharing a token are compared
-        by_token: dict[str, list[int]] = {}
-        for i, ts in enumerate(tokens):
-            for t in ts:
-                by_token.setdefault(t, []).append(i)
-        for i, ts in enumerate(tokens):
-            if not ts:
-                continue
-            seen: set[int] = set()
-            for t in ts:
-                for j in by_token[t]:
-                    if j <= i or j in seen:
-                        continue
-                    seen.add(j)
-                    other = tokens[j]
-                    # |A ∩ B| / |A ∪ B| >= x needs min/max size >= x: skip cheaply
-                    if min(len(ts), len(other)) < near_duplicate * max(len(ts), len(other)):
-                        continue
-                    inter = len(ts & other)
-                    if inter / (len(ts) + len(other) - inter) >= near_duplicate:
-                        union(i, j)
+        for i, j in _near_pairs(tokens, near_duplicate):
+            union(i, j)
     roots = [find(i) for i in range(n)]
     number: dict[int, int] = {}
     return np.asarray([number.setdefault(r, len(number)) for r in roots], dtype=np.int64)
