@@ -76,6 +76,30 @@ def test_near_duplicate_groups_are_the_all_pairs_groups(threshold):
             _all_pairs_groups(qs, threshold).tolist(), (trial, threshold)
 
 
+def test_interleaved_objective_is_the_objective_of_the_whole_interleaving():
+    # the dev rule reads R@5 of an interleaving off the two top lists; ranking every tool
+    # (interleave, then required_ranks) must give the same numbers, ties, NaN and
+    # non-candidates included
+    from toolsel.learn.rule import interleaved_objective, objective, required_ranks
+    from toolsel.learn.signals import candidate_ranks, interleave
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        n, m = int(rng.integers(1, 12)), int(rng.integers(1, 30))
+        learned = np.round(rng.normal(size=(n, m)), int(rng.integers(0, 2)))
+        blind = np.round(rng.normal(size=(n, m)), int(rng.integers(0, 2)))
+        learned[rng.random((n, m)) < 0.15] = np.nan
+        blind[rng.random((n, m)) < 0.15] = np.nan
+        cand = rng.random(m) < 0.8
+        req = [list(rng.choice(m, size=int(rng.integers(0, min(m, 4) + 1)), replace=False))
+               for _ in range(n)]
+        k = int(rng.integers(1, 7))
+        ranks = candidate_ranks(blind, cand)
+        want = objective(required_ranks(interleave(learned, blind, cand, blind_ranks=ranks),
+                                        req, cand), k)
+        got = interleaved_objective(learned, ranks, cand, req, k)
+        np.testing.assert_array_equal(got, want, err_msg=f"trial {trial}")
+
+
 def test_unfitted_and_bad_input_errors(registry, requests):
     sc = LearnedScorer(base="bm25")
     with pytest.raises(NotFittedError, match="fit\\(tools, queries\\)"):

@@ -45,7 +45,7 @@ import numpy as np
 from .groups import group_folds
 from .signals import FEATURES, Evidence, description_signal, fit_evidence, knn_signal
 
-__all__ = ["FEATURES", "features", "fit_ltr", "ltr_scores", "knn_signal", "description_signal",
+__all__ = ["FEATURES", "features", "blind_features", "fit_ltr", "ltr_scores", "knn_signal", "description_signal",
            "TOOL_HOLDOUT", "FEATURE_FOLDS", "top_mask"]
 
 #: Share of labeled tools whose labels a tool-held-out training fold removes.
@@ -58,7 +58,9 @@ NEGATIVES = 15
 C = 1.0
 
 
-def _blind_features(blind: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def blind_features(blind: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The label-free features of requests' blind scores: ``blind_rel`` and ``blind_rank``
+    (see the module docstring), one ``(n, n_tools)`` matrix each."""
     b = np.asarray(blind, dtype=np.float64)
     b = np.where(np.isfinite(b), b, np.nan)
     cand = np.asarray(candidates, dtype=bool)
@@ -80,10 +82,12 @@ def _blind_features(blind: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarr
 
 
 def features(blind: np.ndarray, usage: np.ndarray, description: np.ndarray,
-             labeled: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+             labeled: np.ndarray, candidates: np.ndarray,
+             known: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """``(n, n_tools, len(FEATURES))`` features (see the module docstring). ``labeled``: a
-    boolean per tool (it has a labeled request)."""
-    rel, rank = _blind_features(blind, candidates)
+    boolean per tool (it has a labeled request). ``known``: :func:`blind_features` of
+    ``blind``, when already computed."""
+    rel, rank = blind_features(blind, candidates) if known is None else known
     lab = np.broadcast_to(np.asarray(labeled, dtype=np.float64)[None, :], rel.shape)
     gate = usage.max(axis=1, keepdims=True) if usage.size else np.zeros((len(rel), 1))
     far = lab * (1.0 - gate)
@@ -118,22 +122,34 @@ def top_mask(values: np.ndarray, k: int) -> np.ndarray:
     return greater | (equal & (np.cumsum(equal, axis=1) <= need))
 
 
+def _label_free_keep(columns: dict[str, np.ndarray], candidates: np.ndarray) -> np.ndarray:
+    """The hard negatives :func:`_rows` keeps whatever the labels: each request's best
+    :data:`NEGATIVES` candidates by blind score and by description."""
+    cand = np.flatnonzero(np.asarray(candidates, dtype=bool))
+    keep = np.zeros(columns["blind_rel"].shape, dtype=bool)
+    for name in ("blind_rel", "description"):
+        keep[:, cand] |= top_mask(columns[name][:, cand], NEGATIVES)
+    return keep
+
+
 def _rows(columns: dict[str, np.ndarray], labeled: np.ndarray,
           required: Sequence[Sequence[int]], candidates: np.ndarray,
-          rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+          rng: np.random.Generator, label_free: np.ndarray | None = None
+          ) -> tuple[np.ndarray, np.ndarray]:
     """Training rows of one fold: per request, its required tools (1), its hardest
     candidates (0: the best :data:`NEGATIVES` by blind score, usage and description) and as
     many drawn at random (so labeled tools, the only ones with usage, are not over-represented
     among the negatives). ``columns``: the requests' ``blind_rel``, ``blind_rank``, ``usage``
     and ``description`` matrices; features are built for the kept (request, tool) pairs only.
+    ``label_free``: :func:`_label_free_keep` of ``columns``, when already computed.
     """
     cand = np.flatnonzero(np.asarray(candidates, dtype=bool))
     n, n_tools = columns["usage"].shape
-    keep = np.zeros((n, n_tools), dtype=bool)
+    keep = (_label_free_keep(columns, candidates) if label_free is None
+            else label_free.copy())
     target = np.zeros((n, n_tools), dtype=bool)
     has = np.asarray([len(r) > 0 for r in required], dtype=bool)
-    for name in ("blind_rel", "usage", "description"):
-        keep[:, cand] |= top_mask(columns[name][:, cand], NEGATIVES)
+    keep[:, cand] |= top_mask(columns["usage"][:, cand], NEGATIVES)
     for i, req in enumerate(required):
         if not len(req):
             continue
@@ -202,12 +218,13 @@ def fit_ltr(blind: np.ndarray, vectors: np.ndarray, tools_of: Sequence[Sequence[
     xs, ys = [], []
     for f in range(int(folds.max()) + 1):
         train, test = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-        columns = dict(zip(("blind_rel", "blind_rank"), _blind_features(blind[test], candidates)),
+        columns = dict(zip(("blind_rel", "blind_rank"), blind_features(blind[test], candidates)),
                        description=description[test])
+        label_free = _label_free_keep(columns, candidates)  # the same for both variants
         for usage, labeled in _taught(blind.shape[1], vectors, tools_of, train, test, rng,
                                       max_per_tool, cache, f):
             x, y = _rows({**columns, "usage": usage}, labeled, [required[j] for j in test],
-                         candidates, rng)
+                         candidates, rng, label_free)
             xs.append(x)
             ys.append(y)
     x, y = np.vstack(xs), np.concatenate(ys)

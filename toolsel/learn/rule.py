@@ -44,6 +44,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .groups import group_folds
+from .ltr import top_mask
 from .signals import SETTINGS, Evidence, Setting, candidate_ranks, combine, description_signal, \
     fit_evidence, interleave, knn_signal, learned_signals, lift, tool2vec_signal
 
@@ -73,18 +74,34 @@ def required_ranks(scores: np.ndarray, required: Sequence[Sequence[int]],
     """Per row, the 1-based ranks of its required tool indices among ``candidates`` (ties to
     the earlier tool, as every toolsel ranking)."""
     cand = np.asarray(candidates, dtype=bool)
-    pos = np.arange(scores.shape[1])
-    out = []
-    for row, req in zip(np.asarray(scores, dtype=np.float64), required):
-        req = np.asarray(req, dtype=np.int64)
-        if not len(req):
-            out.append(np.zeros(0, dtype=np.int64))
-            continue
-        row = np.where(np.isnan(row), -np.inf, row)
-        s = row[req][:, None]
-        better = (row[None, :] > s) | ((row[None, :] == s) & (pos[None, :] < req[:, None]))
-        out.append(1 + (better & cand[None, :]).sum(axis=1))
+    scores = np.asarray(scores, dtype=np.float64)
+    sizes = [len(r) for r in required]
+    out = [np.zeros(0, dtype=np.int64) for _ in required]
+    rows = np.repeat(np.arange(len(required)), sizes)
+    tools = np.fromiter((t for r in required for t in r), dtype=np.int64, count=sum(sizes))
+    if not len(tools):
+        return out
+    x = scores[:, cand]
+    x = np.where(np.isnan(x), -np.inf, x)
+    pos = np.flatnonzero(cand)
+    ranks = np.empty(len(tools), dtype=np.int64)
+    step = max(1, RANK_CELLS // max(1, x.shape[1]))
+    for a in range(0, len(tools), step):  # (required tool, candidate) comparisons, in blocks
+        r, t = rows[a:a + step], tools[a:a + step]
+        own = scores[r, t]
+        own = np.where(np.isnan(own), -np.inf, own)[:, None]
+        row = x[r]
+        better = (row > own) | ((row == own) & (pos[None, :] < t[:, None]))
+        ranks[a:a + step] = 1 + better.sum(axis=1)
+    ends = np.cumsum(sizes)
+    for i, (e, n) in enumerate(zip(ends, sizes)):
+        if n:
+            out[i] = ranks[e - n:e]
     return out
+
+
+#: Comparisons :func:`required_ranks` makes at once (bounds its memory).
+RANK_CELLS = 1 << 20
 
 
 def gain_low(diff: np.ndarray) -> float:
@@ -102,6 +119,52 @@ def objective(ranks: Sequence[np.ndarray], k: int = 5) -> np.ndarray:
     for i, r in enumerate(ranks):
         if len(r):
             out[i] = float((r <= k).mean())
+    return out
+
+
+def interleaved_objective(learned: np.ndarray, blind_ranks: np.ndarray,
+                          candidates: np.ndarray, required: Sequence[Sequence[int]],
+                          k: int = 5) -> np.ndarray:
+    """:func:`objective` of the :func:`~toolsel.learn.signals.interleave` of ``learned`` with
+    the blind ranking (``blind_ranks``: its :func:`~toolsel.learn.signals.candidate_ranks`),
+    without ranking every tool: the first ``k`` candidates of the interleaved order are read
+    off the learned and blind top ``k`` plus as many as there are non-candidates (each step
+    of the interleaving adds the next learned tool, so that many steps always hold ``k``
+    candidates). The same numbers as ranking everything (a test compares them)."""
+    cand = np.asarray(candidates, dtype=bool)
+    n_tools = len(cand)
+    deep = min(n_tools, k + int((~cand).sum()))
+    x = np.where(np.isnan(learned), -np.inf, np.asarray(learned, dtype=np.float64))
+    x = np.where(cand[None, :], x, -np.inf)
+    out = np.full(len(required), np.nan)
+    if not len(required):
+        return out
+    rows = np.arange(len(x))[:, None]
+    # each row's top `deep` tools, best first (ties to the earlier tool: the indices come
+    # ascending and the sort is stable), learned and blind
+    mine = np.nonzero(top_mask(x, deep))[1].reshape(len(x), deep)
+    mine = np.take_along_axis(mine, np.argsort(-x[rows, mine], axis=1, kind="stable"), axis=1)
+    theirs = np.nonzero(blind_ranks <= deep)[1].reshape(len(x), deep)
+    theirs = np.take_along_axis(theirs, np.argsort(blind_ranks[rows, theirs], axis=1,
+                                                   kind="stable"), axis=1)
+    mine, theirs = mine.tolist(), theirs.tolist()
+    for i, req in enumerate(required):
+        if not len(req):
+            continue
+        # a tool is found when fewer than k candidates come before it in the interleaving
+        # (a required non-candidate too: its rank counts the candidates above it)
+        found: set[int] = set()
+        seen: set[int] = set()
+        n_before = 0
+        for a, b in zip(mine[i], theirs[i]):
+            for t in (a, b):
+                if t not in seen and n_before < k:
+                    seen.add(t)
+                    found.add(t)
+                    n_before += bool(cand[t])
+            if n_before >= k:
+                break
+        out[i] = float(np.mean([t in found for t in req]))
     return out
 
 
@@ -158,13 +221,24 @@ def fit_setting(setting: Setting, blind: np.ndarray, vectors: np.ndarray,
 
 def setting_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
                    vectors: np.ndarray, fold: FoldSignals, description_vectors: np.ndarray | None,
-                   candidates: np.ndarray, *, blind_ranks: np.ndarray | None = None
-                   ) -> np.ndarray:
+                   candidates: np.ndarray, *, blind_ranks: np.ndarray | None = None,
+                   shared: dict | None = None) -> np.ndarray:
     """Scores of requests (``blind``, ``texts``, ``vectors``) under a fitted ``setting`` that
     learned ``fold``'s evidence (``blind_ranks``: ``blind``'s
-    :func:`~toolsel.learn.signals.candidate_ranks`, when already known)."""
-    scores = _learned_scores(setting, blind, texts, vectors, fold, description_vectors,
-                             candidates)
+    :func:`~toolsel.learn.signals.candidate_ranks`, when already known).
+
+    ``shared``: a dict kept by the caller for the settings scored on the same requests, blind
+    scores and ``fold``: an interleaved setting reads the scores of its plain twin from it and
+    ``ltr`` the blind features of these requests, instead of computing them again (the same
+    arrays either way)."""
+    plain = dataclasses.replace(setting, interleave=False)
+    if shared is not None and plain in shared:
+        scores = shared[plain]
+    else:
+        scores = _learned_scores(plain, blind, texts, vectors, fold, description_vectors,
+                                 candidates, shared)
+        if shared is not None:
+            shared[plain] = scores
     if setting.interleave and setting.method != "blind":
         return interleave(scores, blind, candidates, blind_ranks=blind_ranks)
     return scores
@@ -172,13 +246,13 @@ def setting_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
 
 def _learned_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
                     vectors: np.ndarray, fold: FoldSignals, description_vectors: np.ndarray | None,
-                    candidates: np.ndarray) -> np.ndarray:
+                    candidates: np.ndarray, shared: dict | None = None) -> np.ndarray:
     ev = fold.ev
     m = setting.method
     if m == "blind" or (m != "ltr" and setting.weight == 0):
         return np.asarray(blind, dtype=np.float64).copy()
     if m == "ltr":
-        from .ltr import features, ltr_scores
+        from .ltr import blind_features, features, ltr_scores
         labeled = np.zeros(ev.n_tools, dtype=bool)
         labeled[ev.labeled] = True
         usage = fold.signal("knn", vectors, description_vectors)
@@ -186,8 +260,14 @@ def _learned_scores(setting: Setting, blind: np.ndarray, texts: Sequence[str],
         out = np.empty(np.shape(blind), dtype=np.float64)
         for i in range(0, len(out), LTR_CHUNK):  # features of a few requests at a time
             rows = slice(i, i + LTR_CHUNK)
+            known = None
+            if shared is not None:  # label-free: the same for every fold's labels
+                known = shared.get(("blind features", i))
+                if known is None:
+                    known = shared[("blind features", i)] = blind_features(blind[rows],
+                                                                           candidates)
             out[rows] = ltr_scores(setting.coef, features(blind[rows], usage[rows], desc[rows],
-                                                          labeled, candidates))
+                                                          labeled, candidates, known))
         return out
     if m == "tool2vec":
         return lift(blind, fold.signal("tool2vec", vectors, description_vectors),
@@ -342,7 +422,7 @@ def _held_out(blinds, texts, vectors, tools_of, required, candidates, groups, fo
         t_texts = [texts[j] for j in test]
         req = [required[j] for j in test]
         held = [(blind[test], None) for blind in blinds.values()]
-        held = [(b, candidate_ranks(b, candidates)) for b, _ in held]
+        held = [(b, candidate_ranks(b, candidates), {}) for b, _ in held]
         for variant, (train, train_tools) in enumerate(
                 _training_variants(np.flatnonzero(folds != f), tools_of, rng)):
             fold = FoldSignals.fit(n_tools, [texts[j] for j in train], vectors[train],
@@ -354,12 +434,18 @@ def _held_out(blinds, texts, vectors, tools_of, required, candidates, groups, fo
                 fitted = _fitted_settings(settings, blind, vectors, train, train_tools,
                                           candidates, groups, description_vectors,
                                           max_per_tool, shared)
+                # the held-out blind features, once per fold; a twin's plain scores, once
+                scored = {k: v for k, v in held[b][2].items() if isinstance(k, tuple)}
                 for i, s in enumerate(fitted):
-                    scores = setting_scores(s, held[b][0], t_texts, vectors[test], fold,
+                    woven = s.interleave and s.method != "blind"
+                    scores = setting_scores(dataclasses.replace(s, interleave=False) if woven
+                                            else s, held[b][0], t_texts, vectors[test], fold,
                                             description_vectors, candidates,
-                                            blind_ranks=held[b][1])
-                    per[b * len(settings) + i, variant * n + test] = objective(
-                        required_ranks(scores, req, candidates))
+                                            blind_ranks=held[b][1], shared=scored)
+                    per[b * len(settings) + i, variant * n + test] = (
+                        interleaved_objective(scores, held[b][1], candidates, req) if woven
+                        else objective(required_ranks(scores, req, candidates)))
+                held[b][2].update((k, v) for k, v in scored.items() if isinstance(k, tuple))
     return per, uncovered
 
 
