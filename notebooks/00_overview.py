@@ -13,6 +13,7 @@
 #     language: python
 #     name: python3
 #   toolsel:
+#     cost: 7
 #     needs:
 #     - registry
 #     - queries

@@ -13,6 +13,7 @@
 #     language: python
 #     name: python3
 #   toolsel:
+#     cost: 190
 #     needs:
 #     - registry
 #     - queries

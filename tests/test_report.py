@@ -215,6 +215,48 @@ def test_notebook_needs_from_metadata(tmp_path):
         notebook_needs(plain)
 
 
+def test_notebook_cost_from_metadata(tmp_path):
+    from toolsel.report.plan import notebook_cost
+    plain = _notebook(tmp_path / "01_a.ipynb", [("code", "x = 1")])
+    assert notebook_cost(plain) == 1.0
+    nb = json.loads(plain.read_text())
+    for bad in (0, -3, "high", True, None):
+        nb["metadata"]["toolsel"] = {"cost": bad}
+        plain.write_text(json.dumps(nb))
+        with pytest.raises(ValueError, match="01_a.ipynb: metadata toolsel.cost"):
+            notebook_cost(plain)
+    nb["metadata"]["toolsel"] = {"cost": 2.5}
+    plain.write_text(json.dumps(nb))
+    assert notebook_cost(plain) == 2.5
+    # the project's pages: the learning page is the costliest, then the scale page
+    root = Path(__file__).resolve().parents[1]
+    costs = {nb.name[:2]: notebook_cost(nb) for nb in (root / "notebooks").glob("*.ipynb")}
+    assert sorted(costs, key=costs.get, reverse=True)[:2] == ["13", "05"]
+
+
+def test_pages_start_costliest_first(tmp_path):
+    # real kernels, one at a time: they finish in the order they were started
+    from toolsel.report.plan import PlannedNotebook
+    from toolsel.report.runner import run_pages
+    d = tmp_path / "nb"
+    d.mkdir()
+    plan = []
+    for name, cost in (("00_small", 1), ("01_big", 9), ("02_mid", 4), ("03_plain", None)):
+        path = _notebook(d / f"{name}.ipynb", [("code", "x = 1"), ("code", 'out_dir = "x"')])
+        if cost is not None:
+            nb = json.loads(path.read_text())
+            nb["metadata"]["toolsel"] = {"cost": cost}
+            path.write_text(json.dumps(nb))
+        plan.append(PlannedNotebook(path))
+    finished = []
+    (tmp_path / "build").mkdir()
+    (tmp_path / "rep").mkdir()
+    runs = run_pages(plan, tmp_path / "build", tmp_path / "rep", d, html=False,
+                     kernel="python3", jobs=1, on_done=lambda r: finished.append(r.source.stem))
+    assert [r.source.stem for r in runs] == [p.source.stem for p in plan]  # plan order back
+    assert finished == ["01_big", "02_mid", "03_plain", "00_small"]  # ties: later page first
+
+
 # --------------------------------------------------------------------------------------------
 # escaping and sanitizing (issue 13, item 1)
 

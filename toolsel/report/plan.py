@@ -16,7 +16,7 @@ from .cutoffs import headline_k
 
 __all__ = ["NotebookRun", "NOTEBOOK_GLOB", "DATA_PARAMS", "DEFAULT_NEEDS", "find_notebooks", "notebook_title",
            "same_path", "report_link",
-           "notebook_needs", "notebook_parameters", "UserData", "check_user_data",
+           "notebook_needs", "notebook_cost", "notebook_parameters", "UserData", "check_user_data",
            "PlannedNotebook", "notebook_plan"]
 
 NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
@@ -139,6 +139,21 @@ def notebook_needs(path: str | Path) -> tuple[str, ...]:
         raise ValueError(f"{Path(path).name}: metadata toolsel.needs has {bad!r}; expected a "
                          f"list of {', '.join(DATA_PARAMS)}")
     return tuple(needs)
+
+
+def notebook_cost(path: str | Path) -> float:
+    """How long the notebook usually runs, relative to the others (its ``toolsel.cost``
+    metadata, 1 without it): the runner starts the costliest first, so the longest page never
+    begins last while the other cores idle. The project's pages carry the seconds each took
+    in the 1,600-tool x 2,500-request case of ``benchmarks/bench_report.py`` (the bundled
+    data's for pages that case skips); only their order matters."""
+    meta = read_notebook(Path(path)).get("metadata", {}).get("toolsel") or {}
+    cost = meta.get("cost", 1)
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not cost > 0 or \
+            cost == float("inf"):
+        raise ValueError(f"{Path(path).name}: metadata toolsel.cost is {cost!r}; expected a "
+                         "positive number")
+    return float(cost)
 
 
 def notebook_parameters(path: str | Path) -> dict[str, str]:
