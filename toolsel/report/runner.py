@@ -74,6 +74,7 @@ from .execute import execute_notebook, export_html
 from .stable import keep_equal_files
 from .output import (MANIFEST, Ownership, check_out_dir, check_ownership, manifest_shared,
                      manifest_text, owned_files, report_entries)
+from ..scorers.embedding import THREADS_ENV as ONNX_THREADS_ENV
 from .plan import (NotebookRun, PlannedNotebook, UserData, check_user_data, find_notebooks,
                    notebook_cost, notebook_plan)
 from .explorer_page import EXPLORER_PAGE, write_report_explorer
@@ -394,7 +395,8 @@ def run_pages(plan: Sequence[PlannedNotebook], build: Path, rep: Path, nb_dir: P
     pages first), the longest-processing-time rule: the learning and scale pages start at
     once instead of last. On 1,600 tools x 2,500 requests with 2 jobs, plan order reversed
     started page 05 (108 s) after 174 s of others and the report took 294.7 s. With several at once each kernel gets its share of the cores for
-    its BLAS threads (:data:`BLAS_THREAD_VARS`, unless already set). ``on_done(run)`` is
+    its BLAS and ONNX threads (:data:`BLAS_THREAD_VARS`, ``TOOLSEL_ONNX_THREADS``, unless
+    already set). ``on_done(run)`` is
     called in the calling process as each finishes.
     """
     from joblib import Parallel, delayed
@@ -414,7 +416,7 @@ def run_pages(plan: Sequence[PlannedNotebook], build: Path, rep: Path, nb_dir: P
         # the caller chose), since idle BLAS threads spinning for the CPU another kernel
         # needs made two pages at once slower than one after the other
         share = str(max(1, default_jobs() // n))
-        for var in BLAS_THREAD_VARS:
+        for var in (*BLAS_THREAD_VARS, ONNX_THREADS_ENV):
             env.setdefault(var, share)
     todo.sort(key=lambda i: (-notebook_cost(plan[i].source), -i))
     tasks = (delayed(_run_in)(i, plan[i], build, rep, nb_dir, html, kernel, env)

@@ -108,6 +108,7 @@ class OnnxMiniLM:
             if not path.exists():
                 raise FileNotFoundError(f"embedding model file missing: {path}")
         opts = ort.SessionOptions()
+        threads = threads or env_threads()
         if threads:
             opts.intra_op_num_threads = threads
         opts.log_severity_level = 3
@@ -388,6 +389,23 @@ class SentenceTransformerEncoder:
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         return np.asarray(self.model.encode(list(texts), batch_size=batch_size,
                                             normalize_embeddings=True), dtype=np.float32)
+
+
+#: The environment variable bounding an encoder's ONNX threads when none are given (one per
+#: physical core otherwise): ``toolsel report`` gives each kernel running beside others its
+#: share of the cores, as it does for BLAS, so two kernels do not run four threads on two
+#: cores (ONNX Runtime's threads wait for each other at every layer).
+THREADS_ENV = "TOOLSEL_ONNX_THREADS"
+
+
+def env_threads() -> int | None:
+    """The thread count :data:`THREADS_ENV` sets, or ``None`` when it is unset or empty."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{THREADS_ENV}={raw!r}: expected a positive whole number of threads")
+    return int(raw)
 
 
 @functools.lru_cache(maxsize=4)
