@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, ROOT, snapshot
+from toolsel import load_registry
 from toolsel.io import OutputError, write_set
 
 REG = str(DATA / "registry.json")
@@ -529,18 +530,32 @@ def test_23_one_file_for_two_outputs_under_two_spellings(world):
     assert not (work / "s.md").exists()
 
 
-def test_24_a_name_near_the_length_limit_is_one_line_and_writes_nothing(world):
-    """A 240-character name is valid, but the temporary and journal names toolsel puts
-    beside it are longer than the 255 bytes a name may have: refused in one line, nothing
-    written (left open: such a name cannot be an output)."""
+def test_24_a_name_at_the_length_limit_is_an_output(world):
+    """Names of 255 bytes (the limit), in ASCII and in two-byte characters, are outputs like
+    any other: written, replaced with --force, nothing left beside them (toolsel's temporary
+    and journal names beside a long name use its first bytes and a digest,
+    ``toolsel.io.side_stem``). A 256-byte name is refused by the file system in one line."""
+    from toolsel.io import side_stem
     work = _work(world)
-    name = "a" * 240
-    before = sorted(os.listdir(work))
-    refused(cli(world, "import", "--from", "mcp", MCP, "--out", f"{name}.json", cwd=work),
+    inputs = sorted(os.listdir(work))
+    for stem in ("a" * 250, "é" * 125):  # 250 bytes + ".json"
+        name = f"{stem}.json"
+        assert len(os.fsencode(name)) == 255
+        assert len(os.fsencode(side_stem(name))) + 33 <= 255
+        for force in ((), ("--force",)):
+            done = cli(world, "import", "--from", "mcp", MCP, "--out", name, *force, cwd=work)
+            assert done.returncode == 0, done.stderr
+        assert len(load_registry(work / name)) > 0
+        os.unlink(work / name)
+    folder = "b" * 255
+    for _ in range(2):  # written, then replaced (a sweep's own folder)
+        done = cli(world, "sweep", "--registry", REG, "--queries", QUERIES, "--scorers",
+                   "jaccard", "--out", folder, cwd=work)
+        assert done.returncode == 0, done.stderr
+    assert (work / folder / "summary.csv").is_file()
+    assert sorted(os.listdir(work)) == sorted([*inputs, folder])  # no side name left
+    refused(cli(world, "import", "--from", "mcp", MCP, "--out", "c" * 251 + ".json", cwd=work),
             "too long")
-    refused(cli(world, "sweep", "--registry", REG, "--queries", QUERIES, "--scorers",
-                "jaccard", "--out", name, cwd=work), "too long")
-    assert sorted(os.listdir(work)) == before
 
 
 @pytest.fixture

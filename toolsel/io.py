@@ -43,7 +43,8 @@ The one place where toolsel writes data outputs (tables, registries, JSON). The 
   Other files already in ``out_dir`` are carried over (hard links). Leftovers of a killed
   run are removed by the next run, recognized only by what that run recorded: a journal
   beside the folder (``.NAME.toolsel-journal-ID``) naming the random ID of its
-  ``.NAME.staging-ID``/``.NAME.old-ID`` folders.
+  ``.NAME.staging-ID``/``.NAME.old-ID`` folders (for a name too long to carry these
+  suffixes within 255 bytes, ``NAME`` is its first bytes and a digest: :func:`side_stem`).
 
   When the folder cannot be swapped as a whole (it holds sub-folders, is or contains the
   current directory, is a mount point, is another user's, or its parent is not writable) the
@@ -139,6 +140,31 @@ class OutputError(OSError):
 # single files
 
 
+#: Longest name of a folder entry, in bytes (most file systems' limit).
+NAME_MAX = 255
+#: What the longest side name adds to its stem: ``.`` + ``.toolsel-paircommit-`` + a token.
+_SIDE_ROOM = 1 + 20 + 12
+
+
+def side_stem(name: str) -> str:
+    """The stem of the temporary, staging, old and journal names toolsel puts beside ``name``
+    (``.STEM.TOKEN.tmp``, ``.STEM.toolsel-journal-TOKEN``, ...): ``name`` itself, or, when
+    ``name`` is too long to carry such a suffix within :data:`NAME_MAX` bytes, its first bytes,
+    ``~`` and 16 hex digits of its SHA-256. The same on every run, so a later run recognizes
+    what a killed one left beside the same name."""
+    raw = os.fsencode(name)
+    if len(raw) + _SIDE_ROOM <= NAME_MAX:
+        return name
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    head = raw[:NAME_MAX - _SIDE_ROOM - 17]
+    for cut in range(4):  # never half a character: the name also goes into journals (JSON)
+        try:
+            return head[:len(head) - cut].decode(sys.getfilesystemencoding()) + "~" + digest
+        except UnicodeDecodeError:
+            continue
+    return "~" + digest
+
+
 def _token() -> str:
     return secrets.token_hex(6)
 
@@ -164,7 +190,7 @@ def _remove_stale_temps(dfd: int, name: str) -> None:
     """Remove temporary files of ``name`` that a killed writer left in the folder ``dfd``
     (exactly our temporary names, regular files of this user, older than 10 minutes)."""
     now = time.time()
-    pattern = re.compile(rf"\.{re.escape(name)}\.[0-9a-f]{{12}}\.tmp")
+    pattern = re.compile(rf"\.{re.escape(side_stem(name))}\.[0-9a-f]{{12}}\.tmp")
     with contextlib.suppress(OSError):
         for entry in os.listdir(dfd):
             if not pattern.fullmatch(entry):
@@ -396,7 +422,7 @@ def _atomic_write_named(path: str | os.PathLike, write: Callable[[Any], None], *
         st = _judge_existing(shown, dfd, name, force=force, owned=owned, expect=expect)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0)
         for _ in range(100):
-            tmp = f".{name}.{_token()}.tmp"
+            tmp = f".{side_stem(name)}.{_token()}.tmp"
             try:
                 fd = os.open(tmp, flags, 0o666, dir_fd=dfd)
                 break
@@ -428,7 +454,7 @@ def _atomic_write_plain(shown: Path, real: Path, write, *, text: bool,
                         keep_mode: bool) -> Path:  # pragma: no cover - Windows
     if real.is_symlink():
         raise OutputError(shown, "is a symbolic link; toolsel never writes through a link")
-    fd, tmp = create_unique(real.parent, f".{real.name}.", ".tmp")
+    fd, tmp = create_unique(real.parent, f".{side_stem(real.name)}.", ".tmp")
     try:
         with (os.fdopen(fd, "w", encoding="utf-8", newline="") if text
               else os.fdopen(fd, "wb")) as fh:
@@ -1161,7 +1187,7 @@ def plain_name(name: Any) -> bool:
 
 
 def _journal_path(out: Path, token: str) -> Path:
-    return out.parent / f".{out.name}.toolsel-journal-{token}"
+    return out.parent / f".{side_stem(out.name)}.toolsel-journal-{token}"
 
 
 def _write_journal(out: Path, token: str) -> Path:
@@ -1184,7 +1210,7 @@ def _journals(out: Path) -> list[tuple[Path, dict]]:
         names = os.listdir(parent)
     except OSError:
         return []
-    prefix = f".{out.name}.toolsel-journal-"
+    prefix = f".{side_stem(out.name)}.toolsel-journal-"
     found = []
     for name in names:
         if not name.startswith(prefix):
@@ -1237,7 +1263,7 @@ def _recover_swap(dfd: int, out: str, journal: str, data: Mapping[str, Any]) -> 
     back when the run was killed between the two renames of the fallback swap, then its
     staging and old folders (real folders of this user) removed, then the journal."""
     token = data["id"]
-    staging, old = f".{out}.staging-{token}", f".{out}.old-{token}"
+    staging, old = f".{side_stem(out)}.staging-{token}", f".{side_stem(out)}.old-{token}"
     ost = _existing(dfd, old)
     if _existing(dfd, out) is None and ost is not None and stat.S_ISDIR(ost.st_mode) and \
             owned_by_me(ost) and data.get("old") == file_identity(ost):
@@ -1346,7 +1372,7 @@ def _swap_in(out: Path, files: Mapping[str, Any], remove: Iterable[str] = (),
     try:
         token = _token()
         journal = _write_journal(out, token)
-        name = f".{out.name}.staging-{token}"
+        name = f".{side_stem(out.name)}.staging-{token}"
         os.mkdir(name, 0o700, dir_fd=dfd)  # no one else can add to it while it is filled
         staging = out.parent / name
         try:
@@ -1409,7 +1435,7 @@ def _swap_at(dfd: int, out: Path, staging: str, token: str) -> str:
                                "was written); nothing written")
     if _exchange_at(dfd, staging, out.name):
         return staging
-    old = f".{out.name}.old-{token}"
+    old = f".{side_stem(out.name)}.old-{token}"
     os.rename(out.name, old, src_dir_fd=dfd, dst_dir_fd=dfd)  # a kill here: undone (_recover)
     try:
         os.rename(staging, out.name, src_dir_fd=dfd, dst_dir_fd=dfd)
@@ -1525,7 +1551,7 @@ _PAIR_COMMIT = ".toolsel-paircommit-"
 
 
 def _pair_journal_names(out: Path) -> re.Pattern:
-    return re.compile(rf"\.{re.escape(out.name)}({re.escape(_PAIR_WRITING)}|"
+    return re.compile(rf"\.{re.escape(side_stem(out.name))}({re.escape(_PAIR_WRITING)}|"
                       rf"{re.escape(_PAIR_COMMIT)})([0-9a-f]{{12}})")
 
 
@@ -1543,7 +1569,7 @@ def _pair_entries(data: Mapping[str, Any]) -> list[tuple[Path, str, str]] | None
     for entry in files:
         if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str)
                 and plain_name(entry[1]) and plain_name(entry[2])
-                and entry[2] == f".{entry[1]}.{data['id']}.tmp"):
+                and entry[2] == f".{side_stem(entry[1])}.{data['id']}.tmp"):
             return None
         folder = Path(entry[0])
         try:
@@ -1665,8 +1691,8 @@ def write_pair(files: Iterable[tuple[str | os.PathLike, str | bytes, str | os.Pa
     folders = sorted({r.parent for r in reals}, key=str)
     token = _token()
     first = reals[0]
-    journal = first.parent / f".{first.name}{_PAIR_WRITING}{token}"
-    committed = first.parent / f".{first.name}{_PAIR_COMMIT}{token}"
+    journal = first.parent / f".{side_stem(first.name)}{_PAIR_WRITING}{token}"
+    committed = first.parent / f".{side_stem(first.name)}{_PAIR_COMMIT}{token}"
     with contextlib.ExitStack() as stack:
         stack.enter_context(naming(files[0][0]))
         for folder in folders:
@@ -1681,7 +1707,7 @@ def write_pair(files: Iterable[tuple[str | os.PathLike, str | bytes, str | os.Pa
             record = sign_record({"kind": _PAIR_KIND, "id": token, "out": first.name,
                             "parent": file_identity(os.stat(first.parent)),
                             "parent_path": str(_real(first.parent)),
-                            "files": [[str(r.parent), r.name, f".{r.name}.{token}.tmp",
+                            "files": [[str(r.parent), r.name, f".{side_stem(r.name)}.{token}.tmp",
                                        file_identity(os.fstat(d))] for r, d in zip(reals, dfds)]})
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0)
             jfd = os.open(journal.name, flags, 0o600, dir_fd=dfds[0])
@@ -1692,7 +1718,7 @@ def write_pair(files: Iterable[tuple[str | os.PathLike, str | bytes, str | os.Pa
             temps = []
             try:
                 for (_, content, _), real, dfd in zip(files, reals, dfds):
-                    tmp = f".{real.name}.{token}.tmp"
+                    tmp = f".{side_stem(real.name)}.{token}.tmp"
                     fd = os.open(tmp, flags, 0o666, dir_fd=dfd)
                     temps.append((dfd, tmp, real.name))
                     with os.fdopen(fd, "wb") as fh:
