@@ -14,7 +14,10 @@ Per case, per ``--jobs`` value: a cold run (a new report folder and an empty emb
 the same folder: tool vectors and score matrices read back). ``seconds`` is the wall time of
 the command; ``pages`` each notebook's seconds as the command printed them (``NN:s``, the
 longest first); ``load_1min`` the machine's load average just before the run (other work on the
-machine slows every row). Printed, and written as ``report_time.csv``.
+machine slows every row). Printed, and written as ``report_time.csv``; the folder's
+``README.md`` is then regenerated (:func:`toolsel.report.benchmarks.write_report`), its
+section on this table saying whether each target of
+:data:`toolsel.report.benchmarks.REPORT_TARGETS` is met.
 
     python benchmarks/bench_report.py --out reports/benchmarks
 """
@@ -149,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
             table[col] = table[col].astype("Int64")
         path = write_table(table, args.out / "report_time.csv", float_format=None)
         print(f"wrote {path}")
+        from toolsel.report.benchmarks import write_report  # its section, with the targets
+        print(f"wrote {write_report(args.out)}")
     return 0
 
 

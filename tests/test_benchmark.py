@@ -111,3 +111,23 @@ def test_cli_benchmark_on_a_registry_file(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:5] == ["scorer", "n_tools", "build_s", "p50_ms", "p95_ms"]
     assert out[1].split()[:2] == ["bm25", "150"] and out[2].split()[:2] == ["naive", "150"]
+
+
+def test_report_time_section_reads_each_target_from_its_cold_two_job_run():
+    from toolsel.report.benchmarks import report_time_section
+    table = pd.DataFrame([
+        {"case": "600x100", "n_tools": 600, "n_requests": 100, "jobs": 2, "caches": "cold",
+         "seconds": 95.0, "exit": 0, "pages_run": 11, "load_1min": 1.2, "cores": 2},
+        {"case": "600x100", "n_tools": 600, "n_requests": 100, "jobs": 2, "caches": "warm",
+         "seconds": 30.0, "exit": 0, "pages_run": 11, "load_1min": 1.0, "cores": 2},
+        {"case": "1600x2500", "n_tools": 1600, "n_requests": 2500, "jobs": 1, "caches": "cold",
+         "seconds": 200.0, "exit": 0, "pages_run": 11, "load_1min": 0.5, "cores": 2}])
+    text = "\n".join(report_time_section(table))
+    # the warm 30 s run does not meet the cold target; the one-job run is not the target's
+    assert "| 600x100, cold, --jobs 2: at most 90 s | 95 s | 1.2 | no |" in text
+    assert "| 1600x2500, cold, --jobs 2: at most 300 s | not measured |  |  |" in text
+    table.loc[0, "seconds"] = 80.0
+    assert "| 600x100, cold, --jobs 2: at most 90 s | 80 s | 1.2 | yes |" in \
+        "\n".join(report_time_section(table))
+    table.loc[0, "exit"] = 1  # a failed run meets nothing
+    assert "| 80 s | 1.2 | no |" in "\n".join(report_time_section(table))

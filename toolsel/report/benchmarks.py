@@ -13,7 +13,7 @@ from ..scorers.base import compared_scorers
 from ..tables.benchmark import machine_info, scale_table, targets_table
 from .plots import plot_latency_vs_tools, save_figure
 
-__all__ = ["SCALE_COLUMNS", "write_report"]
+__all__ = ["SCALE_COLUMNS", "REPORT_TARGETS", "write_report", "report_time_section"]
 
 
 def _md(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
@@ -67,6 +67,40 @@ def _notes(scale: pd.DataFrame, sweeps: pd.DataFrame | None) -> list[str]:
     return notes
 
 
+#: ``toolsel report`` end to end: seconds allowed per case of ``benchmarks/bench_report.py``,
+#: cold (empty caches), on 2 cores (issue 38's targets).
+REPORT_TARGETS = {"600x100": 90.0, "1600x2500": 300.0}
+
+
+def report_time_section(table: pd.DataFrame) -> list[str]:
+    """The README section of ``report_time.csv``: every run, then each target's verdict read
+    from its cold run with ``--jobs 2``."""
+    cols = [c for c in ("case", "n_tools", "n_requests", "jobs", "caches", "seconds", "exit",
+                        "pages_run", "load_1min", "cores") if c in table.columns]
+    lines = ["## `toolsel report` end to end", "",
+             "`benchmarks/bench_report.py`: the real command in a child process, on the bundled "
+             "data and on synthetic registries (`NxM`: N tools, M labeled requests, four in five "
+             "needing two tools); cold = a new report folder and an empty embedding cache, warm "
+             "= the same command again. `load_1min` is the machine's load average just before "
+             "the run; `pages` in the CSV holds each page's seconds.", "",
+             _md(table[cols], "{:g}"), ""]
+    rows = []
+    for case, limit in REPORT_TARGETS.items():
+        hit = table[(table["case"] == case) & (table["caches"] == "cold") &
+                    (table["jobs"] == 2)] if {"case", "caches", "jobs"} <= set(table) else \
+            table.iloc[0:0]
+        if hit.empty:
+            rows.append({"target": f"{case}, cold, --jobs 2: at most {limit:g} s",
+                         "measured": "not measured", "load_1min": "", "met": ""})
+            continue
+        r = hit.iloc[-1]
+        rows.append({"target": f"{case}, cold, --jobs 2: at most {limit:g} s",
+                     "measured": f"{r['seconds']:g} s", "load_1min": f"{r['load_1min']:g}",
+                     "met": "yes" if r["seconds"] <= limit and r["exit"] == 0 else "no"})
+    lines += ["Targets:", "", _md(pd.DataFrame(rows)), ""]
+    return lines
+
+
 def write_report(out_dir: str | os.PathLike) -> Path:
     """The latency plot and ``README.md`` of ``out_dir`` from its ``scale.csv``/``sweep.csv``."""
     import json
@@ -111,6 +145,10 @@ def write_report(out_dir: str | os.PathLike) -> Path:
                   "always encoded.", "", _md(sweeps), ""]
     if scale is not None:
         lines += ["## Targets (issue 4)", "", _md(targets_table(scale, sweeps)), ""]
+    report_path = out / "report_time.csv"
+    if report_path.exists():
+        lines += report_time_section(pd.read_csv(report_path))
+    if scale is not None:
         lines += ["## Reading the numbers", "", *_notes(scale, sweeps), ""]
     path = out / "README.md"
     path.write_text("\n".join(lines))
