@@ -171,31 +171,70 @@ def test_streamable_http_gateway_in_front_of_an_http_and_a_stdio_server(tmp_path
     assert proc.returncode == 130 and "Traceback" not in rest
 
 
-def test_an_upstream_killed_mid_session_is_named_and_the_gateway_stays_up(tmp_path):
+async def _kill_upstream(c) -> int:
+    """Kill the notes server behind the gateway ``c`` (SIGKILL) and wait until it is gone."""
+    pid = (await c.call_tool("call_tool", {"name": "server_pid"})).structured_content["result"]
+    os.kill(pid, signal.SIGKILL)
+    for _ in range(200):  # reaped by the gateway's SDK transport, or gone
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        if open(f"/proc/{pid}/stat").read().split()[2] == "Z":
+            break
+        time.sleep(0.05)
+    return pid
+
+
+def test_an_upstream_killed_mid_session_is_started_again_on_the_next_call(tmp_path):
     async def main():
         params = _serve_params(notes_command("--test-tools"), time_command(), "--scorers",
                                "bm25")
         async with Client(params) as c:
-            pid = (await c.call_tool("call_tool", {"name": "server_pid"})).structured_content
-            pid = pid["result"]
-            os.kill(pid, signal.SIGKILL)
-            for _ in range(200):  # reaped by the gateway's SDK transport, or gone
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    break
-                if open(f"/proc/{pid}/stat").read().split()[2] == "Z":
-                    break
-                time.sleep(0.05)
+            first = await _kill_upstream(c)
+            # the call that finds it gone is an error result (it is never sent twice: a tool
+            # may have acted before its server died) ...
+            lost = await c.call_tool("call_tool", {"name": "add_note", "arguments": {
+                "title": "x", "text": "y"}})
+            assert lost.is_error and "its connection closed" in lost.content[0].text
+            assert "the next call of its tools starts it again" in lost.content[0].text
+            # ... and the next call of its tools starts the server again and goes through
+            done = await c.call_tool("call_tool", {"name": "add_note", "arguments": {
+                "title": "x", "text": "y"}})
+            assert not done.is_error, done.content[0].text
+            again = await c.call_tool("call_tool", {"name": "server_pid"})
+            assert not again.is_error and again.structured_content["result"] != first
+            found = await c.call_tool("search_tools", {"query": "what time is it"})
+            assert not found.is_error and "get_current_time" in _names(found)
+
+    anyio.run(main)
+
+
+def test_an_upstream_that_cannot_start_again_is_named_and_the_gateway_stays_up(tmp_path):
+    once = tmp_path / "started"
+
+    async def main():
+        params = _serve_params(notes_command("--test-tools", "--start-once", str(once)),
+                               time_command(), "--scorers", "bm25")
+        async with Client(params) as c:
+            await _kill_upstream(c)
+            lost = await c.call_tool("call_tool", {"name": "add_note", "arguments": {
+                "title": "x", "text": "y"}})
+            assert lost.is_error and "its connection closed" in lost.content[0].text
             down = await c.call_tool("call_tool", {"name": "add_note", "arguments": {
                 "title": "x", "text": "y"}})
             assert down.is_error
             text = down.content[0].text
             assert text.startswith("server 'notes' (") and "is not answering" in text
+            assert "started once already" in text  # why the new start failed, from its stderr
+            assert "starts it again (at most once every 30 s" in text
             assert "the other servers' tools still work" in text
+            # within 30 s no new start is tried: the same answer, at once
+            t0 = time.monotonic()
             again = await c.call_tool("call_tool", {"name": "search_notes",
                                                     "arguments": {"words": "x"}})
             assert again.is_error and "server 'notes'" in again.content[0].text
+            assert time.monotonic() - t0 < 5
             # the gateway is up: searches and the other server's calls work
             found = await c.call_tool("search_tools", {"query": "what time is it"})
             assert not found.is_error and "get_current_time" in _names(found)

@@ -9,7 +9,8 @@ With ``--http`` it binds a free port on 127.0.0.1 and prints ``listening on URL`
 standard output) once it accepts connections. ``--name`` sets its ``serverInfo.name`` (two
 copies under two names clash on every tool name). ``--test-tools`` adds ``server_pid`` (its
 process id, so a test can kill it), ``fail`` (a tool that always errors) and ``protocol_error``
-(an MCP error response).
+(an MCP error response). ``--start-once FILE`` makes it a server that cannot be started
+twice: it creates FILE, and exits with an error when FILE already exists.
 """
 
 from __future__ import annotations
@@ -71,7 +72,13 @@ def main() -> None:
     p.add_argument("--name", default="notes")
     p.add_argument("--http", action="store_true")
     p.add_argument("--test-tools", action="store_true")
+    p.add_argument("--start-once", default=None)
     args = p.parse_args()
+    if args.start_once is not None:
+        try:
+            open(args.start_once, "x").close()
+        except FileExistsError:
+            sys.exit("notes server: started once already (--start-once)")
     server = build(args.name, args.test_tools)
     if not args.http:
         server.run("stdio")

@@ -26,8 +26,10 @@ transport's ``Mcp-Session-Id`` when there is one, else one conversation per gate
 gateway serves one client). Pins of one conversation never reach another.
 
 Each upstream connection is owned by a task of its own for the gateway's life (the SDK's
-connections are task-scoped); a server that stops is marked and named in every later call of
-its tools; restarting the gateway reconnects it.
+connections are task-scoped). A server that stops answering is marked; the next call of one
+of its tools starts it again (a command is run again, a URL connected to again), at most once
+every :data:`RESTART_S` seconds, and the call goes through when it answers; while it does not,
+every call of its tools is an error result naming the server and why.
 """
 
 from __future__ import annotations
@@ -46,12 +48,14 @@ from .mcp_servers import (DEFAULT_TIMEOUT, ServerSpec, failure_reason, list_tool
                           listing_name, open_client, require_sdk)
 
 __all__ = ["SEARCH_TOOL", "CALL_TOOL", "Upstream", "UpstreamPool", "Gateway", "run_gateway",
-           "DEFAULT_CALL_TIMEOUT", "MAX_SESSIONS"]
+           "DEFAULT_CALL_TIMEOUT", "MAX_SESSIONS", "RESTART_S"]
 
 #: Seconds a forwarded call may take before its error result (``--call-timeout``).
 DEFAULT_CALL_TIMEOUT = 120.0
 #: Conversations whose pins the gateway keeps (the least recently used beyond are dropped).
 MAX_SESSIONS = 10_000
+#: Seconds between two attempts to start again a server that stopped answering.
+RESTART_S = 30.0
 
 _SESSION_ARG = {"type": "string",
                 "description": "Your conversation's id (optional): tools you call in it stay "
@@ -102,6 +106,9 @@ class Upstream:
     client: Any = None
     error: str | None = None
     version: str | None = None
+    generation: int = 0  # which connection is the current one (one more per restart)
+    restart_at: float = 0.0  # monotonic time before which no restart is tried
+    restarts: int = 0
 
 
 class UpstreamPool:
@@ -120,6 +127,7 @@ class UpstreamPool:
         self._ready: dict[int, Any] = {}
         self._scopes: dict[int, Any] = {}
         self._errlogs: list[Any] = []
+        self._restarting: dict[int, Any] = {}
 
     async def __aenter__(self) -> UpstreamPool:
         import anyio
@@ -148,24 +156,63 @@ class UpstreamPool:
                 f.close()
 
     async def _own(self, up: Upstream) -> None:
-        """The task owning ``up``'s connection: connect, list, then hold it until the end."""
+        """The task owning ``up``'s connection: connect, list, then hold it until the end (or
+        until a restart replaces it: only the current generation writes ``up``)."""
+        gen = up.generation
+        ready, scope = self._ready[up.index], self._scopes[up.index]
         errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         self._errlogs.append(errlog)
         try:
-            with self._scopes[up.index]:
+            with scope:
                 async with open_client(up.spec, errlog if up.spec.url is None else None) as c:
-                    up.name = listing_name(up.spec, c.server_info)
-                    up.version = getattr(c.server_info, "version", None)
-                    up.tools = await list_tools_of(c)
-                    up.client = c
-                    self._ready[up.index].set()
+                    name = listing_name(up.spec, c.server_info)
+                    tools = await list_tools_of(c)
+                    if up.generation == gen:
+                        if up.name is None:  # a restart keeps the name its tools are under
+                            up.name = name
+                        up.version = getattr(c.server_info, "version", None)
+                        up.tools = tools
+                        up.client = c
+                    ready.set()
                     await self._stop.wait()
         except Exception as exc:  # this server's failure is its own, never the gateway's
-            if up.error is None:
+            if up.error is None and up.generation == gen:
                 up.error = failure_reason(exc, up.spec, self.timeout, errlog)
         finally:
-            up.client = None
-            self._ready[up.index].set()
+            if up.generation == gen:
+                up.client = None
+            ready.set()
+
+    async def restart(self, up: Upstream) -> bool:
+        """Start ``up`` again when it stopped answering: a new connection (the command run
+        again, the URL connected to again) owned by a new task, within ``timeout`` seconds,
+        tried at most once every :data:`RESTART_S` seconds. ``True`` when it answers (its
+        ``error`` cleared), ``False`` with ``error`` saying why not."""
+        import time
+
+        import anyio
+        lock = self._restarting.setdefault(up.index, anyio.Lock())
+        async with lock:
+            if up.client is not None and up.error is None:
+                return True  # another call started it meanwhile
+            now = time.monotonic()
+            if now < up.restart_at:
+                return False
+            up.restart_at = now + RESTART_S
+            self._scopes[up.index].cancel()  # the old connection's task, if it still runs
+            up.generation += 1
+            up.restarts += 1
+            up.client, up.error = None, None
+            self._ready[up.index] = anyio.Event()
+            self._scopes[up.index] = anyio.CancelScope()
+            self._tg.start_soon(self._own, up)
+            with anyio.move_on_after(self.timeout):
+                await self._ready[up.index].wait()
+            if up.client is None and up.error is None:
+                up.error = f"it did not answer within {self.timeout:g} s (--timeout) when " \
+                           "started again"
+                self._scopes[up.index].cancel()
+            return up.error is None and up.client is not None
 
     @property
     def connected(self) -> list[Upstream]:
@@ -270,7 +317,7 @@ class Gateway:
         self.session(key).pin(name)
         ok = False
         try:
-            if up.client is None or up.error is not None:
+            if (up.client is None or up.error is not None) and not await self.pool.restart(up):
                 return _text_result(self._down(up), error=True)
             try:
                 result = await up.client.call_tool(original, dict(arguments),
@@ -296,9 +343,9 @@ class Gateway:
                          "ok": ok})
 
     def _down(self, up: Upstream) -> str:
-        return (f"server {up.name!r} ({up.spec.shown}) is not answering: {up.error}; its tools "
-                "cannot be called until toolsel serve is restarted (the other servers' tools "
-                "still work)")
+        return (f"server {up.name!r} ({up.spec.shown}) is not answering: {up.error}; the next "
+                f"call of its tools starts it again (at most once every {RESTART_S:g} s; the "
+                "other servers' tools still work)")
 
     # -- MCP ----------------------------------------------------------------------------------
     def mcp_server(self, *, name: str = "toolsel", version: str = ""):
