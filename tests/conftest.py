@@ -122,3 +122,14 @@ def snapshot(root: Path, skip: Path | None = None) -> dict[str, str]:
                         digest.update(block)
                 out[rel] = f"{digest.hexdigest()}:{p.stat().st_mode:o}"
     return out
+
+
+def refused(done, *words: str) -> str:
+    """A command run (``subprocess.CompletedProcess``) exited 2 with one error line, no
+    traceback, holding ``words``; that line."""
+    assert done.returncode == 2, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
+    err = done.stderr.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    for w in words:
+        assert w in err, (w, err)
+    return err

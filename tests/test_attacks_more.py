@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, ROOT, snapshot
+from conftest import DATA, ROOT, refused, snapshot
 from toolsel import load_registry
 from toolsel.io import OutputError, write_set
 
@@ -41,16 +41,6 @@ def cli(tmp: Path, *args, cwd: Path | None = None, timeout: float = 600, **env):
                           text=True, timeout=timeout)
 
 
-def refused(done, *words: str) -> str:
-    """Exit 2, one error line (no traceback) holding ``words``; that line."""
-    assert done.returncode == 2, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
-    err = done.stderr.strip()
-    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
-    for w in words:
-        assert w in err, (w, err)
-    return err
-
-
 # --------------------------------------------------------------------------------------------
 # the final swap through the folder's descriptor (issue 35, "a swap between check and write
 # fails")
@@ -59,6 +49,22 @@ def refused(done, *words: str) -> str:
 @pytest.fixture
 def state(tmp_path, monkeypatch):
     monkeypatch.setenv("TOOLSEL_STATE", str(tmp_path / "state"))
+
+
+def _relink_at_finish(victim: Path, moved: Path, other: Path):
+    """A ``write_set`` hook ``finish`` that, once the set is staged, plants a folder named like
+    the staging folder in ``other``, moves ``victim`` to ``moved`` and puts a link to ``other``
+    in its place; and the dict where it keeps ``other``'s snapshot taken just then."""
+    seen: dict = {}
+
+    def finish(staging: Path) -> None:
+        planted = other / staging.name
+        planted.mkdir()
+        (planted / "precious.txt").write_text("planted\n")
+        victim.rename(moved)
+        victim.symlink_to(other)
+        seen["other"] = snapshot(other)
+    return finish, seen
 
 
 def test_a_parent_turned_into_a_link_at_the_swap_writes_nothing_there(tmp_path, state):
@@ -70,16 +76,7 @@ def test_a_parent_turned_into_a_link_at_the_swap_writes_nothing_there(tmp_path, 
     other = tmp_path / "elsewhere"
     (other / "out").mkdir(parents=True)
     (other / "out" / "precious.txt").write_text("the other folder's file\n")
-    seen = {}
-
-    def finish(staging: Path) -> None:
-        planted = other / staging.name
-        planted.mkdir()
-        (planted / "precious.txt").write_text("planted\n")
-        parent.rename(tmp_path / "moved")
-        parent.symlink_to(other)
-        seen["other"] = snapshot(other)
-
+    finish, seen = _relink_at_finish(parent, tmp_path / "moved", other)
     with pytest.raises(OutputError, match="was replaced while it was written"):
         write_set(out, {"a.csv": "new\n"}, finish=finish)
     assert snapshot(other) == seen["other"]
@@ -101,16 +98,7 @@ def test_an_in_place_folder_turned_into_a_link_at_the_commit_writes_nothing_ther
     other = tmp_path / "elsewhere"
     other.mkdir()
     (other / "precious.txt").write_text("the other folder's file\n")
-    seen = {}
-
-    def finish(staging: Path) -> None:
-        planted = other / staging.name
-        planted.mkdir()
-        (planted / "precious.txt").write_text("planted\n")
-        out.rename(tmp_path / "moved")
-        out.symlink_to(other)
-        seen["other"] = snapshot(other)
-
+    finish, seen = _relink_at_finish(out, tmp_path / "moved", other)
     with pytest.raises(OutputError, match="was replaced while it was written"):
         write_set(out, {"a.csv": "new\n"}, finish=finish, in_place=how == "in_place")
     assert snapshot(other) == seen["other"]

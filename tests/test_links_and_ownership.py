@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, ROOT, snapshot
+from conftest import DATA, ROOT, refused, snapshot
 
 REG = str(DATA / "registry.json")
 QUERIES = str(DATA / "queries.jsonl")
@@ -74,16 +74,6 @@ class World:
 @pytest.fixture
 def world(tmp_path):
     return World(tmp_path)
-
-
-def refused(done: subprocess.CompletedProcess, *words: str) -> str:
-    """The run exited 2 with one error line holding ``words``; that line."""
-    assert done.returncode == 2, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
-    err = done.stderr.strip()
-    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
-    for w in words:
-        assert w in err, (w, err)
-    return err
 
 
 # --------------------------------------------------------------------------------------------
