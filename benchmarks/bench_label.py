@@ -147,8 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     print(df.to_string(index=False))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        df.to_csv(args.out / "label_timing.csv", index=False, lineterminator="\n")
-        print(f"wrote {args.out / 'label_timing.csv'}")
+        from toolsel.io import write_table  # the project's one CSV writer (atomic)
+        print(f"wrote {write_table(df, args.out / 'label_timing.csv', float_format=None)}")
     return 0
 
 
