@@ -108,7 +108,6 @@ class Upstream:
     version: str | None = None
     generation: int = 0  # which connection is the current one (one more per restart)
     restart_at: float = 0.0  # monotonic time before which no restart is tried
-    restarts: int = 0
 
 
 class UpstreamPool:
@@ -201,7 +200,6 @@ class UpstreamPool:
             up.restart_at = now + RESTART_S
             self._scopes[up.index].cancel()  # the old connection's task, if it still runs
             up.generation += 1
-            up.restarts += 1
             up.client, up.error = None, None
             self._ready[up.index] = anyio.Event()
             self._scopes[up.index] = anyio.CancelScope()

@@ -154,12 +154,10 @@ def interleaved_objective(learned: np.ndarray, blind_ranks: np.ndarray,
         # a tool is found when fewer than k candidates come before it in the interleaving
         # (a required non-candidate too: its rank counts the candidates above it)
         found: set[int] = set()
-        seen: set[int] = set()
         n_before = 0
         for a, b in zip(mine[i], theirs[i]):
             for t in (a, b):
-                if t not in seen and n_before < k:
-                    seen.add(t)
+                if t not in found and n_before < k:
                     found.add(t)
                     n_before += bool(cand[t])
             if n_before >= k:
@@ -435,7 +433,7 @@ def _held_out(blinds, texts, vectors, tools_of, required, candidates, groups, fo
                                           candidates, groups, description_vectors,
                                           max_per_tool, shared)
                 # the held-out blind features, once per fold; a twin's plain scores, once
-                scored = {k: v for k, v in held[b][2].items() if isinstance(k, tuple)}
+                scored = dict(held[b][2])
                 for i, s in enumerate(fitted):
                     woven = s.interleave and s.method != "blind"
                     scores = setting_scores(dataclasses.replace(s, interleave=False) if woven
