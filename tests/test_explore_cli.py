@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from papermill.translators import PythonTranslator
 
 from toolsel.cli import main
 
@@ -41,8 +42,9 @@ def test_explore_writes_a_parameterized_copy_and_never_overwrites(tmp_path, caps
     text = _injected(path)
     # paths relative to the notebook's folder (it runs there): no machine path in it
     rel = os.path.relpath(DATA.resolve(), out.resolve())
-    assert f'registry = "{rel}/registry.json"' in text
-    assert f'queries = "{rel}/queries.jsonl"' in text
+    # (as papermill writes a string: a Python literal, non-ASCII characters escaped)
+    assert f"registry = {PythonTranslator.translate_str(f'{rel}/registry.json')}" in text
+    assert f"queries = {PythonTranslator.translate_str(f'{rel}/queries.jsonl')}" in text
     assert str(tmp_path) not in path.read_text()
     # with labeled queries, the offline explorer page is written beside the notebook
     assert 'id="explorer-data"' in path.with_suffix(".html").read_text(encoding="utf-8")

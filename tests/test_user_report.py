@@ -182,8 +182,10 @@ def test_no_machine_path_in_a_user_report(reports, name):
     out = reports[name]["out"]
     # an absolute path to a folder of this machine (a relative one may pass through it:
     # "../../work/...", preceded by a dot)
-    machine = re.compile("|".join(f"(?<![\\w.]){re.escape(str(m))}" for m in
-                                  (reports["base"], ROOT, Path.home())))
+    from toolsel.report.execute import json_spellings  # raw, JSON-escaped, papermill's literal
+    machine = re.compile("|".join(f"(?<![\\w.]){re.escape(s)}" for m in
+                                  (reports["base"], ROOT, Path.home())
+                                  for s in dict.fromkeys([str(m), *json_spellings(str(m))])))
     found = [f"{p.relative_to(out)}: {hit.group(0)}" for p in out.rglob("*")
              if p.is_file() and p.suffix in (".md", ".ipynb", ".html", ".json", ".csv")
              for hit in machine.finditer(p.read_text(encoding="utf-8"))]

@@ -12,7 +12,17 @@ from .plan import SHOWN_OUT_DIR_ENV
 from .site import (FOOT_END, FOOT_START, NAV_END, NAV_START, PAGE_CSS, TITLE_TAG,
                    main_part, page_title)
 
-__all__ = ["execute_notebook", "export_html"]
+__all__ = ["execute_notebook", "export_html", "json_spellings"]
+
+
+def json_spellings(value: str) -> list[str]:
+    """How ``value`` can stand inside a notebook's JSON text: as JSON writes it raw (papermill
+    keeps non-ASCII characters: the metadata's parameters), ASCII-escaped, and as papermill's
+    injected parameters cell spells it (a Python literal escaped with ``unicode_escape``:
+    ``"r\\xe9"``). One for an ASCII value; the order is the same for every value."""
+    literal = value.encode("unicode_escape").decode("ascii")
+    return [json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1],
+            json.dumps(literal)[1:-1]]
 
 
 def _scrub(path: Path, replace: dict[str, str] | None = None,
@@ -25,7 +35,8 @@ def _scrub(path: Path, replace: dict[str, str] | None = None,
     """
     text = path.read_text(encoding="utf-8")
     for old, new in (replace or {}).items():
-        text = text.replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
+        for a, b in dict.fromkeys(zip(json_spellings(old), json_spellings(new))):  # each once
+            text = text.replace(a, b)
     nb = json.loads(text)
     pm = nb.get("metadata", {}).get("papermill", {})
     for key in ("start_time", "end_time", "duration", "input_path", "output_path"):
